@@ -1,0 +1,146 @@
+// The C API: argument checks, exception-to-status translation, per-thread last error.
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "engine/log.hpp"
+#include "engine/plan.hpp"
+#include "spmvjit/spmvjit.h"
+
+struct spmv_plan_s {
+  std::unique_ptr<spmvjit::Plan> impl;
+};
+
+namespace spmvjit {
+Plan& plan_impl(spmv_plan_t plan) {
+  SPMVJIT_ASSERT(plan != nullptr, "null plan");
+  return *plan->impl;
+}
+}  // namespace spmvjit
+
+namespace {
+
+thread_local std::string g_last_error;
+
+template <class F>
+spmv_status_t guarded(F&& f) {
+  try {
+    f();
+    g_last_error.clear();
+    return SPMV_STATUS_SUCCESS;
+  } catch (const spmvjit::Error& e) {
+    g_last_error = e.what();
+    return e.status();
+  } catch (const std::bad_alloc&) {
+    g_last_error = "host memory exhausted";
+    return SPMV_STATUS_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    g_last_error = std::string("internal error: ") + e.what();
+    return SPMV_STATUS_INTERNAL_ERROR;
+  }
+}
+
+void require(bool ok, const char* what) {
+  if (!ok) spmvjit::fail(SPMV_STATUS_INVALID_VALUE, what);
+}
+
+}  // namespace
+
+extern "C" {
+
+void spmv_options_init(spmv_options_t* o) {
+  if (!o) return;
+  std::memset(o, 0, sizeof *o);
+  o->backend = SPMV_BACKEND_AUTO;
+  o->log_level = SPMV_LOG_WARN;
+}
+
+spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options) {
+  if (plan) *plan = nullptr;
+  return guarded([&] {
+    require(plan != nullptr, "plan is null");
+    require(A != nullptr, "matrix descriptor is null");
+    spmv_options_t defaults;
+    spmv_options_init(&defaults);
+    auto p = std::make_unique<spmv_plan_s>();
+    p->impl = std::make_unique<spmvjit::Plan>(*A, options ? *options : defaults);
+    *plan = p.release();
+  });
+}
+
+spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
+                           void* y, void* stream) {
+  return guarded([&] {
+    require(plan != nullptr, "plan is null");
+    plan->impl->execute(alpha, x, beta, y, stream);
+  });
+}
+
+spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv_memory_t memory) {
+  return guarded([&] {
+    require(plan != nullptr, "plan is null");
+    plan->impl->update_values(values, memory);
+  });
+}
+
+spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json) {
+  return guarded([&] {
+    require(plan != nullptr && json != nullptr, "plan or json is null");
+    *json = plan->impl->describe().c_str();
+  });
+}
+
+spmv_status_t spmv_plan_destroy(spmv_plan_t plan) {
+  return guarded([&] { delete plan; });
+}
+
+const char* spmv_last_error(void) { return g_last_error.c_str(); }
+
+const char* spmv_status_string(spmv_status_t s) {
+  switch (s) {
+    case SPMV_STATUS_SUCCESS: return "success";
+    case SPMV_STATUS_INVALID_VALUE: return "invalid value";
+    case SPMV_STATUS_INVALID_MATRIX: return "invalid matrix";
+    case SPMV_STATUS_SIZE_OVERFLOW: return "size overflow";
+    case SPMV_STATUS_UNSUPPORTED: return "unsupported";
+    case SPMV_STATUS_NO_DEVICE: return "no device";
+    case SPMV_STATUS_OUT_OF_MEMORY: return "out of memory";
+    case SPMV_STATUS_COMPILE_FAILED: return "compile failed";
+    case SPMV_STATUS_IO_ERROR: return "I/O error";
+    case SPMV_STATUS_PARSE_ERROR: return "parse error";
+    case SPMV_STATUS_EXECUTION_FAILED: return "execution failed";
+    case SPMV_STATUS_INTERNAL_ERROR: return "internal error";
+  }
+  return "unknown status";
+}
+
+spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir,
+                          int* count) {
+  using namespace spmvjit;
+  return guarded([&] {
+    if (count) *count = 0;
+    const BackendKind kind = backend == SPMV_BACKEND_CUDA ? BackendKind::cuda
+                             : backend == SPMV_BACKEND_HIP ? BackendKind::hip
+                                                           : BackendKind::cpu;
+    require(target == nullptr || std::string(target) == "native" || kind != BackendKind::cpu,
+            "the CPU backend only warms up its own host ('native')");
+    Backend& b = get_backend(kind, 0);
+    const std::string dir = resolve_cache_dir(cache_dir);
+    require(!dir.empty(), "warmup needs a cache directory");
+    int n = 0;
+    for (const Format* f : all_formats()) {
+      if (!f->supports(kind)) continue;
+      for (ValueType v : {ValueType::f32, ValueType::f64})
+        for (IndexType i : {IndexType::i32, IndexType::i64})
+          for (const FormatParams& c : f->kernel_variants(b.target(), v)) {
+            KernelSpec spec{kind, b.target().target, f->name(), f->template_name(), i, v, c};
+            CacheOutcome o;
+            ensure_cached(b, spec, dir, &o);
+            ++n;
+          }
+    }
+    if (count) *count = n;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,39 @@
+// Shared converter helpers: names, JSON of parameters, balanced partitions, byte totals.
+#include <algorithm>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/partition.hpp"
+
+namespace spmvjit {
+
+const char* to_string(BackendKind b) {
+  switch (b) {
+    case BackendKind::cpu: return "cpu";
+    case BackendKind::cuda: return "cuda";
+    case BackendKind::hip: return "hip";
+  }
+  return "?";
+}
+
+std::string params_json(const FormatParams& p) {
+  std::string out = "{";
+  for (const auto& [k, v] : p) out += (out.size() > 1 ? ",\"" : "\"") + k + "\":" + std::to_string(v);
+  return out + "}";
+}
+
+std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule) {
+  const int64_t units = (a.rows + granule - 1) / granule;
+  return split_prefix(units, parts, [&](int64_t u) {
+    const int64_t r = std::min(a.rows, u * granule);
+    return a.row_begin(r) + r;  // nonzeros plus one per row (the y write and row overhead)
+  });
+}
+
+int64_t sum_matrix_bytes(const FormatData& d) {
+  int64_t b = 0;
+  for (const auto& h : d.arrays)
+    if (h.name != "parts") b += h.count * int64_t(h.elem);
+  return b;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,123 @@
+// The Format interface: one implementation per storage format (converter + byte estimate).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/buffer.hpp"
+#include "engine/csr.hpp"
+#include "engine/stats.hpp"
+
+namespace spmvjit {
+
+enum class BackendKind { cpu, cuda, hip };
+const char* to_string(BackendKind b);
+
+// What the planner and converters know about the device a plan targets.
+struct TargetInfo {
+  BackendKind backend = BackendKind::cpu;
+  std::string target;        // "x86-64-v4:znver4" style for CPU, "sm_90", "gfx90a"
+  int simd_bytes = 32;       // CPU vector register width
+  int threads = 1;           // CPU worker threads (partitions)
+  int warp_size = 32;        // GPU
+  int sm_count = 0;          // GPU multiprocessors
+  double bandwidth_gbs = 0;  // measured or nominal memory bandwidth, for the cost model
+};
+
+// Parameters of one format instance. Sorted map: serialization is canonical.
+using FormatParams = std::map<std::string, int64_t>;
+std::string params_json(const FormatParams& p);
+
+// A converted array. `values` marks arrays rebuilt by update_values.
+struct HostArray {
+  std::string name;
+  AlignedBuffer buf;
+  int64_t count = 0;
+  size_t elem = 0;
+  bool values = false;
+};
+
+// One kernel launch of an SpMV. CPU: `grid` parts run on the thread pool. GPU: grid x block.
+struct LaunchStep {
+  std::string entry;  // "spmvjit_part", "spmvjit_fixup", "spmvjit_scale", ... (+ "_<epilogue>")
+  int64_t grid = 1;
+  int block = 1;
+  size_t shmem = 0;
+};
+
+inline constexpr int kMaxArrays = 8;
+
+// The result of converting a CSR matrix into one format.
+struct FormatData {
+  std::string format;
+  FormatParams params;
+  std::vector<HostArray> arrays;  // kernel argument order: args.a[0..]
+  int64_t ints[kMaxArrays] = {};  // sizes the kernel reads: args.n[0..]
+  int64_t stored_entries = 0;     // value slots including padding
+  int64_t matrix_bytes = 0;       // bytes of matrix arrays streamed by one SpMV
+  int64_t scratch_bytes = 0;      // per-plan work buffer for carries
+  std::vector<LaunchStep> steps;  // in order
+  std::string facts_json = "{}";  // format-specific facts for describe (index bytes saved ...)
+};
+
+// Byte/work estimate computed without converting.
+struct Estimate {
+  bool applicable = true;
+  std::string reason;          // why not applicable, or a one-line summary
+  int64_t stored_entries = 0;  // including padding
+  int64_t matrix_bytes = 0;    // matrix arrays read per SpMV
+  double imbalance = 1.0;      // max work of a worker over mean (>= 1)
+  // Modeled cost in byte-equivalents: matrix bytes plus per-row/per-entry overheads the format
+  // pays (loop control, atomics, carries). The planner ranks by cost_bytes * imbalance.
+  double cost_bytes = 0;
+};
+
+class Format {
+ public:
+  virtual ~Format() = default;
+  virtual std::string name() const = 0;
+  virtual bool supports(BackendKind b) const = 0;
+  // Parameter sets worth considering for this matrix and target.
+  virtual std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
+                                               const TargetInfo& t) const = 0;
+  virtual Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
+                            const TargetInfo& t) const = 0;
+  // Throws Error(UNSUPPORTED) when the format does not apply (e.g. padding would blow memory).
+  virtual FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const = 0;
+  // The subset of params baked into the kernel as compile-time constants.
+  virtual FormatParams kernel_constants(const FormatParams& p) const { return p; }
+  // Every constant set a plan on this target may bake (for `warmup`): finite by design.
+  virtual std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const {
+    (void)t, (void)v;
+    return {FormatParams{}};
+  }
+  // Template file under templates/<cpu|gpu>/ (without extension).
+  virtual std::string template_name() const { return name(); }
+};
+
+// All formats known to the engine, in a fixed order.
+const std::vector<const Format*>& all_formats();
+// nullptr if unknown.
+const Format* find_format(const std::string& name);
+
+// Helpers shared by converters.
+template <class T>
+HostArray make_array(const std::string& name, int64_t count, bool values = false) {
+  HostArray h;
+  h.name = name;
+  h.count = count;
+  h.elem = sizeof(T);
+  h.values = values;
+  h.buf = AlignedBuffer(size_t(count) * sizeof(T));
+  return h;
+}
+// Splits [0, rows) into `parts` ranges of about equal weight (nnz + rows), each boundary a
+// multiple of `granule` rows. Returns parts + 1 boundaries.
+std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule);
+int64_t sum_matrix_bytes(const FormatData& d);
+
+}  // namespace spmvjit

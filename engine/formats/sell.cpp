@@ -1,0 +1,169 @@
+// SELL-C-sigma: slices of C rows stored column-major, rows sorted by length within windows of
+// sigma rows so slices pad little; sigma = 1 is plain sliced ELL (Kreutzer et al. 2014).
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/partition.hpp"
+
+namespace spmvjit {
+namespace {
+
+// Padding beyond this many times the nonzeros (plus one slice row each) is refused.
+constexpr int64_t kMaxPaddingFactor = 3;
+
+// Row order after sorting each window of sigma rows by decreasing length (stable).
+std::vector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
+  std::vector<int64_t> order(size_t(a.rows));
+  std::iota(order.begin(), order.end(), int64_t(0));
+  if (sigma <= 1) return order;
+  for (int64_t w = 0; w < a.rows; w += sigma) {
+    const int64_t e = std::min(a.rows, w + sigma);
+    std::stable_sort(order.begin() + w, order.begin() + e,
+                     [&](int64_t x, int64_t y) { return a.row_len(x) > a.row_len(y); });
+  }
+  return order;
+}
+
+int64_t padded_entries(const CsrRef& a, const std::vector<int64_t>& order, int64_t c) {
+  int64_t total = 0;
+  for (int64_t s = 0; s * c < a.rows; ++s) {
+    int64_t w = 0;
+    for (int64_t i = s * c; i < std::min(a.rows, (s + 1) * c); ++i) w = std::max(w, a.row_len(order[i]));
+    total += w * c;
+  }
+  return total;
+}
+
+class SellFormat final : public Format {
+ public:
+  std::string name() const override { return "sell"; }
+  bool supports(BackendKind) const override { return true; }
+
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
+                                       const TargetInfo& t) const override {
+    const int64_t lanes =
+        t.backend == BackendKind::cpu ? std::max<int64_t>(1, t.simd_bytes / int64_t(size_of(a.value)))
+                                      : t.warp_size;
+    std::vector<FormatParams> out;
+    for (int64_t c : {lanes, 2 * lanes}) {
+      out.push_back({{"C", c}, {"sigma", 1}});
+      if (s.row_cv > 0) out.push_back({{"C", c}, {"sigma", c * 32}});
+    }
+    return out;
+  }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
+                    const TargetInfo&) const override {
+    const int64_t c = p.at("C"), sigma = p.at("sigma");
+    Estimate e;
+    e.stored_entries = padded_entries(a, window_order(a, sigma), c);
+    const int64_t slices = (a.rows + c - 1) / c;
+    e.matrix_bytes = e.stored_entries * int64_t(size_of(a.index) + size_of(a.value)) + 8 * (slices + 1) +
+                     (sigma > 1 ? int64_t(size_of(a.index)) * a.rows : 0);
+    e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices);
+    if (e.stored_entries > kMaxPaddingFactor * s.nnz + c * slices) {
+      e.applicable = false;
+      e.reason = "padding to " + std::to_string(e.stored_entries) + " entries for " +
+                 std::to_string(s.nnz) + " nonzeros";
+    } else {
+      e.reason = "padding overhead " + std::to_string(s.nnz ? double(e.stored_entries) / s.nnz : 1.0);
+    }
+    return e;
+  }
+
+  FormatParams kernel_constants(const FormatParams& p) const override {
+    return {{"C", p.at("C")}, {"PERMUTED", p.at("sigma") > 1 ? 1 : 0}};
+  }
+
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
+    std::vector<FormatParams> out;
+    const int64_t lanes = t.backend == BackendKind::cpu ? std::max<int64_t>(1, t.simd_bytes / int64_t(size_of(v)))
+                                                        : t.warp_size;
+    for (int64_t c : {lanes, 2 * lanes})
+      for (int64_t perm : {0, 1}) out.push_back({{"C", c}, {"PERMUTED", perm}});
+    return out;
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
+    const int64_t c = p.at("C"), sigma = p.at("sigma");
+    if (c < 1 || (sigma > 1 && sigma % c != 0))
+      fail(SPMV_STATUS_INVALID_VALUE, "sell: C must be >= 1 and sigma 1 or a multiple of C");
+    const auto order = window_order(a, sigma);
+    const int64_t slices = (a.rows + c - 1) / c;
+    HostArray sp = make_array<int64_t>("slice_ptr", slices + 1);
+    int64_t* slice_ptr = sp.buf.as<int64_t>();
+    slice_ptr[0] = 0;
+    for (int64_t s = 0; s < slices; ++s) {
+      int64_t w = 0;
+      for (int64_t i = s * c; i < std::min(a.rows, (s + 1) * c); ++i) w = std::max(w, a.row_len(order[i]));
+      slice_ptr[s + 1] = slice_ptr[s] + w * c;
+    }
+    const int64_t stored = slice_ptr[slices];
+    if (stored > kMaxPaddingFactor * a.nnz + c * slices)
+      fail(SPMV_STATUS_UNSUPPORTED, "sell: C=" + std::to_string(c) + " sigma=" + std::to_string(sigma) +
+                                        " pads " + std::to_string(a.nnz) + " nonzeros to " +
+                                        std::to_string(stored) + " entries; refusing");
+    if (std::is_same_v<I, int32_t> && stored > INT32_MAX)
+      fail(SPMV_STATUS_SIZE_OVERFLOW, "sell: padded size " + std::to_string(stored) + " overflows int32");
+    HostArray col = make_array<I>("col_idx", stored);
+    HostArray val = make_array<V>("values", stored, true);
+    const I* rp = a.rp<I>();
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    for (int64_t s = 0; s < slices; ++s) {
+      const int64_t w = (slice_ptr[s + 1] - slice_ptr[s]) / c;
+      for (int64_t i = 0; i < c; ++i) {
+        const int64_t pos = s * c + i;
+        int64_t b = 0, len = 0;
+        if (pos < a.rows) b = rp[order[pos]], len = rp[order[pos] + 1] - b;
+        // Padding repeats the row's last column (already in cache) with a zero value.
+        const I pad_col = len ? ci[b + len - 1] : I(0);
+        I* cdst = col.buf.as<I>() + slice_ptr[s] + i;
+        V* vdst = val.buf.as<V>() + slice_ptr[s] + i;
+        for (int64_t j = 0; j < w; ++j) {
+          cdst[j * c] = j < len ? ci[b + j] : pad_col;
+          vdst[j * c] = j < len ? av[b + j] : V(0);
+        }
+      }
+    }
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    d.arrays.push_back(std::move(sp));
+    d.arrays.push_back(std::move(col));
+    d.arrays.push_back(std::move(val));
+    HostArray perm = make_array<I>("perm", sigma > 1 ? a.rows : 0);
+    for (int64_t r = 0; r < perm.count; ++r) perm.buf.as<I>()[r] = I(order[r]);
+    d.arrays.push_back(std::move(perm));
+    d.stored_entries = stored;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[0] = slices;
+    d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"padding_ratio\":" +
+                   std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
+    if (t.backend == BackendKind::cpu) {
+      const auto bounds = split_prefix(slices, t.threads, [&](int64_t u) { return slice_ptr[u] + u * c; });
+      auto parts = make_array<int64_t>("parts", int64_t(bounds.size()));
+      std::memcpy(parts.buf.data(), bounds.data(), bounds.size() * sizeof(int64_t));
+      d.arrays.push_back(std::move(parts));
+      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& sell_format() {
+  static const SellFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

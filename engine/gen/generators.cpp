@@ -1,0 +1,384 @@
+// Synthetic matrix generators: stencils, random, power-law, dense rows, banded, blocked.
+#include "engine/gen/generators.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+#include <vector>
+
+namespace spmvjit {
+namespace {
+
+// Bigger requests are almost surely typos, and would take hundreds of GB.
+constexpr int64_t kMaxNnz = int64_t(1) << 34;
+
+constexpr const char* kHelp[] = {
+    "poisson2d:N                        5-point Laplacian on an N x N grid (4, -1)",
+    "poisson3d:N                        7-point Laplacian on an N x N x N grid (6, -1)",
+    "stencil27:N                        27-point stencil on an N x N x N grid (26, -1)",
+    "random:ROWS[:MIN=1:MAX=40[:COLS=ROWS]]  row lengths uniform in [MIN, MAX], random columns",
+    "powerlaw:ROWS[:ALPHA=2.0[:MAXLEN=min(ROWS/10,100000)]]  power-law row lengths in "
+    "[1, MAXLEN]",
+    "denserows:ROWS[:K=10[:BASE=8]]     rows of about BASE nonzeros plus K fully dense rows",
+    "short:ROWS[:MAX=2]                 row lengths uniform in [0, MAX]: many empty rows",
+    "dense:N[:M=N]                      dense N x M matrix",
+    "diag:N[:BANDS=5]                   N x N band of BANDS adjacent diagonals around the main one",
+    "blocks:ROWS[:B=4[:BLOCKS_PER_ROW=4]]  rows made of runs of B consecutive, B-aligned columns",
+};
+
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// splitmix64. One generator per (seed, stream, row), so that rows can be filled in any order
+// (or in parallel) and still give the same matrix.
+class Rng {
+ public:
+  Rng(uint64_t seed, uint64_t stream, uint64_t row)
+      : state_(mix64(mix64(seed + 0x9E3779B97F4A7C15ull) ^ (stream << 56) ^ row)) {}
+  uint64_t next() {
+    state_ += 0x9E3779B97F4A7C15ull;
+    return mix64(state_);
+  }
+  // Uniform in [0, 1) with 53 random bits.
+  double unit() { return double(next() >> 11) * 0x1.0p-53; }
+  // Uniform in [-1, 1).
+  double value() { return 2.0 * unit() - 1.0; }
+  // Uniform in [0, n) by Lemire's multiply-shift; the tiny bias is irrelevant here.
+  int64_t below(int64_t n) {
+    return int64_t((unsigned __int128)next() * (unsigned __int128)uint64_t(n) >> 64);
+  }
+  // Uniform in [lo, hi].
+  int64_t between(int64_t lo, int64_t hi) { return lo + below(hi - lo + 1); }
+
+ private:
+  uint64_t state_;
+};
+
+// k distinct sorted integers from [0, n), k <= n.
+void sample_distinct(Rng& rng, int64_t n, int64_t k, int64_t* out) {
+  if (k <= 0) return;
+  if (k * 4 >= n) {
+    // Dense enough: selection sampling visits each candidate once and yields sorted output.
+    int64_t need = k;
+    for (int64_t c = 0; c < n && need > 0; ++c)
+      if (rng.below(n - c) < need) out[k - need--] = c;
+    return;
+  }
+  int64_t have = 0;
+  while (have < k) {
+    for (int64_t i = have; i < k; ++i) out[i] = rng.below(n);
+    std::sort(out, out + k);
+    have = std::unique(out, out + k) - out;
+  }
+}
+
+int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
+  if (a != 0 && b > kMaxNnz / a)
+    fail(SPMV_STATUS_INVALID_VALUE, what + " is too large (more than 2^34)");
+  return a * b;
+}
+
+// The parameters of one spec; every message names the generator and the parameter.
+class Params {
+ public:
+  Params(std::string kind, std::vector<std::string> parts, std::vector<const char*> names)
+      : kind_(std::move(kind)), parts_(std::move(parts)), names_(std::move(names)) {
+    if (parts_.size() > names_.size()) {
+      std::string list;
+      for (const char* n : names_) list += std::string(list.empty() ? "" : ":") + n;
+      bad("takes at most " + std::to_string(names_.size()) + " parameters (" + list + "), got " +
+          std::to_string(parts_.size()));
+    }
+    if (parts_.empty() || parts_[0].empty()) bad("needs " + std::string(names_[0]));
+  }
+  int64_t integer(size_t i, int64_t def, int64_t lo, int64_t hi) const {
+    if (i >= parts_.size() || parts_[i].empty()) return def;
+    const std::string& s = parts_[i];
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size())
+      bad(std::string(names_[i]) + "='" + s + "' is not an integer");
+    check_range(i, double(v), double(lo), double(hi), std::to_string(v), std::to_string(lo),
+                std::to_string(hi));
+    return v;
+  }
+  double real(size_t i, double def, double lo, double hi) const {
+    if (i >= parts_.size() || parts_[i].empty()) return def;
+    const std::string& s = parts_[i];
+    double v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v))
+      bad(std::string(names_[i]) + "='" + s + "' is not a number");
+    check_range(i, v, lo, hi, s, std::to_string(lo), std::to_string(hi));
+    return v;
+  }
+  [[noreturn]] void bad(const std::string& what) const {
+    fail(SPMV_STATUS_INVALID_VALUE, "generator '" + kind_ + "': " + what);
+  }
+  const std::string& kind() const { return kind_; }
+
+ private:
+  void check_range(size_t i, double v, double lo, double hi, const std::string& vs,
+                   const std::string& los, const std::string& his) const {
+    if (v < lo) bad(std::string(names_[i]) + "=" + vs + " must be at least " + los);
+    if (v > hi) bad(std::string(names_[i]) + "=" + vs + " must be at most " + his);
+  }
+
+  std::string kind_;
+  std::vector<std::string> parts_;
+  std::vector<const char*> names_;
+};
+
+// Builds row_ptr from len(r), refuses too many nonzeros, then lets fill(r, cols, vals, n)
+// write each row in place: no reallocation, and rows are independent.
+template <class Len, class Fill>
+HostCsr<int64_t, double> build(const Params& p, int64_t rows, int64_t cols, Len len, Fill fill) {
+  HostCsr<int64_t, double> a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.resize(size_t(rows) + 1);
+  a.row_ptr[0] = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    a.row_ptr[size_t(r) + 1] = a.row_ptr[size_t(r)] + len(r);
+    if (a.row_ptr[size_t(r) + 1] > kMaxNnz) p.bad("the matrix would have more than 2^34 nonzeros");
+  }
+  const int64_t nnz = a.row_ptr.back();
+  a.col_idx.resize(size_t(nnz));
+  a.val.resize(size_t(nnz));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t b = a.row_ptr[size_t(r)];
+    fill(r, a.col_idx.data() + b, a.val.data() + b, a.row_ptr[size_t(r) + 1] - b);
+  }
+  return a;
+}
+
+// Number of in-range neighbours (-1, 0, +1) of coordinate k on a line of n points.
+inline int64_t span3(int64_t k, int64_t n) { return 1 + (k > 0) + (k < n - 1); }
+
+HostCsr<int64_t, double> stencil(const Params& p, int dims, bool full) {
+  const int64_t n = p.integer(0, 0, 1, kMaxNnz);
+  const int64_t plane = checked_mul(n, n, "N^2");
+  const int64_t rows = dims == 2 ? plane : checked_mul(plane, n, "N^3");
+  const int64_t per_row = dims == 2 ? 5 : full ? 27 : 7;
+  checked_mul(rows, per_row, "the number of nonzeros");
+  const double diag = double(per_row - 1);
+  auto coords = [n, plane](int64_t r, int64_t& x, int64_t& y, int64_t& z) {
+    x = r % n;
+    y = (r / n) % n;
+    z = r / plane;
+  };
+  auto len = [&](int64_t r) {
+    int64_t x, y, z;
+    coords(r, x, y, z);
+    if (full) return span3(x, n) * span3(y, n) * span3(z, n);
+    const int64_t l = 1 + (x > 0) + (x < n - 1) + (y > 0) + (y < n - 1);
+    return dims == 2 ? l : l + (z > 0) + (z < n - 1);
+  };
+  auto fill = [&](int64_t r, int64_t* c, double* v, int64_t) {
+    int64_t x, y, z;
+    coords(r, x, y, z);
+    int64_t k = 0;
+    auto put = [&](int64_t col, double value) {
+      c[k] = col;
+      v[k++] = value;
+    };
+    if (full) {
+      for (int64_t dz = -1; dz <= 1; ++dz)
+        for (int64_t dy = -1; dy <= 1; ++dy)
+          for (int64_t dx = -1; dx <= 1; ++dx) {
+            if (z + dz < 0 || z + dz >= n || y + dy < 0 || y + dy >= n || x + dx < 0 || x + dx >= n)
+              continue;
+            const bool centre = dx == 0 && dy == 0 && dz == 0;
+            put(r + dz * plane + dy * n + dx, centre ? diag : -1.0);
+          }
+      return;
+    }
+    if (dims == 3 && z > 0) put(r - plane, -1.0);
+    if (y > 0) put(r - n, -1.0);
+    if (x > 0) put(r - 1, -1.0);
+    put(r, diag);
+    if (x < n - 1) put(r + 1, -1.0);
+    if (y < n - 1) put(r + n, -1.0);
+    if (dims == 3 && z < n - 1) put(r + plane, -1.0);
+  };
+  return build(p, rows, rows, len, fill);
+}
+
+// Rows whose lengths come from length(rng) and whose columns are distinct and random.
+template <class Length>
+HostCsr<int64_t, double> random_rows(const Params& p, int64_t rows, int64_t cols, uint64_t seed,
+                                     Length length) {
+  auto len = [&](int64_t r) {
+    Rng rng(seed, 0, uint64_t(r));
+    return length(r, rng);
+  };
+  auto fill = [&](int64_t r, int64_t* c, double* v, int64_t k) {
+    Rng rng(seed, 1, uint64_t(r));
+    sample_distinct(rng, cols, k, c);
+    for (int64_t i = 0; i < k; ++i) v[i] = rng.value();
+  };
+  return build(p, rows, cols, len, fill);
+}
+
+HostCsr<int64_t, double> gen_random(const Params& p, uint64_t seed) {
+  const int64_t rows = p.integer(0, 0, 1, kMaxNnz);
+  const int64_t cols = p.integer(3, rows, 1, kMaxNnz);
+  const int64_t lo = p.integer(1, 1, 0, cols);
+  const int64_t hi = std::min(p.integer(2, std::max<int64_t>(40, lo), lo, kMaxNnz), cols);
+  checked_mul(rows, hi, "ROWS*MAX");
+  return random_rows(p, rows, cols, seed,
+                     [lo, hi](int64_t, Rng& rng) { return rng.between(lo, hi); });
+}
+
+HostCsr<int64_t, double> gen_powerlaw(const Params& p, uint64_t seed) {
+  const int64_t rows = p.integer(0, 0, 1, kMaxNnz);
+  const double alpha = p.real(1, 2.0, 0.0, 100.0);
+  const int64_t maxlen =
+      p.integer(2, std::min<int64_t>(std::max<int64_t>(rows / 10, 1), 100000), 1, rows);
+  // Inverse CDF of the continuous power law x^-alpha on [1, maxlen + 1), floored: P(len = k)
+  // falls like k^-alpha, as in a Zipf distribution.
+  const double top = double(maxlen) + 1.0;
+  const double e = 1.0 - alpha;
+  const double top_e = std::pow(top, e);
+  return random_rows(p, rows, rows, seed, [=](int64_t, Rng& rng) {
+    const double u = rng.unit();
+    const double x =
+        std::fabs(e) < 1e-12 ? std::pow(top, u) : std::pow(1.0 + u * (top_e - 1.0), 1.0 / e);
+    return std::clamp<int64_t>(int64_t(x), 1, maxlen);
+  });
+}
+
+HostCsr<int64_t, double> gen_denserows(const Params& p, uint64_t seed) {
+  const int64_t rows = p.integer(0, 0, 1, kMaxNnz);
+  const int64_t k = p.integer(1, std::min<int64_t>(10, rows), 0, rows);
+  const int64_t base = p.integer(2, 8, 0, rows);
+  checked_mul(k, rows, "K*ROWS");
+  std::vector<int64_t> dense(size_t(k), 0);
+  Rng pick(seed, 2, 0);
+  sample_distinct(pick, rows, k, dense.data());
+  // Lengths uniform in [BASE - BASE/2, BASE + BASE/2]: mean BASE, some spread.
+  const int64_t lo = base - base / 2, hi = std::min(base + base / 2, rows);
+  return random_rows(p, rows, rows, seed, [&](int64_t r, Rng& rng) {
+    return std::binary_search(dense.begin(), dense.end(), r) ? rows : rng.between(lo, hi);
+  });
+}
+
+HostCsr<int64_t, double> gen_short(const Params& p, uint64_t seed) {
+  const int64_t rows = p.integer(0, 0, 1, kMaxNnz);
+  const int64_t hi = p.integer(1, std::min<int64_t>(2, rows), 0, rows);
+  checked_mul(rows, hi, "ROWS*MAX");
+  return random_rows(p, rows, rows, seed, [hi](int64_t, Rng& rng) { return rng.between(0, hi); });
+}
+
+HostCsr<int64_t, double> gen_dense(const Params& p, uint64_t seed) {
+  const int64_t n = p.integer(0, 0, 1, kMaxNnz);
+  const int64_t m = p.integer(1, n, 1, kMaxNnz);
+  checked_mul(n, m, "N*M");
+  auto fill = [&](int64_t r, int64_t* c, double* v, int64_t k) {
+    Rng rng(seed, 1, uint64_t(r));
+    for (int64_t i = 0; i < k; ++i) {
+      c[i] = i;
+      v[i] = rng.value();
+    }
+  };
+  return build(
+      p, n, m, [m](int64_t) { return m; }, fill);
+}
+
+HostCsr<int64_t, double> gen_diag(const Params& p, uint64_t seed) {
+  const int64_t n = p.integer(0, 0, 1, kMaxNnz);
+  const int64_t bands = p.integer(1, std::min<int64_t>(5, 2 * n - 1), 1, 2 * n - 1);
+  checked_mul(n, bands, "N*BANDS");
+  // Offsets -(BANDS/2) .. BANDS-1-BANDS/2: centred on the main diagonal.
+  const int64_t first = -(bands / 2), last = bands - 1 - bands / 2;
+  auto range = [=](int64_t r, int64_t& lo, int64_t& hi) {
+    lo = std::max<int64_t>(r + first, 0);
+    hi = std::min<int64_t>(r + last, n - 1);
+  };
+  auto len = [&](int64_t r) {
+    int64_t lo, hi;
+    range(r, lo, hi);
+    return std::max<int64_t>(hi - lo + 1, 0);
+  };
+  auto fill = [&](int64_t r, int64_t* c, double* v, int64_t k) {
+    Rng rng(seed, 1, uint64_t(r));
+    int64_t lo, hi;
+    range(r, lo, hi);
+    for (int64_t i = 0; i < k; ++i) {
+      c[i] = lo + i;
+      v[i] = rng.value();
+    }
+  };
+  return build(p, n, n, len, fill);
+}
+
+HostCsr<int64_t, double> gen_blocks(const Params& p, uint64_t seed) {
+  const int64_t rows = p.integer(0, 0, 1, kMaxNnz);
+  const int64_t b = p.integer(1, std::min<int64_t>(4, rows), 1, rows);
+  // Only whole blocks: every run has exactly B columns, starting at a multiple of B.
+  const int64_t block_cols = rows / b;
+  const int64_t per_row = p.integer(2, std::min<int64_t>(4, block_cols), 1, block_cols);
+  checked_mul(checked_mul(rows, b, "ROWS*B"), per_row, "ROWS*B*BLOCKS_PER_ROW");
+  auto fill = [&](int64_t r, int64_t* c, double* v, int64_t k) {
+    Rng rng(seed, 1, uint64_t(r));
+    // Sample the block starts into the row's tail, then expand forward: block i fills
+    // c[i*b .. i*b+b), which ends before starts[i+1] = c[k - per_row + i + 1].
+    int64_t* starts = c + (k - per_row);
+    sample_distinct(rng, block_cols, per_row, starts);
+    for (int64_t i = 0; i < per_row; ++i) {
+      const int64_t s = starts[i] * b;
+      for (int64_t j = 0; j < b; ++j) c[i * b + j] = s + j;
+    }
+    for (int64_t i = 0; i < k; ++i) v[i] = rng.value();
+  };
+  return build(
+      p, rows, rows, [&](int64_t) { return per_row * b; }, fill);
+}
+
+}  // namespace
+
+HostCsr<int64_t, double> generate_matrix(const std::string& spec, uint64_t seed) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(start, colon == std::string::npos ? colon : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  std::string kind = parts[0];
+  parts.erase(parts.begin());
+  using Names = std::vector<const char*>;
+  if (kind == "poisson2d") return stencil(Params(kind, parts, Names{"N"}), 2, false);
+  if (kind == "poisson3d") return stencil(Params(kind, parts, Names{"N"}), 3, false);
+  if (kind == "stencil27") return stencil(Params(kind, parts, Names{"N"}), 3, true);
+  if (kind == "random")
+    return gen_random(Params(kind, parts, Names{"ROWS", "MIN", "MAX", "COLS"}), seed);
+  if (kind == "powerlaw")
+    return gen_powerlaw(Params(kind, parts, Names{"ROWS", "ALPHA", "MAXLEN"}), seed);
+  if (kind == "denserows")
+    return gen_denserows(Params(kind, parts, Names{"ROWS", "K", "BASE"}), seed);
+  if (kind == "short") return gen_short(Params(kind, parts, Names{"ROWS", "MAX"}), seed);
+  if (kind == "dense") return gen_dense(Params(kind, parts, Names{"N", "M"}), seed);
+  if (kind == "diag") return gen_diag(Params(kind, parts, Names{"N", "BANDS"}), seed);
+  if (kind == "blocks")
+    return gen_blocks(Params(kind, parts, Names{"ROWS", "B", "BLOCKS_PER_ROW"}), seed);
+  std::string known;
+  for (const char* line : kHelp) {
+    const std::string_view l(line);
+    known += (known.empty() ? "" : ", ") + std::string(l.substr(0, l.find(':')));
+  }
+  fail(SPMV_STATUS_INVALID_VALUE, "unknown generator '" + kind + "'; known: " + known);
+}
+
+std::string generator_help() {
+  std::string s;
+  for (const char* line : kHelp) s += std::string(line) + "\n";
+  return s;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,497 @@
+// Matrix Market reader (whole file in one buffer, from_chars, counting sort into CSR) and writer.
+#include "engine/io/matrix_market.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace spmvjit {
+namespace {
+
+// Larger sizes are certainly a corrupt size line; refusing them avoids a huge row_ptr.
+constexpr int64_t kMaxDimension = int64_t(1) << 34;
+
+enum class Format { coordinate, array };
+enum class Field { real, integer, pattern };
+enum class Symmetry { general, symmetric, skew };
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = char(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = char(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// '\r' counts as blank so that CRLF files parse like LF files.
+inline bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// Quotes a token for a message, cut short so a binary file does not flood the terminal.
+std::string quote(std::string_view tok) {
+  constexpr size_t kMaxShown = 40;
+  std::string s = "'" + std::string(tok.substr(0, kMaxShown));
+  return s + (tok.size() > kMaxShown ? "...'" : "'");
+}
+
+// Tokens of one line.
+struct LineTokens {
+  const char* p;
+  const char* e;
+
+  explicit LineTokens(std::string_view line) : p(line.data()), e(line.data() + line.size()) {}
+  void skip_blanks() {
+    while (p != e && is_blank(*p)) ++p;
+  }
+  // True when only blanks remain (or a '%' comment, which ends an entry line too).
+  bool at_end() {
+    skip_blanks();
+    return p == e;
+  }
+  std::string_view token() {
+    skip_blanks();
+    const char* b = p;
+    while (p != e && !is_blank(*p)) ++p;
+    return std::string_view(b, size_t(p - b));
+  }
+  // Parses an integer token; false (p unchanged past blanks) when it is not exactly one.
+  bool integer(int64_t& v) {
+    skip_blanks();
+    const char* b = p;
+    if (b != e && *b == '+') ++b;
+    auto [q, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || (q != e && !is_blank(*q))) return false;
+    p = q;
+    return true;
+  }
+  bool real(double& v) {
+    skip_blanks();
+    const char* b = p;
+    if (b != e && *b == '+') ++b;
+    auto [q, ec] = std::from_chars(b, e, v);
+    if (ec == std::errc() && (q == e || is_blank(*q))) {
+      p = q;
+      return true;
+    }
+    return real_slow(v);
+  }
+
+ private:
+  // Rare spellings from_chars refuses: Fortran 'D' exponents, and values that over- or
+  // underflow (strtod gives inf / a denormal / 0 as other readers do).
+  bool real_slow(double& v) {
+    const char* b = p;
+    const char* q = b;
+    while (q != e && !is_blank(*q)) ++q;
+    std::string tok(b, q);
+    for (char& c : tok)
+      if (c == 'd' || c == 'D') c = 'e';
+    if (tok.empty() || tok.find_first_of("0123456789") == std::string::npos) return false;
+    char* end = nullptr;
+    v = std::strtod(tok.c_str(), &end);
+    if (end != tok.c_str() + tok.size()) return false;
+    p = q;
+    return true;
+  }
+};
+
+// Walks the text one line at a time and knows the 1-based number of the current line.
+class Reader {
+ public:
+  Reader(std::string_view text, const std::string& name)
+      : p_(text.data()), end_(text.data() + text.size()), name_(name) {}
+
+  bool next_line(std::string_view& line) {
+    if (p_ == end_) return false;
+    const char* nl = static_cast<const char*>(std::memchr(p_, '\n', size_t(end_ - p_)));
+    const char* e = nl ? nl : end_;
+    line = std::string_view(p_, size_t(e - p_));
+    p_ = nl ? nl + 1 : end_;
+    ++line_no_;
+    return true;
+  }
+  // Next line that is neither blank nor a '%' comment.
+  bool next_data_line(std::string_view& line) {
+    while (next_line(line)) {
+      LineTokens t(line);
+      t.skip_blanks();
+      if (t.p != t.e && *t.p != '%') return true;
+    }
+    return false;
+  }
+  int64_t line_no() const { return line_no_; }
+  // An empty file reports line 1, where the banner should have been.
+  [[noreturn]] void error(const std::string& what) const {
+    fail(SPMV_STATUS_PARSE_ERROR, where() + what);
+  }
+  [[noreturn]] void unsupported(const std::string& what) const {
+    fail(SPMV_STATUS_UNSUPPORTED, where() + what);
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+  const std::string& name_;
+  int64_t line_no_ = 0;
+
+  std::string where() const {
+    return name_ + ":" + std::to_string(std::max<int64_t>(line_no_, 1)) + ": ";
+  }
+};
+
+struct Header {
+  Format format = Format::coordinate;
+  Field field = Field::real;
+  Symmetry symmetry = Symmetry::general;
+};
+
+Header parse_banner(Reader& in) {
+  constexpr const char* kExpected = "expected '%%MatrixMarket matrix <format> <field> <symmetry>'";
+  std::string_view line;
+  if (!in.next_line(line)) in.error("empty file: " + std::string(kExpected));
+  if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // UTF-8 byte order mark
+  LineTokens t(line);
+  if (!iequals(t.token(), "%%MatrixMarket")) in.error("missing banner: " + std::string(kExpected));
+  std::string_view object = t.token(), format = t.token(), field = t.token(), sym = t.token();
+  if (sym.empty()) in.error("incomplete banner: " + std::string(kExpected));
+  if (!t.at_end()) in.error("unexpected " + quote(t.token()) + " at the end of the banner");
+  if (!iequals(object, "matrix"))
+    in.error("unknown object " + quote(object) + " (only 'matrix' is supported)");
+  Header h;
+  if (iequals(format, "coordinate")) {
+    h.format = Format::coordinate;
+  } else if (iequals(format, "array")) {
+    h.format = Format::array;
+  } else {
+    in.error("unknown format " + quote(format) + " (expected coordinate or array)");
+  }
+  if (iequals(field, "real") || iequals(field, "double")) {
+    h.field = Field::real;
+  } else if (iequals(field, "integer")) {
+    h.field = Field::integer;
+  } else if (iequals(field, "pattern")) {
+    h.field = Field::pattern;
+  } else if (iequals(field, "complex")) {
+    in.unsupported("complex matrices are not supported");
+  } else {
+    in.error("unknown field " + quote(field) + " (expected real, integer, pattern or complex)");
+  }
+  // A hermitian matrix with real entries is symmetric.
+  if (iequals(sym, "general")) {
+    h.symmetry = Symmetry::general;
+  } else if (iequals(sym, "symmetric") || iequals(sym, "hermitian")) {
+    h.symmetry = Symmetry::symmetric;
+  } else if (iequals(sym, "skew-symmetric")) {
+    h.symmetry = Symmetry::skew;
+  } else {
+    in.error("unknown symmetry " + quote(sym) +
+             " (expected general, symmetric, skew-symmetric or hermitian)");
+  }
+  if (h.format == Format::array && h.field == Field::pattern)
+    in.error("the pattern field is not allowed with the array format");
+  if (h.symmetry == Symmetry::skew && h.field == Field::pattern)
+    in.error("a pattern matrix cannot be skew-symmetric");
+  return h;
+}
+
+// Entries as read, before mirroring; zero-based.
+struct Triplets {
+  std::vector<int64_t> row, col;
+  std::vector<double> val;
+  void reserve(size_t n) {
+    row.reserve(n);
+    col.reserve(n);
+    val.reserve(n);
+  }
+  void push(int64_t r, int64_t c, double v) {
+    row.push_back(r);
+    col.push_back(c);
+    val.push_back(v);
+  }
+};
+
+double parse_value(Reader& in, LineTokens& t, Field field) {
+  if (field == Field::integer) {
+    int64_t iv;
+    if (t.integer(iv)) return double(iv);
+  } else {
+    double v;
+    if (t.real(v)) return v;
+  }
+  std::string_view tok = t.token();
+  if (tok.empty()) in.error("missing value");
+  in.error("invalid " + std::string(field == Field::integer ? "integer " : "") + "value " +
+           quote(tok));
+}
+
+void expect_line_end(Reader& in, LineTokens& t, const char* what) {
+  if (!t.at_end() && *t.p != '%')
+    in.error("unexpected " + quote(t.token()) + " after the " + std::string(what));
+}
+
+[[noreturn]] void end_of_file(Reader& in, int64_t found, int64_t expected) {
+  in.error("unexpected end of file after " + std::to_string(found) + " of " +
+           std::to_string(expected) + " entries");
+}
+
+void check_index(Reader& in, int64_t v, int64_t bound, const char* what) {
+  if (v < 1 || v > bound)
+    in.error(std::string(what) + " index " + std::to_string(v) + " is out of range [1, " +
+             std::to_string(bound) + "]");
+}
+
+void read_coordinate(Reader& in, const Header& h, int64_t rows, int64_t cols, int64_t entries,
+                     size_t text_size, Triplets& out) {
+  // Every entry takes at least 4 bytes ("1 1\n"), so a lying size line cannot make us reserve
+  // more than the text can hold.
+  out.reserve(size_t(std::min<int64_t>(entries, int64_t(text_size / 4 + 1))));
+  std::string_view line;
+  for (int64_t k = 0; k < entries;) {
+    if (!in.next_line(line)) end_of_file(in, k, entries);
+    LineTokens t(line);
+    t.skip_blanks();
+    if (t.p == t.e || *t.p == '%') continue;
+    int64_t i, j;
+    if (!t.integer(i)) in.error("invalid row index " + quote(t.token()));
+    if (t.at_end()) in.error("missing column index");
+    if (!t.integer(j)) in.error("invalid column index " + quote(t.token()));
+    check_index(in, i, rows, "row");
+    check_index(in, j, cols, "column");
+    double v = 1.0;
+    if (h.field != Field::pattern) {
+      if (t.at_end()) in.error("missing value");
+      v = parse_value(in, t, h.field);
+    }
+    expect_line_end(in, t, "entry");
+    if (h.symmetry == Symmetry::skew && i == j)
+      in.error("diagonal entry (" + std::to_string(i) + ", " + std::to_string(j) +
+               ") in a skew-symmetric matrix");
+    out.push(i - 1, j - 1, v);
+    ++k;
+  }
+}
+
+void read_array(Reader& in, const Header& h, int64_t rows, int64_t cols, Triplets& out) {
+  // Column-major; symmetric files hold the lower triangle, skew files the strict lower one.
+  const int64_t skip = h.symmetry == Symmetry::general ? -1 : h.symmetry == Symmetry::skew ? 1 : 0;
+  int64_t expected = 0;
+  for (int64_t j = 0; j < cols; ++j)
+    expected += skip < 0 ? rows : std::max<int64_t>(0, rows - j - skip);
+  int64_t k = 0;
+  std::string_view line;
+  for (int64_t j = 0; j < cols; ++j) {
+    for (int64_t i = skip < 0 ? 0 : j + skip; i < rows; ++i) {
+      if (!in.next_data_line(line)) end_of_file(in, k, expected);
+      LineTokens t(line);
+      double v = parse_value(in, t, h.field);
+      expect_line_end(in, t, "value");
+      if (v != 0.0) out.push(i, j, v);  // array files are dense: keep only the nonzeros
+      ++k;
+    }
+  }
+}
+
+// Counting sort by row (mirroring symmetric entries), then sorted columns and summed duplicates.
+HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, const Triplets& t) {
+  HostCsr<int64_t, double> a;
+  a.rows = rows;
+  a.cols = cols;
+  const size_t n = t.row.size();
+  const bool mirror = sym != Symmetry::general;
+  const double mirror_sign = sym == Symmetry::skew ? -1.0 : 1.0;
+  // Counts go to rp[r + 2] so that, after the prefix sum, rp[r + 1] is the insertion cursor of
+  // row r, and after the scatter it is the end of row r: no second array needed.
+  std::vector<int64_t>& rp = a.row_ptr;
+  rp.assign(size_t(rows) + 2, 0);
+  for (size_t k = 0; k < n; ++k) {
+    ++rp[size_t(t.row[k]) + 2];
+    if (mirror && t.row[k] != t.col[k]) ++rp[size_t(t.col[k]) + 2];
+  }
+  for (size_t r = 2; r < rp.size(); ++r) rp[r] += rp[r - 1];
+  const size_t total = size_t(rp.back());
+  a.col_idx.resize(total);
+  a.val.resize(total);
+  int64_t* ci = a.col_idx.data();
+  double* va = a.val.data();
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t r = t.row[k], c = t.col[k];
+    int64_t& pos = rp[size_t(r) + 1];
+    ci[pos] = c;
+    va[pos++] = t.val[k];
+    if (mirror && r != c) {
+      int64_t& mpos = rp[size_t(c) + 1];
+      ci[mpos] = r;
+      va[mpos++] = mirror_sign * t.val[k];
+    }
+  }
+  rp.pop_back();
+
+  // Files are usually sorted by column, which the stable scatter keeps; sort only other rows.
+  std::vector<std::pair<int64_t, double>> tmp;
+  int64_t write = 0, begin = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t end = rp[size_t(r) + 1];
+    if (!std::is_sorted(ci + begin, ci + end)) {
+      tmp.clear();
+      for (int64_t k = begin; k < end; ++k) tmp.emplace_back(ci[k], va[k]);
+      // Stable, so duplicates are summed in file order on every standard library.
+      std::stable_sort(tmp.begin(), tmp.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (int64_t k = begin; k < end; ++k) {
+        ci[k] = tmp[size_t(k - begin)].first;
+        va[k] = tmp[size_t(k - begin)].second;
+      }
+    }
+    const int64_t row_start = write;
+    for (int64_t k = begin; k < end; ++k) {
+      if (write > row_start && ci[write - 1] == ci[k]) {
+        va[write - 1] += va[k];  // duplicates are summed, as scipy and MKL do
+      } else {
+        ci[write] = ci[k];
+        va[write++] = va[k];
+      }
+    }
+    rp[size_t(r) + 1] = write;
+    begin = end;
+  }
+  a.col_idx.resize(size_t(write));
+  a.val.resize(size_t(write));
+  return a;
+}
+
+std::string os_error(const std::string& what, const std::string& path) {
+  return what + " '" + path + "': " + std::strerror(errno);
+}
+
+}  // namespace
+
+HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name) {
+  Reader in(text, name);
+  const Header h = parse_banner(in);
+
+  std::string_view line;
+  if (!in.next_data_line(line)) in.error("unexpected end of file: missing the size line");
+  LineTokens t(line);
+  const char* shape = h.format == Format::coordinate ? "'rows cols entries'" : "'rows cols'";
+  int64_t rows, cols, entries = 0;
+  if (!t.integer(rows) || !t.integer(cols) ||
+      (h.format == Format::coordinate && !t.integer(entries))) {
+    std::string_view tok = t.token();
+    in.error("invalid size line: expected " + std::string(shape) +
+             (tok.empty() ? std::string(", the line ends early") : ", got " + quote(tok)));
+  }
+  expect_line_end(in, t, "size line");
+  if (rows < 0 || cols < 0 || entries < 0)
+    in.error("negative size in the size line: " + std::to_string(rows) + " " +
+             std::to_string(cols) +
+             (h.format == Format::coordinate ? " " + std::to_string(entries) : ""));
+  if (rows > kMaxDimension || cols > kMaxDimension)
+    in.error("matrix of " + std::to_string(rows) + " x " + std::to_string(cols) +
+             " is too large (at most 2^34 rows and columns)");
+  if (h.symmetry != Symmetry::general && rows != cols)
+    in.error("a symmetric or skew-symmetric matrix must be square, got " + std::to_string(rows) +
+             " x " + std::to_string(cols));
+
+  Triplets trip;
+  if (h.format == Format::coordinate) {
+    read_coordinate(in, h, rows, cols, entries, text.size(), trip);
+  } else {
+    if (rows != 0 && cols > INT64_MAX / rows) in.error("array matrix is too large");
+    read_array(in, h, rows, cols, trip);
+  }
+  if (in.next_data_line(line))
+    in.error("more entries than the size line declares (" +
+             std::to_string(h.format == Format::coordinate ? entries : int64_t(trip.row.size())) +
+             ")");
+  return build_csr(rows, cols, h.symmetry, trip);
+}
+
+HostCsr<int64_t, double> read_matrix_market(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(SPMV_STATUS_IO_ERROR, os_error("cannot open", path));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    // Mapping the page cache saves copying the text into fresh (zeroed, faulted) memory.
+    const size_t size = size_t(st.st_size);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (map != MAP_FAILED) {
+      ::close(fd);
+      ::madvise(map, size, MADV_SEQUENTIAL);
+      struct Unmap {
+        void* p;
+        size_t n;
+        ~Unmap() { ::munmap(p, n); }
+      } unmap{map, size};
+      return parse_matrix_market(std::string_view(static_cast<const char*>(map), size), path);
+    }
+  }
+  // Pipes, empty files, file systems without mmap: plain reads.
+  std::string text(size_t(1) << 16, '\0');
+  size_t used = 0;
+  for (;;) {
+    if (used == text.size()) text.resize(text.size() * 2);
+    const ssize_t got = ::read(fd, text.data() + used, text.size() - used);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      const std::string msg = os_error("cannot read", path);
+      ::close(fd);
+      fail(SPMV_STATUS_IO_ERROR, msg);
+    }
+    if (got == 0) break;
+    used += size_t(got);
+  }
+  ::close(fd);
+  text.resize(used);
+  return parse_matrix_market(text, path);
+}
+
+void write_matrix_market(const std::string& path, const HostCsr<int64_t, double>& a) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) fail(SPMV_STATUS_IO_ERROR, os_error("cannot open", path) + " for writing");
+  std::string buf;
+  constexpr size_t kFlushAt = size_t(1) << 20;
+  buf.reserve(kFlushAt + 128);
+  bool ok = true;
+  auto flush = [&] {
+    if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f) != buf.size()) ok = false;
+    buf.clear();
+  };
+  buf += "%%MatrixMarket matrix coordinate real general\n";
+  buf +=
+      std::to_string(a.rows) + " " + std::to_string(a.cols) + " " + std::to_string(a.nnz()) + "\n";
+  char line[128];
+  char* const lend = line + sizeof line;
+  for (int64_t r = 0; r < a.rows && ok; ++r) {
+    for (int64_t k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k) {
+      // to_chars with precision 17 prints exactly what %.17g prints, without printf's overhead.
+      // 128 bytes always suffice (two 19-digit indices and a 24-character double).
+      char* p = std::to_chars(line, lend - 100, r + 1).ptr;
+      *p++ = ' ';
+      p = std::to_chars(p, lend - 60, a.col_idx[size_t(k)] + 1).ptr;
+      *p++ = ' ';
+      p = std::to_chars(p, lend - 2, a.val[size_t(k)], std::chars_format::general, 17).ptr;
+      *p++ = '\n';
+      buf.append(line, size_t(p - line));
+      if (buf.size() >= kFlushAt) flush();
+    }
+  }
+  flush();
+  if (std::fclose(f) != 0) ok = false;
+  if (!ok) fail(SPMV_STATUS_IO_ERROR, os_error("cannot write", path));
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,265 @@
+// Plan construction (validate -> stats -> choose -> convert -> compile/load) and execution.
+#include "engine/plan.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "engine/log.hpp"
+#include "engine/validate.hpp"
+
+namespace spmvjit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+BackendKind pick_backend(spmv_backend_t b, int device) {
+  switch (b) {
+    case SPMV_BACKEND_CPU: return BackendKind::cpu;
+    case SPMV_BACKEND_CUDA: return BackendKind::cuda;
+    case SPMV_BACKEND_HIP: return BackendKind::hip;
+    case SPMV_BACKEND_AUTO:
+      return backend_available(BackendKind::cuda, device) ? BackendKind::cuda : BackendKind::cpu;
+  }
+  fail(SPMV_STATUS_INVALID_VALUE, "unknown backend " + std::to_string(int(b)));
+}
+
+// Copies `count` indices converting base 1 to base 0.
+template <class I>
+void copy_rebased(void* dst, const void* src, int64_t count, int base) {
+  const I* s = static_cast<const I*>(src);
+  I* d = static_cast<I*>(dst);
+  for (int64_t i = 0; i < count; ++i) d[i] = I(s[i] - base);
+}
+
+}  // namespace
+
+Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
+  const auto t_start = Clock::now();
+  configure_logging(options.log_level, options.log_callback, options.log_user);
+  if (a.index_type != SPMV_INDEX_INT32 && a.index_type != SPMV_INDEX_INT64)
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown index type " + std::to_string(int(a.index_type)));
+  if (a.value_type != SPMV_VALUE_FLOAT && a.value_type != SPMV_VALUE_DOUBLE)
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown value type " + std::to_string(int(a.value_type)));
+  index_ = a.index_type == SPMV_INDEX_INT32 ? IndexType::i32 : IndexType::i64;
+  value_ = a.value_type == SPMV_VALUE_FLOAT ? ValueType::f32 : ValueType::f64;
+  backend_ = &get_backend(pick_backend(options.backend, options.device), options.device);
+  target_ = backend_->target();
+  if (options.threads < 0) fail(SPMV_STATUS_INVALID_VALUE, "threads must be >= 0");
+  if (options.threads > 0) target_.threads = options.threads;
+  rows_ = a.rows;
+  cols_ = a.cols;
+  nnz_ = a.nnz;
+
+  // Host, zero-based copy of the pattern: the plan owns it (update_values reconverts from it).
+  auto t0 = Clock::now();
+  CsrRef user{a.rows, a.cols, a.nnz, index_, value_, a.row_ptr, a.col_idx, a.values};
+  if (a.memory == SPMV_MEMORY_DEVICE) {
+    if (backend_->is_host())
+      fail(SPMV_STATUS_INVALID_VALUE, "matrix arrays are in device memory but the plan is for the CPU");
+  } else if (a.memory != SPMV_MEMORY_HOST) {
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(a.memory)));
+  }
+  if (a.rows < 0 || a.cols < 0 || a.nnz < 0)
+    fail(SPMV_STATUS_INVALID_MATRIX, "negative size");
+  const size_t is = size_of(index_), vs = size_of(value_);
+  pattern_row_ptr_ = AlignedBuffer(is * size_t(a.rows + 1));
+  pattern_col_idx_ = AlignedBuffer(is * size_t(a.nnz));
+  AlignedBuffer values(vs * size_t(a.nnz));
+  const bool dev = a.memory == SPMV_MEMORY_DEVICE;
+  auto fetch = [&](void* dst, const void* src, size_t bytes) {
+    if (!bytes) return;
+    if (!src) fail(SPMV_STATUS_INVALID_VALUE, "null CSR array with nonzero size");
+    if (dev) backend_->download(dst, src, bytes); else std::memcpy(dst, src, bytes);
+  };
+  if (!a.row_ptr) fail(SPMV_STATUS_INVALID_VALUE, "row_ptr is null");
+  if (a.index_base != 0 && a.index_base != 1)
+    fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
+  if (dev || a.index_base != 0) {
+    // Validate what we copied: device arrays cannot be read in place.
+    fetch(pattern_row_ptr_.data(), a.row_ptr, pattern_row_ptr_.bytes());
+    fetch(pattern_col_idx_.data(), a.col_idx, pattern_col_idx_.bytes());
+    CsrRef copy = user;
+    copy.row_ptr = pattern_row_ptr_.data();
+    copy.col_idx = pattern_col_idx_.data();
+    copy.val = a.values;  // only checked for null
+    validate_csr(copy, a.index_base);
+    if (a.index_base) {
+      if (index_ == IndexType::i32) {
+        copy_rebased<int32_t>(pattern_row_ptr_.data(), pattern_row_ptr_.data(), a.rows + 1, 1);
+        copy_rebased<int32_t>(pattern_col_idx_.data(), pattern_col_idx_.data(), a.nnz, 1);
+      } else {
+        copy_rebased<int64_t>(pattern_row_ptr_.data(), pattern_row_ptr_.data(), a.rows + 1, 1);
+        copy_rebased<int64_t>(pattern_col_idx_.data(), pattern_col_idx_.data(), a.nnz, 1);
+      }
+    }
+  } else {
+    validate_csr(user, 0);
+    fetch(pattern_row_ptr_.data(), a.row_ptr, pattern_row_ptr_.bytes());
+    fetch(pattern_col_idx_.data(), a.col_idx, pattern_col_idx_.bytes());
+  }
+  fetch(values.data(), a.values, values.bytes());
+  const CsrRef csr{a.rows, a.cols, a.nnz, index_, value_, pattern_row_ptr_.data(),
+                   pattern_col_idx_.data(), values.data()};
+  timings_.validate = since(t0);
+
+  stats_ = compute_stats(csr);
+  timings_.stats = stats_.seconds;
+  // Tiny matrices: waking threads costs more than the SpMV.
+  if (target_.backend == BackendKind::cpu)
+    target_.threads = int(std::max<int64_t>(1, std::min<int64_t>(target_.threads, (a.nnz + a.rows) / 16384)));
+
+  choice_ = choose_format(csr, stats_, target_, options.format ? options.format : "");
+  timings_.plan = choice_.seconds;
+
+  t0 = Clock::now();
+  data_ = choice_.format->convert(csr, choice_.params, target_);
+  timings_.convert = since(t0);
+
+  spec_.backend = backend_->kind();
+  spec_.target = target_.target;
+  spec_.format = choice_.format->name();
+  spec_.template_name = choice_.format->template_name();
+  spec_.index = index_;
+  spec_.value = value_;
+  spec_.constants = choice_.format->kernel_constants(choice_.params);
+  module_ = get_kernel(*backend_, spec_, resolve_cache_dir(options.cache_dir), &cache_);
+  timings_.codegen = cache_.generate_seconds;
+  timings_.compile = cache_.compile_seconds;
+  timings_.load = cache_.load_seconds;
+  log_info("plan: " + spec_.serialize() + " (" + cache_.where + ")");
+
+  t0 = Clock::now();
+  upload_arrays();
+  bind_entries();
+  timings_.upload = since(t0);
+  executor_ = backend_->make_executor(target_.threads);
+  timings_.total = since(t_start);
+}
+
+Plan::~Plan() {
+  for (void* p : device_arrays_) if (p) backend_->free(p);
+  if (device_scratch_) backend_->free(device_scratch_);
+}
+
+void Plan::upload_arrays() {
+  args_ = SpmvArgs{};
+  SPMVJIT_ASSERT(data_.arrays.size() <= size_t(kMaxArrays), "too many format arrays");
+  if (backend_->is_host()) {
+    for (size_t i = 0; i < data_.arrays.size(); ++i) args_.a[i] = data_.arrays[i].buf.data();
+    if (data_.scratch_bytes) {
+      host_scratch_ = AlignedBuffer(size_t(data_.scratch_bytes));
+      args_.scratch = host_scratch_.data();
+    }
+  } else {
+    for (size_t i = 0; i < data_.arrays.size(); ++i) {
+      const HostArray& h = data_.arrays[i];
+      void* d = h.buf.bytes() ? backend_->alloc(h.buf.bytes()) : nullptr;
+      device_arrays_.push_back(d);
+      if (d) backend_->upload(d, h.buf.data(), h.buf.bytes());
+      args_.a[i] = d;
+    }
+    if (data_.scratch_bytes) args_.scratch = device_scratch_ = backend_->alloc(size_t(data_.scratch_bytes));
+  }
+  for (int i = 0; i < kMaxArrays; ++i) args_.n[i] = data_.ints[i];
+  args_.rows = rows_;
+  args_.cols = cols_;
+}
+
+void Plan::bind_entries() {
+  for (int e = 0; e < kEpilogueVariants; ++e) {
+    entries_[e].clear();
+    for (const LaunchStep& s : data_.steps) entries_[e].push_back(module_->entry(s.entry + "_" + std::to_string(e)));
+  }
+}
+
+void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, void* stream) {
+  if (!alpha || !beta) fail(SPMV_STATUS_INVALID_VALUE, "alpha and beta must not be null");
+  if ((!x && cols_ > 0) || (!y && rows_ > 0)) fail(SPMV_STATUS_INVALID_VALUE, "x or y is null");
+  double al, be;
+  if (value_ == ValueType::f32) {
+    al = *static_cast<const float*>(alpha);
+    be = *static_cast<const float*>(beta);
+  } else {
+    al = *static_cast<const double*>(alpha);
+    be = *static_cast<const double*>(beta);
+  }
+  const int e = (be == 0 ? kEpilogueBetaZero : 0) | (al == 1 ? kEpilogueAlphaOne : 0);
+  SpmvArgs args = args_;
+  args.x = x;
+  args.y = y;
+  args.alpha = al;
+  args.beta = be;
+  for (size_t i = 0; i < data_.steps.size(); ++i) executor_->run(entries_[e][i], data_.steps[i], args, stream);
+}
+
+void Plan::update_values(const void* values, spmv_memory_t memory) {
+  if (!values && nnz_ > 0) fail(SPMV_STATUS_INVALID_VALUE, "values is null");
+  AlignedBuffer vals(size_of(value_) * size_t(nnz_));
+  if (nnz_) {
+    if (memory == SPMV_MEMORY_DEVICE) {
+      if (backend_->is_host()) fail(SPMV_STATUS_INVALID_VALUE, "device values for a CPU plan");
+      backend_->download(vals.data(), values, vals.bytes());
+    } else {
+      std::memcpy(vals.data(), values, vals.bytes());
+    }
+  }
+  const CsrRef csr{rows_, cols_, nnz_, index_, value_, pattern_row_ptr_.data(), pattern_col_idx_.data(), vals.data()};
+  FormatData fresh = choice_.format->convert(csr, choice_.params, target_);
+  SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
+  for (size_t i = 0; i < data_.arrays.size(); ++i) {
+    if (!data_.arrays[i].values) continue;
+    HostArray& old = data_.arrays[i];
+    SPMVJIT_ASSERT(fresh.arrays[i].buf.bytes() == old.buf.bytes(), "reconversion changed a size");
+    std::memcpy(old.buf.data(), fresh.arrays[i].buf.data(), old.buf.bytes());
+    if (!backend_->is_host() && device_arrays_[i]) backend_->upload(device_arrays_[i], old.buf.data(), old.buf.bytes());
+  }
+}
+
+int64_t Plan::bytes_per_spmv(bool beta_zero) const {
+  const int64_t vs = int64_t(size_of(value_));
+  return data_.matrix_bytes + cols_ * vs + rows_ * vs * (beta_zero ? 1 : 2);
+}
+
+int64_t Plan::csr_equivalent_bytes(bool beta_zero) const {
+  const int64_t is = int64_t(size_of(index_)), vs = int64_t(size_of(value_));
+  return (rows_ + 1) * is + nnz_ * (is + vs) + cols_ * vs + rows_ * vs * (beta_zero ? 1 : 2);
+}
+
+const std::string& Plan::describe() {
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '"' || c == '\\') o += '\\';
+      if (c == '\n') { o += "\\n"; continue; }
+      o += c;
+    }
+    return o;
+  };
+  char t[512];
+  std::snprintf(t, sizeof t,
+                "{\"validate\":%.6g,\"stats\":%.6g,\"plan\":%.6g,\"convert\":%.6g,\"codegen\":%.6g,"
+                "\"compile\":%.6g,\"load\":%.6g,\"upload\":%.6g,\"total\":%.6g}",
+                timings_.validate, timings_.stats, timings_.plan, timings_.convert, timings_.codegen,
+                timings_.compile, timings_.load, timings_.upload, timings_.total);
+  int64_t device_bytes = 0;
+  for (const auto& h : data_.arrays) device_bytes += backend_->is_host() ? 0 : int64_t(h.buf.bytes());
+  describe_ = "{\"format\":\"" + data_.format + "\",\"params\":" + params_json(data_.params) +
+              ",\"backend\":\"" + to_string(backend_->kind()) + "\",\"target\":\"" + esc(target_.target) +
+              "\",\"threads\":" + std::to_string(target_.threads) + ",\"index\":\"" + to_string(index_) +
+              "\",\"value\":\"" + to_string(value_) + "\",\"kernel\":{\"spec\":\"" + esc(spec_.serialize()) +
+              "\",\"key\":\"" + cache_.key + "\",\"cache\":\"" + cache_.where + "\",\"note\":\"" +
+              esc(cache_.note) + "\"},\"bytes\":{\"matrix\":" + std::to_string(data_.matrix_bytes) +
+              ",\"per_spmv\":" + std::to_string(bytes_per_spmv(false)) +
+              ",\"csr_equivalent\":" + std::to_string(csr_equivalent_bytes(false)) +
+              ",\"stored_entries\":" + std::to_string(data_.stored_entries) +
+              ",\"device\":" + std::to_string(device_bytes) + "},\"facts\":" + data_.facts_json +
+              ",\"planner\":{\"why\":\"" + esc(choice_.why) + "\",\"candidates\":" + choice_.considered_json() +
+              "},\"stats\":" + stats_.to_json() + ",\"timings\":" + t + "}";
+  return describe_;
+}
+
+}  // namespace spmvjit

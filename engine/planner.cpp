@@ -1,0 +1,73 @@
+// Planner: enumerate candidates of every format, estimate bytes and overheads, pick the cheapest.
+#include "engine/planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace spmvjit {
+
+std::string PlanChoice::considered_json() const {
+  std::string out = "[";
+  for (size_t i = 0; i < considered.size(); ++i) {
+    const Candidate& c = considered[i];
+    char buf[256];
+    std::snprintf(buf, sizeof buf, ",\"applicable\":%s,\"matrix_bytes\":%lld,\"cost\":%.6g,\"reason\":\"",
+                  c.estimate.applicable ? "true" : "false", (long long)c.estimate.matrix_bytes,
+                  std::isfinite(c.score) ? c.score : -1.0);
+    out += (i ? "," : "") + std::string("{\"format\":\"") + c.format->name() +
+           "\",\"params\":" + params_json(c.params) + buf + c.estimate.reason + "\"}";
+  }
+  return out + "]";
+}
+
+PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
+                         const std::string& forced) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool automatic = forced.empty() || forced == "auto";
+  if (!automatic && !find_format(forced)) {
+    std::string known;
+    for (const Format* f : all_formats()) known += (known.empty() ? "" : ", ") + f->name();
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown format '" + forced + "'; known: " + known);
+  }
+  PlanChoice choice;
+  for (const Format* f : all_formats()) {
+    if (!f->supports(t.backend) || (!automatic && f->name() != forced)) continue;
+    for (const FormatParams& p : f->candidates(a, s, t)) {
+      Candidate c{f, p, f->estimate(a, s, p, t), 0};
+      c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
+                                      : std::numeric_limits<double>::infinity();
+      choice.considered.push_back(c);
+    }
+  }
+  std::stable_sort(choice.considered.begin(), choice.considered.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.score < y.score; });
+  if (choice.considered.empty() || !std::isfinite(choice.considered.front().score)) {
+    std::string why = automatic ? "no format applies to this matrix on " + std::string(to_string(t.backend))
+                                : "format '" + forced + "' does not apply";
+    if (!choice.considered.empty()) why += ": " + choice.considered.front().estimate.reason;
+    fail(SPMV_STATUS_UNSUPPORTED, why);
+  }
+  const Candidate& best = choice.considered.front();
+  choice.format = best.format;
+  choice.params = best.params;
+  choice.estimate = best.estimate;
+  char buf[256];
+  if (!automatic) {
+    choice.why = "format forced by the caller";
+  } else if (choice.considered.size() > 1 && std::isfinite(choice.considered[1].score)) {
+    const Candidate& next = choice.considered[1];
+    std::snprintf(buf, sizeof buf, "lowest modeled cost: %.3g byte-equivalents vs %.3g for %s %s (%s)",
+                  best.score, next.score, next.format->name().c_str(), params_json(next.params).c_str(),
+                  best.estimate.reason.c_str());
+    choice.why = buf;
+  } else {
+    choice.why = "only applicable candidate (" + best.estimate.reason + ")";
+  }
+  choice.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return choice;
+}
+
+}  // namespace spmvjit

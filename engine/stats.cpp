@@ -1,0 +1,122 @@
+// Computes MatrixStats in one pass over the CSR structure.
+#include "engine/stats.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+namespace spmvjit {
+
+int ceil_log2(int64_t n) {
+  int k = 0;
+  while ((int64_t(1) << k) < n) ++k;
+  return k;
+}
+
+namespace {
+
+template <class I>
+void scan(const CsrRef& a, MatrixStats& s) {
+  const I* rp = a.rp<I>();
+  const I* ci = a.ci<I>();
+  std::vector<uint64_t> diag_bits((size_t(a.rows + a.cols) + 63) / 64, 0);
+  double sum_sq = 0;
+  int64_t runs = 0;
+  double span_sum = 0;
+  s.row_min = a.rows ? INT64_MAX : 0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int64_t b = rp[r], e = rp[r + 1], len = e - b;
+    s.row_min = std::min(s.row_min, len);
+    s.row_max = std::max(s.row_max, len);
+    sum_sq += double(len) * double(len);
+    if (len == 0) {
+      ++s.empty_rows;
+      ++s.row_hist[0];
+      continue;
+    }
+    ++s.row_hist[std::min<int>(int(s.row_hist.size()) - 1, 1 + (63 - __builtin_clzll(uint64_t(len))))];
+    int64_t cmin = ci[b], cmax = ci[b];
+    for (int64_t k = b; k < e; ++k) {
+      const int64_t c = ci[k];
+      cmin = std::min(cmin, c);
+      cmax = std::max(cmax, c);
+      const uint64_t d = uint64_t(c - r + a.rows);
+      diag_bits[d >> 6] |= uint64_t(1) << (d & 63);
+      if (k + 1 < e && int64_t(ci[k + 1]) == c + 1) ++runs;
+    }
+    span_sum += double(cmax - cmin + 1);
+  }
+  for (uint64_t w : diag_bits) s.distinct_diagonals += __builtin_popcountll(w);
+  const int64_t nonempty = a.rows - s.empty_rows;
+  s.row_mean = a.rows ? double(a.nnz) / double(a.rows) : 0;
+  s.row_std = a.rows ? std::sqrt(std::max(0.0, sum_sq / double(a.rows) - s.row_mean * s.row_mean)) : 0;
+  s.row_cv = s.row_mean > 0 ? s.row_std / s.row_mean : 0;
+  // A nonzero counts as "in a run" when it or its left neighbour continues the run.
+  s.dense_run_fraction = a.nnz ? double(2 * runs) / double(a.nnz) : 0;
+  s.dense_run_fraction = std::min(1.0, s.dense_run_fraction);
+  s.avg_col_span = nonempty ? span_sum / double(nonempty) : 0;
+}
+
+}  // namespace
+
+MatrixStats compute_stats(const CsrRef& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  MatrixStats s;
+  s.rows = a.rows;
+  s.cols = a.cols;
+  s.nnz = a.nnz;
+  if (a.index == IndexType::i32)
+    scan<int32_t>(a, s);
+  else
+    scan<int64_t>(a, s);
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return s;
+}
+
+std::string MatrixStats::to_json() const {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "{\"rows\":%lld,\"cols\":%lld,\"nnz\":%lld,\"row_min\":%lld,\"row_max\":%lld,"
+                "\"row_mean\":%.6g,\"row_std\":%.6g,\"row_cv\":%.6g,\"empty_rows\":%lld,"
+                "\"distinct_diagonals\":%lld,\"dense_run_fraction\":%.6g,\"avg_col_span\":%.6g,"
+                "\"seconds\":%.6g,\"row_hist_log2\":[",
+                (long long)rows, (long long)cols, (long long)nnz, (long long)row_min,
+                (long long)row_max, row_mean, row_std, row_cv, (long long)empty_rows,
+                (long long)distinct_diagonals, dense_run_fraction, avg_col_span, seconds);
+  std::string out = buf;
+  size_t last = 0;
+  for (size_t k = 0; k < row_hist.size(); ++k)
+    if (row_hist[k]) last = k;
+  for (size_t k = 0; k <= last; ++k) out += (k ? "," : "") + std::to_string(row_hist[k]);
+  return out + "]}";
+}
+
+std::string MatrixStats::to_text() const {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "rows               %lld\ncols               %lld\nnnz                %lld\n"
+                "row length         min %lld  max %lld  mean %.3f  std %.3f  cv %.3f\n"
+                "empty rows         %lld\ndistinct diagonals %lld\n"
+                "dense-run fraction %.3f\navg column span    %.1f\n"
+                "row-length histogram (log2 buckets):\n",
+                (long long)rows, (long long)cols, (long long)nnz, (long long)row_min,
+                (long long)row_max, row_mean, row_std, row_cv, (long long)empty_rows,
+                (long long)distinct_diagonals, dense_run_fraction, avg_col_span);
+  std::string out = buf;
+  for (size_t k = 0; k < row_hist.size(); ++k) {
+    if (!row_hist[k]) continue;
+    char line[128];
+    if (k == 0)
+      std::snprintf(line, sizeof line, "  %-18s %lld\n", "0", (long long)row_hist[k]);
+    else {
+      char range[64];
+      std::snprintf(range, sizeof range, "[%lld, %lld)", 1LL << (k - 1), 1LL << k);
+      std::snprintf(line, sizeof line, "  %-18s %lld\n", range, (long long)row_hist[k]);
+    }
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,40 @@
+// MatrixStats: the row-length distribution and structure facts the planner decides from.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/csr.hpp"
+
+namespace spmvjit {
+
+struct MatrixStats {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t nnz = 0;
+  int64_t row_min = 0;
+  int64_t row_max = 0;
+  double row_mean = 0;
+  double row_std = 0;
+  double row_cv = 0;  // std / mean; 0 for a perfectly regular matrix
+  // hist[0] = empty rows, hist[k] = rows with length in [2^(k-1), 2^k).
+  std::array<int64_t, 48> row_hist{};
+  int64_t empty_rows = 0;
+  int64_t distinct_diagonals = 0;   // distinct values of (col - row)
+  double dense_run_fraction = 0;    // nonzeros whose right neighbour is the next column
+  double avg_col_span = 0;          // mean over non-empty rows of (max col - min col + 1)
+  double seconds = 0;               // time it took to compute these
+
+  std::string to_json() const;
+  std::string to_text() const;  // human-readable block for `spmvjit inspect`
+};
+
+// One O(nnz) pass (plus a bitmap of rows + cols bits for the diagonals).
+MatrixStats compute_stats(const CsrRef& a);
+
+// Smallest k with 2^k >= n (n >= 1); used by histograms and power-of-two parameters.
+int ceil_log2(int64_t n);
+
+}  // namespace spmvjit

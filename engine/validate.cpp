@@ -1,0 +1,60 @@
+// CSR validation with messages that name the offending row and position.
+#include "engine/validate.hpp"
+
+#include <string>
+
+namespace spmvjit {
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+template <class I>
+void check(const CsrRef& a, int64_t base) {
+  const I* rp = a.rp<I>();
+  const I* ci = a.ci<I>();
+  if (int64_t(rp[0]) != base)
+    fail(SPMV_STATUS_INVALID_MATRIX,
+         "row_ptr[0] is " + s(rp[0]) + ", expected the index base " + s(base));
+  for (int64_t r = 0; r < a.rows; ++r)
+    if (rp[r + 1] < rp[r])
+      fail(SPMV_STATUS_INVALID_MATRIX, "row_ptr is not monotone: row_ptr[" + s(r + 1) + "] = " +
+                                           s(rp[r + 1]) + " < row_ptr[" + s(r) + "] = " + s(rp[r]));
+  if (int64_t(rp[a.rows]) - base != a.nnz)
+    fail(SPMV_STATUS_INVALID_MATRIX, "row_ptr[rows] - base = " + s(int64_t(rp[a.rows]) - base) +
+                                         " but nnz = " + s(a.nnz));
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t k = rp[r] - base; k < rp[r + 1] - base; ++k) {
+      const int64_t c = int64_t(ci[k]) - base;
+      if (c < 0 || c >= a.cols)
+        fail(SPMV_STATUS_INVALID_MATRIX, "column index " + s(ci[k]) + " at position " + s(k) +
+                                             " (row " + s(r + base) + ") is outside [" + s(base) +
+                                             ", " + s(a.cols + base) + ")");
+    }
+}
+
+}  // namespace
+
+void validate_csr(const CsrRef& a, int index_base) {
+  if (index_base != 0 && index_base != 1)
+    fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + s(index_base));
+  if (a.rows < 0 || a.cols < 0 || a.nnz < 0)
+    fail(SPMV_STATUS_INVALID_MATRIX, "negative size: rows " + s(a.rows) + ", cols " + s(a.cols) +
+                                         ", nnz " + s(a.nnz));
+  if (a.index == IndexType::i32) {
+    // Kernels compute row_ptr entries and column indices in the index type; base 1 adds one.
+    const int64_t lim = int64_t(INT32_MAX) - index_base;
+    if (a.rows > lim || a.cols > lim || a.nnz > lim)
+      fail(SPMV_STATUS_SIZE_OVERFLOW, "rows " + s(a.rows) + ", cols " + s(a.cols) + ", nnz " +
+                                          s(a.nnz) + " do not fit int32 indices; use int64");
+  }
+  if (a.row_ptr == nullptr)
+    fail(SPMV_STATUS_INVALID_VALUE, "row_ptr is null");
+  if (a.nnz > 0 && (a.col_idx == nullptr || a.val == nullptr))
+    fail(SPMV_STATUS_INVALID_VALUE, "col_idx or values is null while nnz = " + s(a.nnz));
+  if (a.index == IndexType::i32)
+    check<int32_t>(a, index_base);
+  else
+    check<int64_t>(a, index_base);
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,118 @@
+/* spmvjit C API: plan once (statistics, format choice, JIT compile), execute many times. */
+#ifndef SPMVJIT_SPMVJIT_H
+#define SPMVJIT_SPMVJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SPMVJIT_VERSION_MAJOR 0
+#define SPMVJIT_VERSION_MINOR 1
+
+/* Every call returns a status; on failure spmv_last_error() (per thread) says what and where. */
+typedef enum spmv_status_t {
+  SPMV_STATUS_SUCCESS = 0,
+  SPMV_STATUS_INVALID_VALUE = 1,   /* bad argument: null pointer, unknown enum, bad option */
+  SPMV_STATUS_INVALID_MATRIX = 2,  /* CSR arrays inconsistent (row_ptr, columns, nnz) */
+  SPMV_STATUS_SIZE_OVERFLOW = 3,   /* sizes do not fit the chosen index type */
+  SPMV_STATUS_UNSUPPORTED = 4,     /* valid request this build or format cannot do */
+  SPMV_STATUS_NO_DEVICE = 5,       /* backend requested but no such device/driver */
+  SPMV_STATUS_OUT_OF_MEMORY = 6,   /* host or device allocation failed */
+  SPMV_STATUS_COMPILE_FAILED = 7,  /* JIT compiler rejected generated source (log in message) */
+  SPMV_STATUS_IO_ERROR = 8,        /* file could not be read or written */
+  SPMV_STATUS_PARSE_ERROR = 9,     /* malformed input file (line number in message) */
+  SPMV_STATUS_EXECUTION_FAILED = 10, /* a launch or device operation failed */
+  SPMV_STATUS_INTERNAL_ERROR = 11  /* a bug in spmvjit */
+} spmv_status_t;
+
+typedef enum spmv_index_type_t { SPMV_INDEX_INT32 = 0, SPMV_INDEX_INT64 = 1 } spmv_index_type_t;
+typedef enum spmv_value_type_t { SPMV_VALUE_FLOAT = 0, SPMV_VALUE_DOUBLE = 1 } spmv_value_type_t;
+typedef enum spmv_memory_t { SPMV_MEMORY_HOST = 0, SPMV_MEMORY_DEVICE = 1 } spmv_memory_t;
+
+typedef enum spmv_backend_t {
+  SPMV_BACKEND_AUTO = 0, /* CUDA if a device is present, else CPU */
+  SPMV_BACKEND_CPU = 1,
+  SPMV_BACKEND_CUDA = 2,
+  SPMV_BACKEND_HIP = 3
+} spmv_backend_t;
+
+typedef enum spmv_log_level_t {
+  SPMV_LOG_TRACE = 0,
+  SPMV_LOG_DEBUG = 1,
+  SPMV_LOG_INFO = 2,
+  SPMV_LOG_WARN = 3,
+  SPMV_LOG_ERROR = 4,
+  SPMV_LOG_OFF = 5
+} spmv_log_level_t;
+
+/* A CSR matrix owned by the caller. The plan copies what it needs; the caller may free the
+ * arrays after spmv_plan returns. Explicit zeros are kept. Column indices need not be sorted. */
+typedef struct spmv_csr_t {
+  int64_t rows;
+  int64_t cols;
+  int64_t nnz;
+  const void* row_ptr; /* rows + 1 entries of index_type */
+  const void* col_idx; /* nnz entries of index_type */
+  const void* values;  /* nnz entries of value_type */
+  spmv_index_type_t index_type;
+  spmv_value_type_t value_type;
+  int index_base;       /* 0 or 1 */
+  spmv_memory_t memory; /* where the three arrays live */
+} spmv_csr_t;
+
+typedef void (*spmv_log_callback_t)(int level, const char* message, void* user);
+
+typedef struct spmv_options_t {
+  spmv_backend_t backend;
+  int device;              /* GPU ordinal */
+  int threads;             /* CPU threads; 0 = hardware concurrency */
+  const char* cache_dir;   /* NULL = $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit;
+                              "" = memory only */
+  const char* format;      /* NULL or "auto" = planner decides; else a format name, e.g. "sell" */
+  spmv_log_level_t log_level; /* overridden by $SPMVJIT_LOG_LEVEL when set */
+  spmv_log_callback_t log_callback; /* NULL = stderr */
+  void* log_user;
+} spmv_options_t;
+
+typedef struct spmv_plan_s* spmv_plan_t;
+
+/* Fills defaults: backend auto, device 0, all threads, default cache, format auto, warn. */
+void spmv_options_init(spmv_options_t* options);
+
+/* Validates A, computes statistics, picks a format, converts, compiles or loads the kernels.
+ * On failure *plan is NULL and nothing else changed. options may be NULL (defaults). */
+spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options);
+
+/* y = alpha*A*x + beta*y. alpha and beta point to scalars of the matrix's value type (host).
+ * x and y live where the plan's backend computes (host for CPU, device for GPU). beta == 0
+ * means y is not read. stream is a cudaStream_t/hipStream_t for GPU plans, ignored on the CPU.
+ * Allocates nothing; safe to call concurrently on distinct plans. */
+spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
+                           void* y, void* stream);
+
+/* New values for the same sparsity pattern (same row_ptr/col_idx as planned); no re-plan. */
+spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv_memory_t memory);
+
+/* JSON: format, parameters, statistics, kernel key, cache outcome, timings of each stage.
+ * The returned text is owned by the plan and valid until the next call on it. */
+spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json);
+
+spmv_status_t spmv_plan_destroy(spmv_plan_t plan);
+
+/* Compiles into the cache every kernel a plan for these types may use on this backend and
+ * target (e.g. "sm_90", "native"), without needing the device. *count receives the number. */
+spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir,
+                          int* count);
+
+/* Message of the last failed call on this thread ("" if none). */
+const char* spmv_last_error(void);
+const char* spmv_status_string(spmv_status_t status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMVJIT_SPMVJIT_H */

@@ -1,0 +1,70 @@
+// The backend interface: compile, load, allocate and launch, one implementation per device kind.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_spec.hpp"
+#include "engine/formats/format.hpp"
+#include "runtime/kernel_args.hpp"
+
+namespace spmvjit {
+
+// A loaded module: resolved entry points stay valid as long as the module lives.
+class LoadedModule {
+ public:
+  virtual ~LoadedModule() = default;
+  // Address (CPU) or CUfunction (GPU) of an entry; throws INTERNAL_ERROR if missing.
+  virtual void* entry(const std::string& name) const = 0;
+};
+
+// Per-plan execution resources: the CPU's thread pool, nothing much on GPUs.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Runs one launch step of `fn`. Never allocates.
+  virtual void run(void* fn, const LaunchStep& step, const SpmvArgs& args, void* stream) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual BackendKind kind() const = 0;
+  virtual const TargetInfo& target() const = 0;
+  // Identifies the compiler that produced a binary: part of every cache key.
+  virtual std::string compiler_version() const = 0;
+  // Compiler options for a source (part of the cache key).
+  virtual std::vector<std::string> compile_options(const KernelSpec& spec) const = 0;
+  // Source -> binary (object file, cubin, code object). Throws COMPILE_FAILED with the log.
+  virtual std::vector<char> compile(const KernelSource& src) = 0;
+  // Binary -> loaded module. Throws if the binary is unusable (the cache then recompiles).
+  virtual std::shared_ptr<LoadedModule> load(const std::vector<char>& binary,
+                                             const std::string& key) = 0;
+  virtual std::unique_ptr<Executor> make_executor(int threads) = 0;
+
+  // Memory where kernels read and write. The CPU backend returns host memory.
+  virtual void* alloc(size_t bytes) = 0;
+  virtual void free(void* p) = 0;
+  virtual void upload(void* dst, const void* src, size_t bytes) = 0;
+  virtual void download(void* dst, const void* src, size_t bytes) = 0;
+  virtual bool is_host() const = 0;
+  // Waits for all work queued on `stream` (nullptr: the default stream). CPU: no-op.
+  virtual void synchronize(void* stream) { (void)stream; }
+};
+
+// Source text plus the backend's compile options: what gets compiled and hashed.
+inline KernelSource generate_source_for(Backend& backend, const KernelSpec& spec) {
+  KernelSource src = generate_source(spec);
+  src.options = backend.compile_options(spec);
+  return src;
+}
+
+// The backend singleton for a kind and device. Throws NO_DEVICE / UNSUPPORTED when the build
+// lacks it or no device is present.
+Backend& get_backend(BackendKind kind, int device);
+// True if a usable device of that kind exists (never throws).
+bool backend_available(BackendKind kind, int device);
+
+}  // namespace spmvjit

@@ -1,0 +1,270 @@
+// Kernel cache: memory map of loaded modules, disk entries written by rename with a checksum.
+#include "runtime/cache/kernel_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "engine/log.hpp"
+
+namespace spmvjit {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'P', 'M', 'V', 'J', 'I', 'T', '1'};
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct MemoryCache {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<LoadedModule>> modules;  // backend-tagged key
+  std::map<std::string, std::shared_ptr<std::mutex>> inflight;
+  std::set<std::string> unwritable_dirs;
+};
+
+MemoryCache& memory() {
+  static MemoryCache m;
+  return m;
+}
+
+// mkdir -p; false if it cannot be created.
+bool make_dirs(const std::string& dir) {
+  if (dir.empty()) return false;
+  std::string cur;
+  for (size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') {
+      if (!cur.empty() && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    }
+    if (i < dir.size()) cur += dir[i];
+  }
+  struct stat st;
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void put_u64(std::vector<char>& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+}
+uint64_t get_u64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(uint8_t(p[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+std::string resolve_cache_dir(const char* requested) {
+  if (requested) return requested;
+  if (const char* e = std::getenv("SPMVJIT_CACHE_DIR"); e && *e) return e;
+  if (const char* e = std::getenv("XDG_CACHE_HOME"); e && *e) return std::string(e) + "/spmvjit";
+  if (const char* e = std::getenv("HOME"); e && *e) return std::string(e) + "/.cache/spmvjit";
+  return "";
+}
+
+std::string cache_entry_path(const std::string& dir, const std::string& key) {
+  return dir + "/" + key + ".bin";
+}
+
+// Layout: magic[8] | header_len u64 | key_len u64 | key | spec_len u64 | spec |
+//         payload_len u64 | payload_checksum u64 | payload
+void write_cache_entry(const std::string& path, const std::string& key, const std::string& spec,
+                       const std::vector<char>& payload) {
+  std::vector<char> out(kMagic, kMagic + 8);
+  put_u64(out, key.size());
+  out.insert(out.end(), key.begin(), key.end());
+  put_u64(out, spec.size());
+  out.insert(out.end(), spec.begin(), spec.end());
+  put_u64(out, payload.size());
+  put_u64(out, checksum64(payload.data(), payload.size()));
+  out.insert(out.end(), payload.begin(), payload.end());
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) fail(SPMV_STATUS_IO_ERROR, "cannot create " + tmp + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t w = ::write(fd, out.data() + done, out.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      fail(SPMV_STATUS_IO_ERROR, "cannot write " + tmp + ": " + std::strerror(err ? err : ENOSPC));
+    }
+    done += size_t(w);
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail(SPMV_STATUS_IO_ERROR, "cannot finish " + path + ": " + std::strerror(err));
+  }
+}
+
+bool read_cache_entry(const std::string& path, const std::string& key, std::vector<char>* payload,
+                      std::string* why) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    *why = errno == ENOENT ? "absent" : std::string("unreadable: ") + std::strerror(errno);
+    return false;
+  }
+  std::vector<char> all;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) all.insert(all.end(), buf, buf + n);
+  std::fclose(f);
+  size_t pos = 0;
+  auto need = [&](size_t k) { return pos + k <= all.size(); };
+  if (!need(16) || std::memcmp(all.data(), kMagic, 8) != 0) return *why = "bad magic or truncated header", false;
+  pos = 8;
+  const uint64_t key_len = get_u64(&all[pos]);
+  pos += 8;
+  if (key_len != key.size() || !need(key_len + 8) || std::memcmp(&all[pos], key.data(), key_len) != 0)
+    return *why = "key mismatch", false;
+  pos += key_len;
+  const uint64_t spec_len = get_u64(&all[pos]);
+  pos += 8;
+  if (!need(spec_len + 16)) return *why = "truncated header", false;
+  pos += spec_len;
+  const uint64_t len = get_u64(&all[pos]);
+  const uint64_t sum = get_u64(&all[pos + 8]);
+  pos += 16;
+  if (all.size() - pos != len) return *why = "truncated payload", false;
+  if (checksum64(all.data() + pos, len) != sum) return *why = "checksum mismatch", false;
+  payload->assign(all.begin() + long(pos), all.end());
+  return true;
+}
+
+namespace {
+
+// Compiles (or reads) the binary for spec; records timings in `o`. Caller holds the key's lock.
+std::vector<char> obtain_binary(Backend& backend, const KernelSpec& spec, const KernelSource& src,
+                                const std::string& dir, CacheOutcome& o, bool* from_disk) {
+  *from_disk = false;
+  const std::string path = dir.empty() ? "" : cache_entry_path(dir, o.key);
+  std::vector<char> binary;
+  if (!dir.empty()) {
+    const auto t0 = Clock::now();
+    std::string why;
+    if (read_cache_entry(path, o.key, &binary, &why)) {
+      o.load_seconds += since(t0);
+      *from_disk = true;
+      return binary;
+    }
+    if (why != "absent") {
+      o.note = "disk entry " + path + " rejected (" + why + "); recompiled";
+      log_warn("cache: " + o.note);
+    }
+  }
+  const auto t0 = Clock::now();
+  binary = backend.compile(src);
+  o.compile_seconds = since(t0);
+  if (!dir.empty()) {
+    MemoryCache& m = memory();
+    bool skip;
+    {
+      std::lock_guard lock(m.mu);
+      skip = m.unwritable_dirs.count(dir) > 0;
+    }
+    if (!skip) {
+      try {
+        if (!make_dirs(dir)) fail(SPMV_STATUS_IO_ERROR, "cannot create directory " + dir);
+        write_cache_entry(path, o.key, spec.serialize(), binary);
+      } catch (const Error& e) {
+        std::lock_guard lock(m.mu);
+        if (m.unwritable_dirs.insert(dir).second)
+          log_warn(std::string("cache: ") + e.what() + "; continuing with the memory cache only");
+      }
+    }
+  }
+  return binary;
+}
+
+std::shared_ptr<std::mutex> key_lock(const std::string& tag) {
+  MemoryCache& m = memory();
+  std::lock_guard lock(m.mu);
+  auto& p = m.inflight[tag];
+  if (!p) p = std::make_shared<std::mutex>();
+  return p;
+}
+
+}  // namespace
+
+std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spec,
+                                         const std::string& cache_dir, CacheOutcome* outcome) {
+  CacheOutcome o;
+  auto t0 = Clock::now();
+  const KernelSource src = generate_source_for(backend, spec);
+  o.key = cache_key(spec, src, backend.compiler_version());
+  o.generate_seconds = since(t0);
+  const std::string tag = std::to_string(reinterpret_cast<uintptr_t>(&backend)) + ":" + o.key;
+  MemoryCache& m = memory();
+  auto lock = key_lock(tag);
+  std::lock_guard key_guard(*lock);
+  {
+    std::lock_guard guard(m.mu);
+    if (auto it = m.modules.find(tag); it != m.modules.end()) {
+      o.where = "memory";
+      if (outcome) *outcome = o;
+      return it->second;
+    }
+  }
+  bool from_disk = false;
+  std::vector<char> binary = obtain_binary(backend, spec, src, cache_dir, o, &from_disk);
+  std::shared_ptr<LoadedModule> mod;
+  t0 = Clock::now();
+  try {
+    mod = backend.load(binary, o.key);
+  } catch (const Error& e) {
+    if (!from_disk) throw;
+    // A disk entry that passed its checksum but does not load (e.g. written by a different
+    // toolchain build with the same version string): recompile and overwrite it.
+    o.note = std::string("disk entry failed to load (") + e.what() + "); recompiled";
+    log_warn("cache: " + o.note);
+    const auto t1 = Clock::now();
+    binary = backend.compile(src);
+    o.compile_seconds = since(t1);
+    if (!cache_dir.empty()) {
+      try {
+        write_cache_entry(cache_entry_path(cache_dir, o.key), o.key, spec.serialize(), binary);
+      } catch (const Error&) {
+      }
+    }
+    from_disk = false;
+    mod = backend.load(binary, o.key);
+  }
+  o.load_seconds += since(t0);
+  o.where = from_disk ? "disk" : "compiled";
+  {
+    std::lock_guard guard(m.mu);
+    m.modules[tag] = mod;
+  }
+  if (outcome) *outcome = o;
+  return mod;
+}
+
+bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
+                   CacheOutcome* outcome) {
+  CacheOutcome o;
+  const KernelSource src = generate_source_for(backend, spec);
+  o.key = cache_key(spec, src, backend.compiler_version());
+  auto lock = key_lock(std::to_string(reinterpret_cast<uintptr_t>(&backend)) + ":" + o.key);
+  std::lock_guard key_guard(*lock);
+  bool from_disk = false;
+  obtain_binary(backend, spec, src, cache_dir, o, &from_disk);
+  o.where = from_disk ? "disk" : "compiled";
+  if (outcome) *outcome = o;
+  return !from_disk;
+}
+
+}  // namespace spmvjit

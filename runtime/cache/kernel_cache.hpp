@@ -1,0 +1,42 @@
+// The kernel cache: loaded modules in memory, binaries on disk, the compiler as last resort.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/backend.hpp"
+
+namespace spmvjit {
+
+struct CacheOutcome {
+  std::string key;
+  std::string where;  // "memory", "disk" or "compiled"
+  double generate_seconds = 0;
+  double compile_seconds = 0;  // 0 unless compiled
+  double load_seconds = 0;     // reading + loading the binary
+  std::string note;            // e.g. why a disk entry was rejected
+};
+
+// The directory a plan uses: `requested` if non-null ("" = memory only), else
+// $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit.
+std::string resolve_cache_dir(const char* requested);
+
+// Memory -> disk -> compile. Thread-safe; concurrent requests for one key compile once.
+// A corrupt or unloadable disk entry is logged and recompiled; an unwritable directory degrades
+// to memory only with one warning per directory.
+std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spec,
+                                         const std::string& cache_dir, CacheOutcome* outcome);
+
+// Compiles into the disk cache without loading (warmup). Returns true if it compiled.
+bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
+                   CacheOutcome* outcome);
+
+// Disk entry I/O, exposed for tests. read returns false and sets `why` on any defect.
+bool read_cache_entry(const std::string& path, const std::string& key, std::vector<char>* payload,
+                      std::string* why);
+// Throws IO_ERROR on failure; never leaves a partial file under the final name.
+void write_cache_entry(const std::string& path, const std::string& key, const std::string& spec,
+                       const std::vector<char>& payload);
+std::string cache_entry_path(const std::string& dir, const std::string& key);
+
+}  // namespace spmvjit

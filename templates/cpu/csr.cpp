@@ -1,0 +1,24 @@
+// CPU CSR kernel: each part owns a contiguous row range balanced by nonzeros.
+// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V), a[3] parts (i64).
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude.h"
+#endif
+
+template <int E>
+static void csr_part(const SpmvArgs& a, i64 p) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
+  const i64* parts = (const i64*)a.a[3];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  for (i64 r = parts[p]; r < parts[p + 1]; ++r) {
+    V sum = 0;
+    const I e = rp[r + 1];
+    for (I k = rp[r]; k < e; ++k) sum += va[k] * x[ci[k]];
+    y[r] = spmvjit_epilogue<E>(sum, y, r, alpha, beta);
+  }
+}
+
+SPMVJIT_EXPORT(csr_part, spmvjit_part)

@@ -1,0 +1,66 @@
+// GPU kernel prelude for CUDA (NVRTC): argument block, types, warp intrinsics, epilogue.
+// GPU templates use only what this prelude defines, so a HIP prelude can serve them too.
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#define SPMVJIT_PRELUDE_INCLUDED
+
+#ifndef SPMVJIT_INDEX_T
+#define SPMVJIT_INDEX_T int
+#endif
+#ifndef SPMVJIT_VALUE_T
+#define SPMVJIT_VALUE_T double
+#endif
+
+typedef SPMVJIT_INDEX_T I;
+typedef SPMVJIT_VALUE_T V;
+typedef long long i64;
+
+// Must match runtime/kernel_args.hpp byte for byte; passed by value as the only kernel parameter.
+struct SpmvArgs {
+  const void* a[8];
+  i64 n[8];
+  const void* x;
+  void* y;
+  double alpha;
+  double beta;
+  i64 rows;
+  i64 cols;
+  void* scratch;
+};
+
+#define SPMVJIT_WARP 32
+#define SPMVJIT_FULL_MASK 0xffffffffu
+#define SPMVJIT_DEVICE static __device__ __forceinline__
+#define SPMVJIT_RESTRICT __restrict__
+
+// Read-only, cached loads for data no kernel writes during the launch (x, matrix arrays).
+template <class T>
+SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return __ldg(p); }
+// Streaming loads for matrix arrays read exactly once (evict-first keeps x in cache).
+template <class T>
+SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) { return __ldcs(p); }
+template <class T>
+SPMVJIT_DEVICE T spmvjit_shfl_down(T v, int d) { return __shfl_down_sync(SPMVJIT_FULL_MASK, v, d); }
+template <class T>
+SPMVJIT_DEVICE T spmvjit_shfl(T v, int lane) { return __shfl_sync(SPMVJIT_FULL_MASK, v, lane); }
+template <class T>
+SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) { return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d); }
+SPMVJIT_DEVICE unsigned spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
+SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
+SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
+
+// E bit 0: beta == 0 (y is not read); bit 1: alpha == 1.
+template <int E>
+SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
+  const V ax = (E & 2) ? acc : alpha * acc;
+  return (E & 1) ? ax : ax + beta * y[r];
+}
+
+// Exports entry_0..entry_3 (the four epilogues) from `template <int E> __device__ void fn(const
+// SpmvArgs&)`. BLOCK is the block size the launch uses (it bounds register use).
+#define SPMVJIT_EXPORT_KERNEL(fn, entry, BLOCK)                                              \
+  extern "C" __global__ void __launch_bounds__(BLOCK) entry##_0(const SpmvArgs a) { fn<0>(a); } \
+  extern "C" __global__ void __launch_bounds__(BLOCK) entry##_1(const SpmvArgs a) { fn<1>(a); } \
+  extern "C" __global__ void __launch_bounds__(BLOCK) entry##_2(const SpmvArgs a) { fn<2>(a); } \
+  extern "C" __global__ void __launch_bounds__(BLOCK) entry##_3(const SpmvArgs a) { fn<3>(a); }
+
+#endif  // SPMVJIT_PRELUDE_INCLUDED

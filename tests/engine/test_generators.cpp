@@ -1,0 +1,238 @@
+// Tests of the synthetic matrix generators: exact stencil counts, bounds, determinism, errors.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <sstream>
+#include <string>
+
+#include "engine/gen/generators.hpp"
+
+using spmvjit::generate_matrix;
+using Csr = spmvjit::HostCsr<int64_t, double>;
+
+namespace {
+
+// Fingerprint of generate_matrix("random:100:1:5", 3), taken from this implementation.
+constexpr int64_t kPinnedRandomNnz = 292;
+constexpr uint64_t kPinnedRandomHash = 0x90677f2eee2ea0adull;
+
+// Valid CSR with sorted, distinct, in-range columns.
+void check_csr(const Csr& a) {
+  REQUIRE(a.row_ptr.size() == size_t(a.rows) + 1);
+  REQUIRE(a.row_ptr.front() == 0);
+  REQUIRE(a.row_ptr.back() == a.nnz());
+  REQUIRE(a.val.size() == a.col_idx.size());
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const int64_t b = a.row_ptr[size_t(r)], e = a.row_ptr[size_t(r) + 1];
+    REQUIRE(b <= e);
+    for (int64_t k = b; k < e; ++k) {
+      REQUIRE(a.col_idx[size_t(k)] >= 0);
+      REQUIRE(a.col_idx[size_t(k)] < a.cols);
+      if (k > b) REQUIRE(a.col_idx[size_t(k) - 1] < a.col_idx[size_t(k)]);
+    }
+  }
+}
+
+int64_t row_len(const Csr& a, int64_t r) { return a.row_ptr[size_t(r) + 1] - a.row_ptr[size_t(r)]; }
+
+bool same(const Csr& a, const Csr& b) {
+  return a.rows == b.rows && a.cols == b.cols && a.row_ptr == b.row_ptr && a.col_idx == b.col_idx &&
+         a.val == b.val;
+}
+
+void check_random_values(const Csr& a) {
+  for (double v : a.val) {
+    REQUIRE(v >= -1.0);
+    REQUIRE(v < 1.0);
+  }
+}
+
+std::string error_of(const std::string& spec) {
+  try {
+    generate_matrix(spec);
+  } catch (const spmvjit::Error& e) {
+    CHECK(e.status() == SPMV_STATUS_INVALID_VALUE);
+    return e.what();
+  }
+  FAIL("no error for " << spec);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("stencils have the exact nonzero counts and coefficients", "[gen]") {
+  for (int64_t n : {1, 2, 3, 7, 20}) {
+    INFO("N = " << n);
+    const Csr p2 = generate_matrix("poisson2d:" + std::to_string(n));
+    check_csr(p2);
+    CHECK(p2.rows == n * n);
+    CHECK(p2.cols == n * n);
+    CHECK(p2.nnz() == 5 * n * n - 4 * n);
+    const Csr p3 = generate_matrix("poisson3d:" + std::to_string(n));
+    check_csr(p3);
+    CHECK(p3.rows == n * n * n);
+    CHECK(p3.nnz() == 7 * n * n * n - 6 * n * n);
+    const Csr s27 = generate_matrix("stencil27:" + std::to_string(n));
+    check_csr(s27);
+    CHECK(s27.rows == n * n * n);
+    CHECK(s27.nnz() == (3 * n - 2) * (3 * n - 2) * (3 * n - 2));
+  }
+  // Rows of a Laplacian sum to zero away from the boundary; the diagonal holds 4 / 6 / 26.
+  const Csr p2 = generate_matrix("poisson2d:5");
+  const int64_t centre = 2 * 5 + 2;
+  double sum = 0;
+  for (int64_t k = p2.row_ptr[centre]; k < p2.row_ptr[centre + 1]; ++k) {
+    sum += p2.val[size_t(k)];
+    if (p2.col_idx[size_t(k)] == centre) CHECK(p2.val[size_t(k)] == 4.0);
+  }
+  CHECK(sum == 0.0);
+  CHECK(row_len(p2, centre) == 5);
+  const Csr p3 = generate_matrix("poisson3d:3");
+  CHECK(row_len(p3, 13) == 7);
+  CHECK(p3.val[size_t(p3.row_ptr[13] + 3)] == 6.0);
+  const Csr s27 = generate_matrix("stencil27:3");
+  CHECK(row_len(s27, 13) == 27);
+  CHECK(s27.val[size_t(s27.row_ptr[13] + 13)] == 26.0);
+}
+
+TEST_CASE("random generators are deterministic per seed", "[gen]") {
+  for (const char* spec : {"random:500", "powerlaw:2000", "denserows:300:3", "short:400",
+                           "dense:7:9", "diag:50:7", "blocks:200:3:5"}) {
+    INFO(spec);
+    const Csr a = generate_matrix(spec, 7);
+    const Csr b = generate_matrix(spec, 7);
+    const Csr c = generate_matrix(spec, 8);
+    check_csr(a);
+    CHECK(same(a, b));
+    CHECK_FALSE(same(a, c));
+    check_random_values(a);
+  }
+  // Pinned: the generator must not depend on the standard library (or change by accident).
+  const Csr a = generate_matrix("random:100:1:5", 3);
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t c : a.col_idx) h = (h ^ uint64_t(c)) * 1099511628211ull;
+  CHECK(a.nnz() == kPinnedRandomNnz);
+  CHECK(h == kPinnedRandomHash);
+}
+
+TEST_CASE("random: row lengths within [MIN, MAX], columns within COLS", "[gen]") {
+  const Csr a = generate_matrix("random:2000:3:7:50", 5);
+  check_csr(a);
+  CHECK(a.rows == 2000);
+  CHECK(a.cols == 50);
+  int64_t shortest = 100, longest = 0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    shortest = std::min(shortest, row_len(a, r));
+    longest = std::max(longest, row_len(a, r));
+  }
+  CHECK(shortest == 3);
+  CHECK(longest == 7);
+  // Fully dense rows take the selection-sampling path.
+  const Csr d = generate_matrix("random:20:16:16:16");
+  check_csr(d);
+  CHECK(d.nnz() == 20 * 16);
+  // Defaults: MIN=1, MAX=40, COLS=ROWS.
+  const Csr def = generate_matrix("random:1000");
+  check_csr(def);
+  CHECK(def.cols == 1000);
+  for (int64_t r = 0; r < def.rows; ++r) REQUIRE((row_len(def, r) >= 1 && row_len(def, r) <= 40));
+}
+
+TEST_CASE("powerlaw: many short rows, a few long ones", "[gen]") {
+  const Csr a = generate_matrix("powerlaw:100000", 1);
+  check_csr(a);
+  int64_t ones = 0, longest = 0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    REQUIRE(row_len(a, r) >= 1);
+    REQUIRE(row_len(a, r) <= 10000);  // MAXLEN = ROWS / 10
+    ones += row_len(a, r) == 1;
+    longest = std::max(longest, row_len(a, r));
+  }
+  CHECK(ones > a.rows / 3);
+  CHECK(longest > 100);
+  const Csr b = generate_matrix("powerlaw:1000:1.5:20", 1);
+  for (int64_t r = 0; r < b.rows; ++r) REQUIRE(row_len(b, r) <= 20);
+}
+
+TEST_CASE("denserows, short, dense, diag and blocks shapes", "[gen]") {
+  const Csr d = generate_matrix("denserows:1000:5:8");
+  check_csr(d);
+  int64_t full = 0;
+  for (int64_t r = 0; r < d.rows; ++r) {
+    if (row_len(d, r) == 1000) {
+      ++full;
+    } else {
+      REQUIRE((row_len(d, r) >= 4 && row_len(d, r) <= 12));
+    }
+  }
+  CHECK(full == 5);
+
+  const Csr s = generate_matrix("short:1000:2");
+  check_csr(s);
+  int64_t empty = 0;
+  for (int64_t r = 0; r < s.rows; ++r) {
+    REQUIRE(row_len(s, r) <= 2);
+    empty += row_len(s, r) == 0;
+  }
+  CHECK(empty > 200);
+
+  const Csr m = generate_matrix("dense:3:4");
+  check_csr(m);
+  CHECK(m.rows == 3);
+  CHECK(m.cols == 4);
+  CHECK(m.nnz() == 12);
+
+  const Csr g = generate_matrix("diag:10:5");
+  check_csr(g);
+  CHECK(g.nnz() == 5 * 10 - 6);
+  for (int64_t r = 0; r < g.rows; ++r)
+    for (int64_t k = g.row_ptr[size_t(r)]; k < g.row_ptr[size_t(r) + 1]; ++k)
+      REQUIRE(std::abs(g.col_idx[size_t(k)] - r) <= 2);
+  CHECK(generate_matrix("diag:10:1").nnz() == 10);
+
+  const Csr b = generate_matrix("blocks:100:4:3");
+  check_csr(b);
+  for (int64_t r = 0; r < b.rows; ++r) {
+    REQUIRE(row_len(b, r) == 12);
+    for (int64_t k = b.row_ptr[size_t(r)]; k < b.row_ptr[size_t(r) + 1]; k += 4) {
+      REQUIRE(b.col_idx[size_t(k)] % 4 == 0);
+      REQUIRE(b.col_idx[size_t(k) + 3] == b.col_idx[size_t(k)] + 3);
+    }
+  }
+}
+
+TEST_CASE("bad specs are INVALID_VALUE naming the problem", "[gen]") {
+  CHECK(error_of("nope:3").rfind("unknown generator 'nope'; known: poisson2d, poisson3d", 0) == 0);
+  CHECK(error_of("").find("unknown generator ''") != std::string::npos);
+  CHECK(error_of("poisson2d") == "generator 'poisson2d': needs N");
+  CHECK(error_of("random:abc") == "generator 'random': ROWS='abc' is not an integer");
+  CHECK(error_of("random:10:5:3") == "generator 'random': MAX=3 must be at least 5");
+  CHECK(error_of("poisson2d:0") == "generator 'poisson2d': N=0 must be at least 1");
+  CHECK(error_of("powerlaw:10:x") == "generator 'powerlaw': ALPHA='x' is not a number");
+  CHECK(error_of("short:10:1:2").find("takes at most 2 parameters (ROWS:MAX), got 3") !=
+        std::string::npos);
+  CHECK(error_of("dense:1000000:1000000").find("more than 2^34") != std::string::npos);
+  CHECK(error_of("poisson3d:100000").find("more than 2^34") != std::string::npos);
+  CHECK(error_of("powerlaw:100000000:0:100000").find("more than 2^34") != std::string::npos);
+}
+
+TEST_CASE("generator_help lists every kind, one per line", "[gen]") {
+  std::istringstream help(spmvjit::generator_help());
+  std::string line;
+  int kinds = 0;
+  while (std::getline(help, line)) {
+    const std::string kind = line.substr(0, line.find(':'));
+    INFO(line);
+    CHECK_NOTHROW(generate_matrix(kind + ":4"));
+    ++kinds;
+  }
+  CHECK(kinds == 10);
+}
+
+TEST_CASE("poisson2d:2000 builds in well under a second", "[.][gen][perf]") {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Csr a = generate_matrix("poisson2d:2000");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  WARN("poisson2d:2000: " << a.nnz() << " nonzeros in " << s << " s");
+  CHECK(a.nnz() == 5 * 2000 * 2000 - 4 * 2000);
+}

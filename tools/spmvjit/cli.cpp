@@ -1,0 +1,161 @@
+// Argument parsing, matrix loading, timing and table formatting for the command line.
+#include "tools/spmvjit/cli.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "engine/error.hpp"
+#include "engine/gen/generators.hpp"
+#include "engine/io/matrix_market.hpp"
+
+namespace spmvjit::cli {
+
+void usage_error(const std::string& msg) { fail(SPMV_STATUS_INVALID_VALUE, msg); }
+
+Args::Args(int argc, char** argv, int first, const std::vector<std::string>& flags,
+           const std::vector<std::string>& valued) {
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) == 0 && a.size() > 2) {
+      std::string key = a.substr(2), val = "1";
+      if (auto eq = key.find('='); eq != std::string::npos) {
+        val = key.substr(eq + 1);
+        key = key.substr(0, eq);
+      } else if (std::find(valued.begin(), valued.end(), key) != valued.end()) {
+        if (i + 1 >= argc) usage_error("option --" + key + " needs a value");
+        val = argv[++i];
+      }
+      const bool known = std::find(flags.begin(), flags.end(), key) != flags.end() ||
+                         std::find(valued.begin(), valued.end(), key) != valued.end();
+      if (!known) usage_error("unknown option --" + key + " (see --help)");
+      opts_[key] = val;
+    } else if (a == "-o" && i + 1 < argc) {
+      opts_["output"] = argv[++i];
+    } else {
+      pos_.push_back(a);
+    }
+  }
+}
+
+std::string Args::get(const std::string& k, const std::string& def) const {
+  auto it = opts_.find(k);
+  return it == opts_.end() ? def : it->second;
+}
+
+int64_t Args::get_int(const std::string& k, int64_t def) const {
+  if (!has(k)) return def;
+  char* end = nullptr;
+  const std::string v = get(k);
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end) usage_error("--" + k + " expects an integer, got '" + v + "'");
+  return x;
+}
+
+double Args::get_double(const std::string& k, double def) const {
+  if (!has(k)) return def;
+  char* end = nullptr;
+  const std::string v = get(k);
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end) usage_error("--" + k + " expects a number, got '" + v + "'");
+  return x;
+}
+
+HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name) {
+  if (args.has("gen")) {
+    *name = args.get("gen");
+    return generate_matrix(args.get("gen"), uint64_t(args.get_int("seed", 1)));
+  }
+  if (args.positional().empty()) usage_error("give a Matrix Market FILE or --gen SPEC");
+  const std::string path = args.positional()[0];
+  *name = path.substr(path.find_last_of('/') + 1);
+  return read_matrix_market(path);
+}
+
+std::vector<std::pair<std::string, std::string>> default_suite(bool large) {
+  if (large)  // the GPU suite: every matrix well above a 50 MB L2
+    return {{"poisson2d-4M", "poisson2d:2000"},   {"stencil27-1M", "stencil27:100"},
+            {"random-2M", "random:2000000:1:40"}, {"powerlaw-2M", "powerlaw:2000000"},
+            {"denserows-1M", "denserows:1000000:10:16"}, {"short-8M", "short:8000000:2"},
+            {"dense-2000", "dense:2000"}};
+  return {{"poisson2d-1M", "poisson2d:1000"},    {"stencil27-216K", "stencil27:60"},
+          {"random-500K", "random:500000:1:40"}, {"powerlaw-500K", "powerlaw:500000"},
+          {"denserows-500K", "denserows:500000:10:16"}, {"short-2M", "short:2000000:2"},
+          {"dense-1000", "dense:1000"}};
+}
+
+spmv_backend_t backend_from(const std::string& s) {
+  if (s == "auto" || s.empty()) return SPMV_BACKEND_AUTO;
+  if (s == "cpu") return SPMV_BACKEND_CPU;
+  if (s == "cuda") return SPMV_BACKEND_CUDA;
+  if (s == "hip") return SPMV_BACKEND_HIP;
+  usage_error("unknown backend '" + s + "' (auto, cpu, cuda, hip)");
+}
+
+IndexType index_from(const std::string& s) {
+  if (s == "int32" || s.empty()) return IndexType::i32;
+  if (s == "int64") return IndexType::i64;
+  usage_error("unknown index type '" + s + "' (int32, int64)");
+}
+
+ValueType value_from(const std::string& s) {
+  if (s == "double" || s.empty()) return ValueType::f64;
+  if (s == "float") return ValueType::f32;
+  usage_error("unknown value type '" + s + "' (float, double)");
+}
+
+spmv_options_t options_from(const Args& args) {
+  spmv_options_t o;
+  spmv_options_init(&o);
+  o.backend = backend_from(args.get("backend", "auto"));
+  o.device = int(args.get_int("device", 0));
+  o.threads = int(args.get_int("threads", 0));
+  if (args.has("cache-dir")) o.cache_dir = nullptr;  // set by caller, which owns the string
+  return o;
+}
+
+double median_seconds(const std::function<void()>& fn, int min_iters, double min_seconds) {
+  std::vector<double> t;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100000; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    const auto t1 = std::chrono::steady_clock::now();
+    t.push_back(std::chrono::duration<double>(t1 - t0).count());
+    if (int(t.size()) >= min_iters && std::chrono::duration<double>(t1 - start).count() >= min_seconds) break;
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+std::string fmt(double v, int precision) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", precision, v);
+  return b;
+}
+
+std::string format_table(const std::vector<std::string>& header,
+                         const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(header.size());
+  for (size_t c = 0; c < header.size(); ++c) w[c] = header[c].size();
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size() && c < w.size(); ++c) w[c] = std::max(w[c], r[c].size());
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string s;
+    for (size_t c = 0; c < w.size(); ++c) {
+      const std::string& v = c < r.size() ? r[c] : "";
+      const std::string pad(w[c] - v.size(), ' ');
+      s += (c ? "  " : "") + (c == 0 ? v + pad : pad + v);
+    }
+    return s + "\n";
+  };
+  std::string out = line(header);
+  size_t total = 0;
+  for (size_t c = 0; c < w.size(); ++c) total += w[c] + (c ? 2 : 0);
+  out += std::string(total, '-') + "\n";
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+}  // namespace spmvjit::cli

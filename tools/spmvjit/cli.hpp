@@ -1,0 +1,53 @@
+// Shared pieces of the spmvjit command line: argument parsing, matrix loading, timing, tables.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/csr.hpp"
+#include "spmvjit/spmvjit.h"
+
+namespace spmvjit::cli {
+
+// "--key value" / "--flag" options plus positional arguments. Unknown options are errors.
+class Args {
+ public:
+  Args(int argc, char** argv, int first, const std::vector<std::string>& flags,
+       const std::vector<std::string>& valued);
+  bool has(const std::string& k) const { return opts_.count(k) > 0; }
+  std::string get(const std::string& k, const std::string& def = "") const;
+  int64_t get_int(const std::string& k, int64_t def) const;
+  double get_double(const std::string& k, double def) const;
+  const std::vector<std::string>& positional() const { return pos_; }
+
+ private:
+  std::map<std::string, std::string> opts_;
+  std::vector<std::string> pos_;
+};
+
+// FILE (Matrix Market) or --gen SPEC; `name` receives a short label.
+HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name);
+// The generated benchmark suite (name, spec) used by `bench --suite`.
+std::vector<std::pair<std::string, std::string>> default_suite(bool large);
+
+spmv_options_t options_from(const Args& args);
+spmv_backend_t backend_from(const std::string& s);
+
+// Median seconds of fn() over at least `min_iters` calls and `min_seconds` of wall time.
+double median_seconds(const std::function<void()>& fn, int min_iters, double min_seconds);
+
+// A plain text table with right-aligned numeric columns.
+std::string format_table(const std::vector<std::string>& header,
+                         const std::vector<std::vector<std::string>>& rows);
+std::string fmt(double v, int precision = 3);
+
+// Parses "int32"/"int64" and "float"/"double".
+IndexType index_from(const std::string& s);
+ValueType value_from(const std::string& s);
+
+[[noreturn]] void usage_error(const std::string& msg);
+
+}  // namespace spmvjit::cli

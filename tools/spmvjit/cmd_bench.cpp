@@ -1,0 +1,107 @@
+// `spmvjit bench`: every applicable format (plus the auto plan) on one matrix or the suite.
+#include <cstdio>
+#include <fstream>
+
+#include "engine/formats/format.hpp"
+#include "engine/gen/generators.hpp"
+#include "tools/spmvjit/cli.hpp"
+#include "tools/spmvjit/commands.hpp"
+#include "tools/spmvjit/measure.hpp"
+
+namespace spmvjit::cli {
+namespace {
+
+const char* kHelp =
+    "usage: spmvjit bench FILE.mtx|--gen SPEC|--suite [options]\n"
+    "  --formats all|auto|a,b,c  formats to run (default all; 'auto' = planner only)\n"
+    "  --suite                   the generated suite (--large: the GPU-sized one)\n"
+    "  --backend, --index, --value, --threads, --device, --cache-dir as for run\n"
+    "  --iters N                 minimum timed SpMVs per format (default 20)\n"
+    "  --json FILE               write all results as JSON\n";
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  Args args(argc, argv, 2, {"help", "suite", "large"},
+            {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json",
+             "gen", "seed"});
+  if (args.has("help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
+  if (args.has("suite")) {
+    for (const auto& [name, spec] : default_suite(args.has("large"))) matrices.emplace_back(name, generate_matrix(spec));
+  } else {
+    std::string name;
+    auto a = load_matrix(args, &name);
+    matrices.emplace_back(name, std::move(a));
+  }
+  std::vector<std::string> formats;
+  const std::string fl = args.get("formats", "all");
+  if (fl == "all") {
+    formats.push_back("");  // the planner's own choice first
+    for (const Format* f : all_formats()) formats.push_back(f->name());
+  } else if (fl == "auto") {
+    formats.push_back("");
+  } else {
+    formats = split(fl);
+  }
+  spmv_options_t o = options_from(args);
+  const std::string cache_dir = args.get("cache-dir");
+  if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
+  const IndexType index = index_from(args.get("index"));
+  const ValueType value = value_from(args.get("value"));
+  std::vector<std::vector<std::string>> rows;
+  std::string json = "[";
+  bool any_wrong = false;
+  for (const auto& [name, a] : matrices) {
+    double csr_time = 0;
+    std::vector<MeasureResult> results;
+    for (const auto& f : formats) {
+      results.push_back(measure(a, index, value, o, f, int(args.get_int("iters", 20)), 0.2));
+      if (results.back().ok && results.back().format == "csr" && !f.empty()) csr_time = results.back().exec_s;
+    }
+    for (size_t i = 0; i < results.size(); ++i) {
+      const MeasureResult& r = results[i];
+      const std::string label = formats[i].empty() ? "auto:" + r.format : r.format;
+      if (!r.ok) {
+        any_wrong |= r.error.rfind("WRONG", 0) == 0;
+        rows.push_back({name, label, "-", "-", "-", "-", "-", r.error.substr(0, 60)});
+      } else {
+        rows.push_back({name, label, fmt(r.exec_s * 1e3, 4), fmt(r.gbs(), 1), fmt(r.csr_gbs(), 1),
+                        fmt(r.convert_s * 1e3, 2), csr_time > 0 ? fmt(csr_time / r.exec_s, 2) : "-",
+                        r.params});
+      }
+      json += std::string(json.size() > 1 ? "," : "") + "{\"matrix\":\"" + name + "\",\"format\":\"" + label +
+              "\",\"ok\":" + (r.ok ? "true" : "false") + ",\"spmv_seconds\":" + std::to_string(r.exec_s) +
+              ",\"gbs\":" + std::to_string(r.gbs()) + ",\"csr_gbs\":" + std::to_string(r.csr_gbs()) +
+              ",\"convert_seconds\":" + std::to_string(r.convert_s) + ",\"plan_seconds\":" +
+              std::to_string(r.plan_s) + ",\"params\":" + (r.params.empty() ? "{}" : r.params) + "}";
+    }
+  }
+  json += "]";
+  std::fputs(format_table({"matrix", "format", "ms", "GB/s", "CSR-eq GB/s", "convert ms", "vs csr", "params"}, rows)
+                 .c_str(),
+             stdout);
+  if (args.has("json")) {
+    std::ofstream f(args.get("json"));
+    f << json << "\n";
+    if (!f) fail(SPMV_STATUS_IO_ERROR, "cannot write " + args.get("json"));
+  }
+  return any_wrong ? 1 : 0;
+}
+
+}  // namespace spmvjit::cli

@@ -1,0 +1,74 @@
+// `spmvjit inspect`, `gen` and `warmup`: the small subcommands.
+#include <cstdio>
+
+#include "engine/formats/format.hpp"
+#include "engine/io/matrix_market.hpp"
+#include "engine/gen/generators.hpp"
+#include "engine/planner.hpp"
+#include "engine/stats.hpp"
+#include "runtime/backend.hpp"
+#include "tools/spmvjit/cli.hpp"
+#include "tools/spmvjit/commands.hpp"
+
+namespace spmvjit::cli {
+
+int cmd_inspect(int argc, char** argv) {
+  Args args(argc, argv, 2, {"help", "json"}, {"gen", "seed", "backend"});
+  if (args.has("help")) {
+    std::fputs("usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda]\n"
+               "  prints MatrixStats and, when the backend exists, the planner's ranking\n", stdout);
+    return 0;
+  }
+  std::string name;
+  const auto a = load_matrix(args, &name);
+  const MatrixStats s = compute_stats(a.ref());
+  if (args.has("json")) {
+    std::printf("%s\n", s.to_json().c_str());
+    return 0;
+  }
+  std::printf("matrix             %s\n%s", name.c_str(), s.to_text().c_str());
+  const spmv_backend_t b = backend_from(args.get("backend", "auto"));
+  const BackendKind kind = b == SPMV_BACKEND_CUDA ? BackendKind::cuda
+                           : b == SPMV_BACKEND_CPU ? BackendKind::cpu
+                           : backend_available(BackendKind::cuda, 0) ? BackendKind::cuda
+                                                                      : BackendKind::cpu;
+  if (!backend_available(kind, 0)) return 0;
+  const auto i32 = a.cast<int32_t, double>();
+  TargetInfo t = get_backend(kind, 0).target();
+  const PlanChoice c = choose_format(i32.ref(), s, t, "");
+  std::printf("planner (%s, int32/double): %s %s\n  %s\n", to_string(kind), c.format->name().c_str(),
+              params_json(c.params).c_str(), c.why.c_str());
+  return 0;
+}
+
+int cmd_gen(int argc, char** argv) {
+  Args args(argc, argv, 2, {"help"}, {"seed", "output"});
+  if (args.has("help") || args.positional().empty()) {
+    std::printf("usage: spmvjit gen SPEC -o FILE.mtx [--seed N]\nspecs:\n%s", generator_help().c_str());
+    return args.has("help") ? 0 : 2;
+  }
+  if (!args.has("output")) usage_error("gen needs -o FILE.mtx");
+  const auto a = generate_matrix(args.positional()[0], uint64_t(args.get_int("seed", 1)));
+  write_matrix_market(args.get("output"), a);
+  std::printf("wrote %s: %lld x %lld, %lld nonzeros\n", args.get("output").c_str(), (long long)a.rows,
+              (long long)a.cols, (long long)a.nnz());
+  return 0;
+}
+
+int cmd_warmup(int argc, char** argv) {
+  Args args(argc, argv, 2, {"help"}, {"backend", "target", "cache-dir"});
+  if (args.has("help")) {
+    std::fputs("usage: spmvjit warmup [--backend cpu|cuda] [--target native|sm_90|...] [--cache-dir DIR]\n"
+               "  compiles every kernel a plan may ask for into the disk cache\n", stdout);
+    return 0;
+  }
+  const std::string dir = args.get("cache-dir"), target = args.get("target", "native");
+  int count = 0;
+  const spmv_status_t s = spmv_warmup(backend_from(args.get("backend", "cpu")), target.c_str(),
+                                      args.has("cache-dir") ? dir.c_str() : nullptr, &count);
+  if (s != SPMV_STATUS_SUCCESS) fail(s, spmv_last_error());
+  std::printf("warmup: %d kernels in the cache\n", count);
+  return 0;
+}
+
+}  // namespace spmvjit::cli

@@ -1,0 +1,139 @@
+// measure(): plan -> verify twice (beta = 0 with poisoned y, beta != 0) -> time.
+#include "tools/spmvjit/measure.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "engine/plan.hpp"
+#include "engine/reference.hpp"
+#include "spmvjit/spmvjit.hpp"
+#include "tools/spmvjit/cli.hpp"
+
+namespace spmvjit::cli {
+namespace {
+
+// x and y in the memory the plan's backend computes in.
+class Vectors {
+ public:
+  Vectors(Backend* b, size_t xbytes, size_t ybytes) : b_(b) {
+    if (!b_->is_host()) {
+      x_ = xbytes ? b_->alloc(xbytes) : nullptr;
+      y_ = ybytes ? b_->alloc(ybytes) : nullptr;
+    }
+  }
+  ~Vectors() {
+    if (!b_->is_host()) {
+      if (x_) b_->free(x_);
+      if (y_) b_->free(y_);
+    }
+  }
+  template <class V>
+  std::pair<const V*, V*> bind(const std::vector<V>& x, std::vector<V>& y) {
+    if (b_->is_host()) return {x.data(), y.data()};
+    if (x_) b_->upload(x_, x.data(), x.size() * sizeof(V));
+    if (y_) b_->upload(y_, y.data(), y.size() * sizeof(V));
+    return {static_cast<const V*>(x_), static_cast<V*>(y_)};
+  }
+  template <class V>
+  void fetch(std::vector<V>& y) {
+    b_->synchronize(nullptr);
+    if (!b_->is_host() && y_) b_->download(y.data(), y_, y.size() * sizeof(V));
+  }
+
+ private:
+  Backend* b_;
+  void* x_ = nullptr;
+  void* y_ = nullptr;
+};
+
+template <class I, class V>
+MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, const std::string& format,
+                        int min_iters, double min_seconds) {
+  MeasureResult r;
+  r.format = format.empty() ? "auto" : format;
+  spmv_options_t o = options;
+  o.format = format.empty() ? nullptr : format.c_str();
+  const spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
+  spmv_plan_t plan = nullptr;
+  if (spmv_plan(&plan, &desc, &o) != SPMV_STATUS_SUCCESS) {
+    r.error = spmv_last_error();
+    return r;
+  }
+  const std::unique_ptr<spmv_plan_s, decltype(&spmv_plan_destroy)> guard(plan, &spmv_plan_destroy);
+  Plan& p = plan_impl(plan);
+  r.format = p.data().format;
+  r.params = params_json(p.data().params);
+  r.describe = p.describe();
+  const auto& t = p.timings();
+  r.plan_s = t.total;
+  r.stats_s = t.stats;
+  r.convert_s = t.convert;
+  r.compile_s = t.compile;
+  r.load_s = t.load;
+  const auto cpos = r.describe.find("\"cache\":\"");
+  r.cache = r.describe.substr(cpos + 9, r.describe.find('"', cpos + 9) - cpos - 9);
+  Backend& backend = get_backend(p.backend_kind(), options.device);
+  Vectors vec(&backend, size_t(a.cols) * sizeof(V), size_t(a.rows) * sizeof(V));
+
+  // Check 1: beta = 0 must not read y (poisoned with NaN); alpha != 1.
+  auto x = random_vector<V>(a.cols, 11);
+  std::vector<V> y(size_t(a.rows), std::numeric_limits<V>::quiet_NaN());
+  auto [dx, dy] = vec.bind(x, y);
+  V alpha = V(1.5), beta = V(0);
+  if (spmv_execute(plan, &alpha, dx, &beta, dy, nullptr) != SPMV_STATUS_SUCCESS) {
+    r.error = spmv_last_error();
+    return r;
+  }
+  vec.fetch(y);
+  std::string bad = check_spmv(a, reference_spmv(a, alpha, x.data(), 0.0, y.data()), y.data());
+  // Check 2: beta != 0 with fresh x and y, alpha == 1 (the alpha-one variant).
+  if (bad.empty()) {
+    x = random_vector<V>(a.cols, 12);
+    y = random_vector<V>(a.rows, 13);
+    const auto y0 = y;
+    auto [dx2, dy2] = vec.bind(x, y);
+    alpha = V(1);
+    beta = V(-0.75);
+    spmv_execute(plan, &alpha, dx2, &beta, dy2, nullptr);
+    vec.fetch(y);
+    bad = check_spmv(a, reference_spmv(a, alpha, x.data(), beta, y0.data()), y.data());
+  }
+  if (!bad.empty()) {
+    r.error = "WRONG RESULT: " + bad;
+    return r;
+  }
+  auto [dx3, dy3] = vec.bind(x, y);
+  alpha = V(1);
+  beta = V(0);
+  for (int i = 0; i < 3; ++i) spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr);  // warm up
+  r.exec_s = median_seconds(
+      [&] {
+        spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr);
+        backend.synchronize(nullptr);
+      },
+      min_iters, min_seconds);
+  r.bytes = double(p.bytes_per_spmv(true));
+  r.csr_bytes = double(p.csr_equivalent_bytes(true));
+  r.ok = true;
+  return r;
+}
+
+}  // namespace
+
+MeasureResult measure(const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
+                      const spmv_options_t& options, const std::string& format, int min_iters,
+                      double min_seconds) {
+  try {
+    return dispatch_types(index, value, [&]<class I, class V>() {
+      return run_typed<I, V>(a.cast<I, V>(), options, format, min_iters, min_seconds);
+    });
+  } catch (const std::exception& e) {
+    MeasureResult r;
+    r.format = format.empty() ? "auto" : format;
+    r.error = e.what();
+    return r;
+  }
+}
+
+}  // namespace spmvjit::cli

@@ -1,0 +1,31 @@
+// Plans one matrix with one format, verifies it against the reference, and times it.
+#pragma once
+
+#include <string>
+
+#include "engine/csr.hpp"
+#include "spmvjit/spmvjit.h"
+
+namespace spmvjit::cli {
+
+struct MeasureResult {
+  std::string format;  // as chosen (forced or auto)
+  std::string params;  // JSON
+  std::string cache;   // memory / disk / compiled
+  bool ok = false;     // planned and verified
+  std::string error;   // why not
+  double plan_s = 0, stats_s = 0, convert_s = 0, compile_s = 0, load_s = 0;
+  double exec_s = 0;          // median seconds of one SpMV (beta = 0)
+  double bytes = 0;           // bytes this format moves per SpMV
+  double csr_bytes = 0;       // CSR-equivalent bytes per SpMV
+  std::string describe;       // the plan's JSON
+  double gbs() const { return exec_s > 0 ? bytes / exec_s * 1e-9 : 0; }
+  double csr_gbs() const { return exec_s > 0 ? csr_bytes / exec_s * 1e-9 : 0; }
+};
+
+// format "" = planner's choice. Never throws: failures land in `error`.
+MeasureResult measure(const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
+                      const spmv_options_t& options, const std::string& format, int min_iters,
+                      double min_seconds);
+
+}  // namespace spmvjit::cli
