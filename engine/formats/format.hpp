@@ -76,6 +76,13 @@ struct Estimate {
   double cost_bytes = 0;
 };
 
+struct Triplet {
+  int64_t row, col;
+  double value;
+  bool operator<(const Triplet& o) const { return row != o.row ? row < o.row : col < o.col; }
+  bool operator==(const Triplet& o) const { return row == o.row && col == o.col && value == o.value; }
+};
+
 class Format {
  public:
   virtual ~Format() = default;
@@ -88,6 +95,10 @@ class Format {
                             const TargetInfo& t) const = 0;
   // Throws Error(UNSUPPORTED) when the format does not apply (e.g. padding would blow memory).
   virtual FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const = 0;
+  // Every stored slot with a nonzero value as (row, col, value), in any order: the converter
+  // round-trip check (input minus explicit zeros must come back exactly).
+  virtual void to_triplets(const FormatData& d, const CsrRef& shape,
+                           std::vector<Triplet>& out) const = 0;
   // The subset of params baked into the kernel as compile-time constants.
   virtual FormatParams kernel_constants(const FormatParams& p) const { return p; }
   // Every constant set a plan on this target may bake (for `warmup`): finite by design.

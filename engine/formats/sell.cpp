@@ -86,6 +86,22 @@ class SellFormat final : public Format {
     return out;
   }
 
+  void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
+    const int64_t c = d.params.at("C"), slices = d.ints[0];
+    const int64_t* sp = d.arrays[0].buf.as<int64_t>();
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* col = d.arrays[1].buf.template as<I>();
+      const V* val = d.arrays[2].buf.template as<V>();
+      const I* perm = d.arrays[3].buf.template as<I>();
+      for (int64_t s = 0; s < slices; ++s)
+        for (int64_t k = sp[s]; k < sp[s + 1]; ++k) {
+          const int64_t pos = s * c + (k - sp[s]) % c;
+          if (pos >= shape.rows || val[k] == V(0)) continue;
+          out.push_back({d.arrays[3].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), double(val[k])});
+        }
+    });
+  }
+
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
