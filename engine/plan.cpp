@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/log.hpp"
+#include "engine/parallel.hpp"
 #include "engine/validate.hpp"
 
 namespace spmvjit {
@@ -54,7 +55,8 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
   cols_ = a.cols;
   nnz_ = a.nnz;
 
-  // Host, zero-based copy of the pattern: the plan owns it (update_values reconverts from it).
+  // The converters read a zero-based host CSR. Host base-0 input is read in place (no copy);
+  // base-1 or device input is copied (and rebased) first.
   auto t0 = Clock::now();
   CsrRef user{a.rows, a.cols, a.nnz, index_, value_, a.row_ptr, a.col_idx, a.values};
   if (a.memory == SPMV_MEMORY_DEVICE) {
@@ -64,29 +66,30 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
     fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(a.memory)));
   }
   if (a.rows < 0 || a.cols < 0 || a.nnz < 0)
-    fail(SPMV_STATUS_INVALID_MATRIX, "negative size");
-  const size_t is = size_of(index_), vs = size_of(value_);
-  pattern_row_ptr_ = AlignedBuffer(is * size_t(a.rows + 1));
-  pattern_col_idx_ = AlignedBuffer(is * size_t(a.nnz));
-  AlignedBuffer values(vs * size_t(a.nnz));
-  const bool dev = a.memory == SPMV_MEMORY_DEVICE;
-  auto fetch = [&](void* dst, const void* src, size_t bytes) {
-    if (!bytes) return;
-    if (!src) fail(SPMV_STATUS_INVALID_VALUE, "null CSR array with nonzero size");
-    if (dev) backend_->download(dst, src, bytes); else std::memcpy(dst, src, bytes);
-  };
+    fail(SPMV_STATUS_INVALID_MATRIX, "negative size: rows " + std::to_string(a.rows) + ", cols " +
+                                         std::to_string(a.cols) + ", nnz " + std::to_string(a.nnz));
   if (!a.row_ptr) fail(SPMV_STATUS_INVALID_VALUE, "row_ptr is null");
   if (a.index_base != 0 && a.index_base != 1)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
-  if (dev || a.index_base != 0) {
-    // Validate what we copied: device arrays cannot be read in place.
+  const size_t is = size_of(index_), vs = size_of(value_);
+  const bool dev = a.memory == SPMV_MEMORY_DEVICE;
+  const bool copy_input = dev || a.index_base != 0;
+  auto fetch = [&](void* dst, const void* src, size_t bytes) {
+    if (!bytes) return;
+    if (!src) fail(SPMV_STATUS_INVALID_VALUE, "null CSR array with nonzero size");
+    if (dev) backend_->download(dst, src, bytes); else parallel_copy(dst, src, bytes);
+  };
+  AlignedBuffer device_values;  // host copy of device values, only during conversion
+  CsrRef csr = user;
+  if (copy_input) {
+    validate_sizes(user, a.index_base);
+    pattern_row_ptr_ = AlignedBuffer(is * size_t(a.rows + 1));
+    pattern_col_idx_ = AlignedBuffer(is * size_t(a.nnz));
     fetch(pattern_row_ptr_.data(), a.row_ptr, pattern_row_ptr_.bytes());
     fetch(pattern_col_idx_.data(), a.col_idx, pattern_col_idx_.bytes());
-    CsrRef copy = user;
-    copy.row_ptr = pattern_row_ptr_.data();
-    copy.col_idx = pattern_col_idx_.data();
-    copy.val = a.values;  // only checked for null
-    validate_csr(copy, a.index_base);
+    csr.row_ptr = pattern_row_ptr_.data();
+    csr.col_idx = pattern_col_idx_.data();
+    validate_csr(csr, a.index_base);
     if (a.index_base) {
       if (index_ == IndexType::i32) {
         copy_rebased<int32_t>(pattern_row_ptr_.data(), pattern_row_ptr_.data(), a.rows + 1, 1);
@@ -96,14 +99,14 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
         copy_rebased<int64_t>(pattern_col_idx_.data(), pattern_col_idx_.data(), a.nnz, 1);
       }
     }
+    if (dev) {
+      device_values = AlignedBuffer(vs * size_t(a.nnz));
+      fetch(device_values.data(), a.values, device_values.bytes());
+      csr.val = device_values.data();
+    }
   } else {
     validate_csr(user, 0);
-    fetch(pattern_row_ptr_.data(), a.row_ptr, pattern_row_ptr_.bytes());
-    fetch(pattern_col_idx_.data(), a.col_idx, pattern_col_idx_.bytes());
   }
-  fetch(values.data(), a.values, values.bytes());
-  const CsrRef csr{a.rows, a.cols, a.nnz, index_, value_, pattern_row_ptr_.data(),
-                   pattern_col_idx_.data(), values.data()};
   timings_.validate = since(t0);
 
   stats_ = compute_stats(csr);
@@ -117,6 +120,14 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
 
   t0 = Clock::now();
   data_ = choice_.format->convert(csr, choice_.params, target_);
+  // update_values reconverts from the pattern after the caller may have freed its arrays: keep
+  // a copy, unless the format's own arrays are the CSR pattern.
+  if (!copy_input && data_.format != "csr") {
+    pattern_row_ptr_ = AlignedBuffer(is * size_t(a.rows + 1));
+    pattern_col_idx_ = AlignedBuffer(is * size_t(a.nnz));
+    parallel_copy(pattern_row_ptr_.data(), a.row_ptr, pattern_row_ptr_.bytes());
+    parallel_copy(pattern_col_idx_.data(), a.col_idx, pattern_col_idx_.bytes());
+  }
   timings_.convert = since(t0);
 
   spec_.backend = backend_->kind();
@@ -207,7 +218,10 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
       std::memcpy(vals.data(), values, vals.bytes());
     }
   }
-  const CsrRef csr{rows_, cols_, nnz_, index_, value_, pattern_row_ptr_.data(), pattern_col_idx_.data(), vals.data()};
+  const bool own_pattern = pattern_row_ptr_.data() != nullptr;
+  const CsrRef csr{rows_, cols_, nnz_, index_, value_,
+                   own_pattern ? pattern_row_ptr_.data() : data_.arrays[0].buf.data(),
+                   own_pattern ? pattern_col_idx_.data() : data_.arrays[1].buf.data(), vals.data()};
   FormatData fresh = choice_.format->convert(csr, choice_.params, target_);
   SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
   for (size_t i = 0; i < data_.arrays.size(); ++i) {

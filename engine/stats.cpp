@@ -1,6 +1,8 @@
 // Computes MatrixStats in one pass over the CSR structure.
 #include "engine/stats.hpp"
 
+#include "engine/parallel.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,46 +18,68 @@ int ceil_log2(int64_t n) {
 
 namespace {
 
+// Partial statistics of one row range; merged after the parallel pass.
+struct Partial {
+  int64_t row_min = INT64_MAX, row_max = 0, empty = 0, runs = 0;
+  double sum_sq = 0, span_sum = 0;
+  std::array<int64_t, 48> hist{};
+  std::vector<uint64_t> diag_bits;
+};
+
 template <class I>
-void scan(const CsrRef& a, MatrixStats& s) {
+void scan(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
   const I* rp = a.rp<I>();
   const I* ci = a.ci<I>();
-  std::vector<uint64_t> diag_bits((size_t(a.rows + a.cols) + 63) / 64, 0);
-  double sum_sq = 0;
-  int64_t runs = 0;
-  double span_sum = 0;
-  s.row_min = a.rows ? INT64_MAX : 0;
-  for (int64_t r = 0; r < a.rows; ++r) {
+  p.diag_bits.assign((size_t(a.rows + a.cols) + 63) / 64, 0);
+  for (int64_t r = r0; r < r1; ++r) {
     const int64_t b = rp[r], e = rp[r + 1], len = e - b;
-    s.row_min = std::min(s.row_min, len);
-    s.row_max = std::max(s.row_max, len);
-    sum_sq += double(len) * double(len);
+    p.row_min = std::min(p.row_min, len);
+    p.row_max = std::max(p.row_max, len);
+    p.sum_sq += double(len) * double(len);
     if (len == 0) {
-      ++s.empty_rows;
-      ++s.row_hist[0];
+      ++p.empty;
+      ++p.hist[0];
       continue;
     }
-    ++s.row_hist[std::min<int>(int(s.row_hist.size()) - 1, 1 + (63 - __builtin_clzll(uint64_t(len))))];
+    ++p.hist[std::min<int>(int(p.hist.size()) - 1, 1 + (63 - __builtin_clzll(uint64_t(len))))];
     int64_t cmin = ci[b], cmax = ci[b];
     for (int64_t k = b; k < e; ++k) {
       const int64_t c = ci[k];
       cmin = std::min(cmin, c);
       cmax = std::max(cmax, c);
       const uint64_t d = uint64_t(c - r + a.rows);
-      diag_bits[d >> 6] |= uint64_t(1) << (d & 63);
-      if (k + 1 < e && int64_t(ci[k + 1]) == c + 1) ++runs;
+      p.diag_bits[d >> 6] |= uint64_t(1) << (d & 63);
+      if (k + 1 < e && int64_t(ci[k + 1]) == c + 1) ++p.runs;
     }
-    span_sum += double(cmax - cmin + 1);
+    p.span_sum += double(cmax - cmin + 1);
   }
-  for (uint64_t w : diag_bits) s.distinct_diagonals += __builtin_popcountll(w);
+}
+
+void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
+  Partial& t = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const Partial& p = parts[i];
+    t.row_min = std::min(t.row_min, p.row_min);
+    t.row_max = std::max(t.row_max, p.row_max);
+    t.empty += p.empty;
+    t.runs += p.runs;
+    t.sum_sq += p.sum_sq;
+    t.span_sum += p.span_sum;
+    for (size_t k = 0; k < t.hist.size(); ++k) t.hist[k] += p.hist[k];
+    for (size_t k = 0; k < t.diag_bits.size(); ++k) t.diag_bits[k] |= p.diag_bits[k];
+  }
+  s.row_min = a.rows ? t.row_min : 0;
+  s.row_max = t.row_max;
+  s.empty_rows = t.empty;
+  s.row_hist = t.hist;
+  for (uint64_t w : t.diag_bits) s.distinct_diagonals += __builtin_popcountll(w);
   const int64_t nonempty = a.rows - s.empty_rows;
   s.row_mean = a.rows ? double(a.nnz) / double(a.rows) : 0;
-  s.row_std = a.rows ? std::sqrt(std::max(0.0, sum_sq / double(a.rows) - s.row_mean * s.row_mean)) : 0;
+  s.row_std = a.rows ? std::sqrt(std::max(0.0, t.sum_sq / double(a.rows) - s.row_mean * s.row_mean)) : 0;
   s.row_cv = s.row_mean > 0 ? s.row_std / s.row_mean : 0;
   // A nonzero counts as "in a run" when it or its left neighbour continues the run.
-  s.dense_run_fraction = a.nnz ? double(2 * runs) / double(a.nnz) : 0;
-  s.dense_run_fraction = std::min(1.0, s.dense_run_fraction);
-  s.avg_col_span = nonempty ? span_sum / double(nonempty) : 0;
+  s.dense_run_fraction = a.nnz ? std::min(1.0, double(2 * t.runs) / double(a.nnz)) : 0;
+  s.avg_col_span = nonempty ? t.span_sum / double(nonempty) : 0;
 }
 
 }  // namespace
@@ -66,10 +90,29 @@ MatrixStats compute_stats(const CsrRef& a) {
   s.rows = a.rows;
   s.cols = a.cols;
   s.nnz = a.nnz;
-  if (a.index == IndexType::i32)
-    scan<int32_t>(a, s);
-  else
-    scan<int64_t>(a, s);
+  // Split rows by nonzeros so both halves of a skewed matrix take the same time.
+  const int chunks = plan_threads(a.nnz + a.rows);
+  std::vector<int64_t> bounds(size_t(chunks) + 1, a.rows);
+  bounds[0] = 0;
+  for (int c = 1; c < chunks; ++c) {
+    const int64_t target = a.nnz * c / chunks;
+    int64_t lo = bounds[size_t(c) - 1], hi = a.rows;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (a.row_begin(mid) < target) lo = mid + 1; else hi = mid;
+    }
+    bounds[size_t(c)] = lo;
+  }
+  std::vector<Partial> parts(static_cast<size_t>(chunks));
+  parallel_for(chunks, chunks, [&](int64_t c0, int64_t c1, int) {
+    for (int64_t c = c0; c < c1; ++c) {
+      if (a.index == IndexType::i32)
+        scan<int32_t>(a, bounds[size_t(c)], bounds[size_t(c) + 1], parts[size_t(c)]);
+      else
+        scan<int64_t>(a, bounds[size_t(c)], bounds[size_t(c) + 1], parts[size_t(c)]);
+    }
+  });
+  merge(a, parts, s);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "engine/parallel.hpp"
+
 namespace spmvjit {
 namespace {
 
@@ -15,26 +17,33 @@ void check(const CsrRef& a, int64_t base) {
   if (int64_t(rp[0]) != base)
     fail(SPMV_STATUS_INVALID_MATRIX,
          "row_ptr[0] is " + s(rp[0]) + ", expected the index base " + s(base));
-  for (int64_t r = 0; r < a.rows; ++r)
-    if (rp[r + 1] < rp[r])
-      fail(SPMV_STATUS_INVALID_MATRIX, "row_ptr is not monotone: row_ptr[" + s(r + 1) + "] = " +
-                                           s(rp[r + 1]) + " < row_ptr[" + s(r) + "] = " + s(rp[r]));
+  // Monotone row_ptr first: the column pass below trusts it to stay inside [0, nnz).
+  parallel_for(a.rows, plan_threads(a.rows), [&](int64_t r0, int64_t r1, int) {
+    for (int64_t r = r0; r < r1; ++r)
+      if (rp[r + 1] < rp[r])
+        fail(SPMV_STATUS_INVALID_MATRIX, "row_ptr is not monotone: row_ptr[" + s(r + 1) + "] = " +
+                                             s(rp[r + 1]) + " < row_ptr[" + s(r) + "] = " + s(rp[r]));
+  });
   if (int64_t(rp[a.rows]) - base != a.nnz)
     fail(SPMV_STATUS_INVALID_MATRIX, "row_ptr[rows] - base = " + s(int64_t(rp[a.rows]) - base) +
                                          " but nnz = " + s(a.nnz));
-  for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t k = rp[r] - base; k < rp[r + 1] - base; ++k) {
-      const int64_t c = int64_t(ci[k]) - base;
-      if (c < 0 || c >= a.cols)
-        fail(SPMV_STATUS_INVALID_MATRIX, "column index " + s(ci[k]) + " at position " + s(k) +
-                                             " (row " + s(r + base) + ") is outside [" + s(base) +
-                                             ", " + s(a.cols + base) + ")");
+  parallel_for(a.rows, plan_threads(a.nnz + a.rows), [&](int64_t r0, int64_t r1, int) {
+    // Unsigned compare: one branch per entry catches both c < 0 and c >= cols.
+    const uint64_t cols = uint64_t(a.cols);
+    for (int64_t k = rp[r0] - base; k < rp[r1] - base; ++k) {
+      if (uint64_t(int64_t(ci[k]) - base) < cols) continue;
+      int64_t r = r0;
+      while (rp[r + 1] - base <= k) ++r;
+      fail(SPMV_STATUS_INVALID_MATRIX, "column index " + s(ci[k]) + " at position " + s(k) +
+                                           " (row " + s(r + base) + ") is outside [" + s(base) +
+                                           ", " + s(a.cols + base) + ")");
     }
+  });
 }
 
 }  // namespace
 
-void validate_csr(const CsrRef& a, int index_base) {
+void validate_sizes(const CsrRef& a, int index_base) {
   if (index_base != 0 && index_base != 1)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + s(index_base));
   if (a.rows < 0 || a.cols < 0 || a.nnz < 0)
@@ -51,6 +60,10 @@ void validate_csr(const CsrRef& a, int index_base) {
     fail(SPMV_STATUS_INVALID_VALUE, "row_ptr is null");
   if (a.nnz > 0 && (a.col_idx == nullptr || a.val == nullptr))
     fail(SPMV_STATUS_INVALID_VALUE, "col_idx or values is null while nnz = " + s(a.nnz));
+}
+
+void validate_csr(const CsrRef& a, int index_base) {
+  validate_sizes(a, index_base);
   if (a.index == IndexType::i32)
     check<int32_t>(a, index_base);
   else

@@ -9,5 +9,7 @@ namespace spmvjit {
 // with the given base (0 or 1). Throws Error(INVALID_MATRIX / SIZE_OVERFLOW / INVALID_VALUE)
 // with a message that says what is wrong and where (row, position).
 void validate_csr(const CsrRef& a, int index_base);
+// The size, overflow and null-pointer part alone: safe before anything is read or allocated.
+void validate_sizes(const CsrRef& a, int index_base);
 
 }  // namespace spmvjit

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "engine/formats/format.hpp"
+#include "engine/parallel.hpp"
 
 namespace spmvjit {
 namespace {
@@ -43,10 +44,10 @@ class CsrFormat final : public Format {
     rp.name = "row_ptr"; rp.count = a.rows + 1; rp.elem = is; rp.buf = AlignedBuffer(is * size_t(a.rows + 1));
     ci.name = "col_idx"; ci.count = a.nnz; ci.elem = is; ci.buf = AlignedBuffer(is * size_t(a.nnz));
     va.name = "values"; va.count = a.nnz; va.elem = vs; va.values = true; va.buf = AlignedBuffer(vs * size_t(a.nnz));
-    std::memcpy(rp.buf.data(), a.row_ptr, rp.buf.bytes());
+    parallel_copy(rp.buf.data(), a.row_ptr, rp.buf.bytes());
     if (a.nnz) {
-      std::memcpy(ci.buf.data(), a.col_idx, ci.buf.bytes());
-      std::memcpy(va.buf.data(), a.val, va.buf.bytes());
+      parallel_copy(ci.buf.data(), a.col_idx, ci.buf.bytes());
+      parallel_copy(va.buf.data(), a.val, va.buf.bytes());
     }
     d.arrays.push_back(std::move(rp));
     d.arrays.push_back(std::move(ci));

@@ -2,10 +2,12 @@
 // sigma rows so slices pad little; sigma = 1 is plain sliced ELL (Kreutzer et al. 2014).
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "engine/formats/format.hpp"
 #include "engine/formats/partition.hpp"
+#include "engine/parallel.hpp"
 
 namespace spmvjit {
 namespace {
@@ -26,12 +28,25 @@ std::vector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
   return order;
 }
 
-int64_t padded_entries(const CsrRef& a, const std::vector<int64_t>& order, int64_t c) {
+// Stored entries of SELL-C-sigma without building the order: per window, the slice widths are
+// the lengths at sorted positions 0, C, 2C, ... Cheap enough for the planner (no O(nnz) work).
+int64_t padded_entries(const CsrRef& a, int64_t c, int64_t sigma) {
   int64_t total = 0;
-  for (int64_t s = 0; s * c < a.rows; ++s) {
-    int64_t w = 0;
-    for (int64_t i = s * c; i < std::min(a.rows, (s + 1) * c); ++i) w = std::max(w, a.row_len(order[i]));
-    total += w * c;
+  if (sigma <= 1) {
+    for (int64_t s = 0; s * c < a.rows; ++s) {
+      int64_t w = 0;
+      for (int64_t i = s * c; i < std::min(a.rows, (s + 1) * c); ++i) w = std::max(w, a.row_len(i));
+      total += w * c;
+    }
+    return total;
+  }
+  std::vector<int64_t> len;
+  for (int64_t w0 = 0; w0 < a.rows; w0 += sigma) {
+    const int64_t e = std::min(a.rows, w0 + sigma);
+    len.resize(size_t(e - w0));
+    for (int64_t i = w0; i < e; ++i) len[size_t(i - w0)] = a.row_len(i);
+    std::sort(len.begin(), len.end(), std::greater<>());
+    for (size_t i = 0; i < len.size(); i += size_t(c)) total += len[i] * c;
   }
   return total;
 }
@@ -49,7 +64,8 @@ class SellFormat final : public Format {
     std::vector<FormatParams> out;
     for (int64_t c : {lanes, 2 * lanes}) {
       out.push_back({{"C", c}, {"sigma", 1}});
-      if (s.row_cv > 0) out.push_back({{"C", c}, {"sigma", c * 32}});
+      // Sorting only pays when row lengths vary; it costs a permuted y write per row.
+      if (s.row_cv > 0.1) out.push_back({{"C", c}, {"sigma", c * 32}});
     }
     return out;
   }
@@ -58,7 +74,7 @@ class SellFormat final : public Format {
                     const TargetInfo&) const override {
     const int64_t c = p.at("C"), sigma = p.at("sigma");
     Estimate e;
-    e.stored_entries = padded_entries(a, window_order(a, sigma), c);
+    e.stored_entries = padded_entries(a, c, sigma);
     const int64_t slices = (a.rows + c - 1) / c;
     e.matrix_bytes = e.stored_entries * int64_t(size_of(a.index) + size_of(a.value)) + 8 * (slices + 1) +
                      (sigma > 1 ? int64_t(size_of(a.index)) * a.rows : 0);
@@ -112,16 +128,29 @@ class SellFormat final : public Format {
     const int64_t c = p.at("C"), sigma = p.at("sigma");
     if (c < 1 || (sigma > 1 && sigma % c != 0))
       fail(SPMV_STATUS_INVALID_VALUE, "sell: C must be >= 1 and sigma 1 or a multiple of C");
-    const auto order = window_order(a, sigma);
+    const I* rp = a.rp<I>();
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    // Sorted position -> row; identity (and never materialized) when sigma == 1.
+    std::vector<int64_t> order;
+    if (sigma > 1) order = window_order(a, sigma);
+    auto row_at = [&](int64_t pos) { return sigma > 1 ? order[size_t(pos)] : pos; };
     const int64_t slices = (a.rows + c - 1) / c;
     HostArray sp = make_array<int64_t>("slice_ptr", slices + 1);
     int64_t* slice_ptr = sp.buf.as<int64_t>();
     slice_ptr[0] = 0;
-    for (int64_t s = 0; s < slices; ++s) {
-      int64_t w = 0;
-      for (int64_t i = s * c; i < std::min(a.rows, (s + 1) * c); ++i) w = std::max(w, a.row_len(order[i]));
-      slice_ptr[s + 1] = slice_ptr[s] + w * c;
-    }
+    const int threads = plan_threads(a.nnz + a.rows);
+    parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
+      for (int64_t s = s0; s < s1; ++s) {
+        int64_t w = 0;
+        for (int64_t i = s * c; i < std::min(a.rows, (s + 1) * c); ++i) {
+          const int64_t r = row_at(i);
+          w = std::max<int64_t>(w, rp[r + 1] - rp[r]);
+        }
+        slice_ptr[s + 1] = w * c;
+      }
+    });
+    for (int64_t s = 0; s < slices; ++s) slice_ptr[s + 1] += slice_ptr[s];
     const int64_t stored = slice_ptr[slices];
     if (stored > kMaxPaddingFactor * a.nnz + c * slices)
       fail(SPMV_STATUS_UNSUPPORTED, "sell: C=" + std::to_string(c) + " sigma=" + std::to_string(sigma) +
@@ -131,25 +160,31 @@ class SellFormat final : public Format {
       fail(SPMV_STATUS_SIZE_OVERFLOW, "sell: padded size " + std::to_string(stored) + " overflows int32");
     HostArray col = make_array<I>("col_idx", stored);
     HostArray val = make_array<V>("values", stored, true);
-    const I* rp = a.rp<I>();
-    const I* ci = a.ci<I>();
-    const V* av = a.vals<V>();
-    for (int64_t s = 0; s < slices; ++s) {
-      const int64_t w = (slice_ptr[s + 1] - slice_ptr[s]) / c;
-      for (int64_t i = 0; i < c; ++i) {
-        const int64_t pos = s * c + i;
-        int64_t b = 0, len = 0;
-        if (pos < a.rows) b = rp[order[pos]], len = rp[order[pos] + 1] - b;
-        // Padding repeats the row's last column (already in cache) with a zero value.
-        const I pad_col = len ? ci[b + len - 1] : I(0);
-        I* cdst = col.buf.as<I>() + slice_ptr[s] + i;
-        V* vdst = val.buf.as<V>() + slice_ptr[s] + i;
-        for (int64_t j = 0; j < w; ++j) {
-          cdst[j * c] = j < len ? ci[b + j] : pad_col;
-          vdst[j * c] = j < len ? av[b + j] : V(0);
+    I* cols = col.buf.as<I>();
+    V* vals = val.buf.as<V>();
+    // Each thread fills (and first-touches) whole slices.
+    parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
+      for (int64_t s = s0; s < s1; ++s) {
+        const int64_t w = (slice_ptr[s + 1] - slice_ptr[s]) / c;
+        for (int64_t i = 0; i < c; ++i) {
+          const int64_t pos = s * c + i;
+          int64_t b = 0, len = 0;
+          if (pos < a.rows) b = rp[row_at(pos)], len = rp[row_at(pos) + 1] - b;
+          // Padding repeats the row's last column (already in cache) with a zero value.
+          const I pad_col = len ? ci[b + len - 1] : I(0);
+          I* cdst = cols + slice_ptr[s] + i;
+          V* vdst = vals + slice_ptr[s] + i;
+          for (int64_t j = 0; j < len; ++j) {
+            cdst[j * c] = ci[b + j];
+            vdst[j * c] = av[b + j];
+          }
+          for (int64_t j = len; j < w; ++j) {
+            cdst[j * c] = pad_col;
+            vdst[j * c] = V(0);
+          }
         }
       }
-    }
+    });
     FormatData d;
     d.format = name();
     d.params = p;
@@ -157,7 +192,7 @@ class SellFormat final : public Format {
     d.arrays.push_back(std::move(col));
     d.arrays.push_back(std::move(val));
     HostArray perm = make_array<I>("perm", sigma > 1 ? a.rows : 0);
-    for (int64_t r = 0; r < perm.count; ++r) perm.buf.as<I>()[r] = I(order[r]);
+    for (int64_t r = 0; r < perm.count; ++r) perm.buf.as<I>()[r] = I(order[size_t(r)]);
     d.arrays.push_back(std::move(perm));
     d.stored_entries = stored;
     d.matrix_bytes = sum_matrix_bytes(d);

@@ -1,0 +1,57 @@
+// parallel_for for plan-time passes (validation, statistics, conversion): a few big chunks.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <cstdint>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace spmvjit {
+
+// Worker count for plan-time passes over `work` items: one thread per ~256K items, capped by
+// the hardware. Small inputs stay on the calling thread (a thread start costs ~30 us).
+inline int plan_threads(int64_t work) {
+  const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
+  return int(std::clamp<int64_t>(work / (1 << 18), 1, hw));
+}
+
+// Calls f(begin, end, chunk) for `chunks` contiguous pieces of [0, n) in parallel; the first
+// exception thrown by any chunk is rethrown on the caller after all have finished.
+template <class F>
+void parallel_for(int64_t n, int chunks, F&& f) {
+  chunks = int(std::max<int64_t>(1, std::min<int64_t>(chunks, n)));
+  if (chunks == 1) {
+    f(int64_t(0), n, 0);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(chunks));
+  std::vector<std::thread> threads;
+  auto run = [&](int c) {
+    try {
+      f(n * c / chunks, n * (c + 1) / chunks, c);
+    } catch (...) {
+      errors[size_t(c)] = std::current_exception();
+    }
+  };
+  for (int c = 1; c < chunks; ++c) threads.emplace_back(run, c);
+  run(0);
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace spmvjit
+
+namespace spmvjit {
+
+// memcpy split across plan threads: the destination's first touch (page faults) is split too.
+inline void parallel_copy(void* dst, const void* src, size_t bytes) {
+  if (!bytes) return;
+  parallel_for(int64_t(bytes), plan_threads(int64_t(bytes) / 8), [&](int64_t b, int64_t e, int) {
+    std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, size_t(e - b));
+  });
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One-step set-up for a fresh Debian 12 machine (as root): install what is missing, build, then
+# `run` (the main job on a generated 2D Poisson matrix) or `test` (the whole test suite).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-run}"
+build_dir="${SPMVJIT_BUILD_DIR:-build}"
+packages=(cmake ninja-build g++ ccache catch2 libspdlog-dev llvm-19-dev libclang-19-dev
+          libclang-cpp19-dev libeigen3-dev librsb-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc)
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build_dir" -j "$jobs"
+
+case "$mode" in
+  run)
+    # The main job: plan, JIT-compile (or load from the cache), execute and verify.
+    "$build_dir/tools/spmvjit" run --gen poisson2d:1000
+    ;;
+  test)
+    cd "$build_dir"
+    ctest --output-on-failure -j "$jobs" --timeout 900
+    ;;
+  *)
+    echo "usage: scripts/setup.sh [run|test]" >&2
+    exit 2
+    ;;
+esac
