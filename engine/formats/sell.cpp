@@ -66,6 +66,9 @@ class SellFormat final : public Format {
       out.push_back({{"C", c}, {"sigma", 1}});
       // Sorting only pays when row lengths vary; it costs a permuted y write per row.
       if (s.row_cv > 0.1) out.push_back({{"C", c}, {"sigma", c * 32}});
+      // Heavy-tailed rows: only a global sort keeps padding bounded (at the price of scattered
+      // y writes, which the estimate charges).
+      if (s.row_cv > 0.5 && s.rows > c * 32) out.push_back({{"C", c}, {"sigma", (s.rows + c - 1) / c * c}});
     }
     return out;
   }
@@ -78,7 +81,8 @@ class SellFormat final : public Format {
     const int64_t slices = (a.rows + c - 1) / c;
     e.matrix_bytes = e.stored_entries * int64_t(size_of(a.index) + size_of(a.value)) + 8 * (slices + 1) +
                      (sigma > 1 ? int64_t(size_of(a.index)) * a.rows : 0);
-    e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices);
+    // A permuted row costs a scattered y access (a cache line) on top of the perm entry.
+    e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices) + (sigma > 1 ? 16.0 * double(a.rows) : 0.0);
     if (e.stored_entries > kMaxPaddingFactor * s.nnz + c * slices) {
       e.applicable = false;
       e.reason = "padding to " + std::to_string(e.stored_entries) + " entries for " +
@@ -205,6 +209,10 @@ class SellFormat final : public Format {
       std::memcpy(parts.buf.data(), bounds.data(), bounds.size() * sizeof(int64_t));
       d.arrays.push_back(std::move(parts));
       d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+    } else if (t.backend == BackendKind::cuda) {
+      // One thread per sorted row position (templates/gpu/sell.cu, SPMVJIT_SELL_BLOCK).
+      constexpr int kSellGpuBlock = 256;
+      d.steps.push_back({"spmvjit_part", (a.rows + kSellGpuBlock - 1) / kSellGpuBlock, kSellGpuBlock, 0});
     }
     return d;
   }

@@ -28,8 +28,10 @@ static void sell_part(const SpmvArgs& a, i64 p) {
     const I* cs = col + sp[s];
     const V* vs = val + sp[s];
     const i64 w = (sp[s + 1] - sp[s]) / C;
+    // Vectorize across the C rows of a slice (contiguous matrix loads, one gather of x), never
+    // along j: the loop vectorizer would otherwise gather the matrix arrays with stride C.
+#pragma clang loop vectorize(disable) interleave(disable)
     for (i64 j = 0; j < w; ++j) {
-#pragma clang loop vectorize(enable)
       for (i64 i = 0; i < C; ++i) acc[i] += vs[j * C + i] * x[cs[j * C + i]];
     }
     const i64 row0 = s * C;
