@@ -15,15 +15,27 @@ namespace {
 // Padding beyond this many times the nonzeros (plus one slice row each) is refused.
 constexpr int64_t kMaxPaddingFactor = 3;
 
-// Row order after sorting each window of sigma rows by decreasing length (stable).
+// Row order after sorting each window of sigma rows by decreasing length (stable). Large
+// windows use a counting sort on the lengths (O(rows + max length)), small ones a comparison sort.
 std::vector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
-  std::vector<int64_t> order(size_t(a.rows));
+  std::vector<int64_t> order(static_cast<size_t>(a.rows));
   std::iota(order.begin(), order.end(), int64_t(0));
   if (sigma <= 1) return order;
+  std::vector<int64_t> len(static_cast<size_t>(a.rows));
+  int64_t max_len = 0;
+  for (int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, len[size_t(r)] = a.row_len(r));
+  std::vector<int64_t> start;
   for (int64_t w = 0; w < a.rows; w += sigma) {
     const int64_t e = std::min(a.rows, w + sigma);
-    std::stable_sort(order.begin() + w, order.begin() + e,
-                     [&](int64_t x, int64_t y) { return a.row_len(x) > a.row_len(y); });
+    if (e - w > 4096 && max_len < 4 * (e - w)) {
+      start.assign(size_t(max_len) + 2, 0);
+      for (int64_t r = w; r < e; ++r) ++start[size_t(max_len - len[size_t(r)]) + 1];
+      for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+      for (int64_t r = w; r < e; ++r) order[size_t(w + start[size_t(max_len - len[size_t(r)])]++)] = r;
+    } else {
+      std::stable_sort(order.begin() + w, order.begin() + e,
+                       [&](int64_t x, int64_t y) { return len[size_t(x)] > len[size_t(y)]; });
+    }
   }
   return order;
 }
