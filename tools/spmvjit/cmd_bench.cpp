@@ -6,7 +6,9 @@
 #include "engine/gen/generators.hpp"
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/commands.hpp"
+#include "runtime/backend.hpp"
 #include "tools/spmvjit/measure.hpp"
+#include "tools/spmvjit/peers_cpu.hpp"
 
 namespace spmvjit::cli {
 namespace {
@@ -17,6 +19,7 @@ const char* kHelp =
     "  --suite                   the generated suite (--large: the GPU-sized one)\n"
     "  --backend, --index, --value, --threads, --device, --cache-dir as for run\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
+    "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU)\n"
     "  --json FILE               write all results as JSON\n";
 
 std::vector<std::string> split(const std::string& s) {
@@ -34,7 +37,7 @@ std::vector<std::string> split(const std::string& s) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "suite", "large"},
+  Args args(argc, argv, 2, {"help", "suite", "large", "no-peers"},
             {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json",
              "gen", "seed"});
   if (args.has("help")) {
@@ -68,11 +71,14 @@ int cmd_bench(int argc, char** argv) {
   std::string json = "[";
   bool any_wrong = false;
   for (const auto& [name, a] : matrices) {
-    double csr_time = 0;
+    double csr_time = 0, csr_bytes = 0;
     std::vector<MeasureResult> results;
     for (const auto& f : formats) {
       results.push_back(measure(a, index, value, o, f, int(args.get_int("iters", 20)), 0.2));
-      if (results.back().ok && results.back().format == "csr" && !f.empty()) csr_time = results.back().exec_s;
+      if (results.back().ok && results.back().format == "csr" && !f.empty()) {
+        csr_time = results.back().exec_s;
+        csr_bytes = results.back().csr_bytes;
+      }
     }
     for (size_t i = 0; i < results.size(); ++i) {
       const MeasureResult& r = results[i];
@@ -90,6 +96,24 @@ int cmd_bench(int argc, char** argv) {
               ",\"gbs\":" + std::to_string(r.gbs()) + ",\"csr_gbs\":" + std::to_string(r.csr_gbs()) +
               ",\"convert_seconds\":" + std::to_string(r.convert_s) + ",\"plan_seconds\":" +
               std::to_string(r.plan_s) + ",\"params\":" + (r.params.empty() ? "{}" : r.params) + "}";
+    }
+    // Peers on the same matrix in the same process (CPU backend only).
+    const bool on_cpu = o.backend == SPMV_BACKEND_CPU ||
+                        (o.backend == SPMV_BACKEND_AUTO && !backend_available(BackendKind::cuda, o.device));
+    if (on_cpu && !args.has("no-peers")) {
+      for (const PeerResult& p : run_cpu_peers(a, value, o.threads, int(args.get_int("iters", 20)), 0.2)) {
+        if (!p.ok) {
+          any_wrong |= p.error.rfind("row", 0) == 0;
+          rows.push_back({name, p.name, "-", "-", "-", "-", "-", p.error.substr(0, 60)});
+          continue;
+        }
+        const double csr_gbs = csr_bytes / p.exec_s * 1e-9;
+        rows.push_back({name, p.name, fmt(p.exec_s * 1e3, 4), fmt(csr_gbs, 1), fmt(csr_gbs, 1),
+                        fmt(p.setup_s * 1e3, 2), csr_time > 0 ? fmt(csr_time / p.exec_s, 2) : "-", "peer"});
+        json += ",{\"matrix\":\"" + name + "\",\"format\":\"" + p.name + "\",\"ok\":true,\"spmv_seconds\":" +
+                std::to_string(p.exec_s) + ",\"csr_gbs\":" + std::to_string(csr_gbs) + ",\"setup_seconds\":" +
+                std::to_string(p.setup_s) + "}";
+      }
     }
   }
   json += "]";
