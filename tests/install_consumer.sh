@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs the built spmvjit into a temporary prefix and builds/runs examples/ against it through
+# find_package(spmvjit): proves the installed package is self-contained.
+set -euo pipefail
+build_dir="$1"; source_dir="$2"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build_dir" --prefix "$tmp/prefix" >/dev/null
+cmake -S "$source_dir/examples" -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/build" >/dev/null
+SPMVJIT_CACHE_DIR="$tmp/cache" "$tmp/build/spmv_example"
