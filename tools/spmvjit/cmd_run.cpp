@@ -10,6 +10,18 @@
 namespace spmvjit::cli {
 namespace {
 
+// The unescaped value of the first "key":"..." in a JSON text ("" if absent).
+std::string json_string_field(const std::string& json, const std::string& key) {
+  const auto pos = json.find("\"" + key + "\":\"");
+  if (pos == std::string::npos) return "";
+  std::string out;
+  for (size_t i = pos + key.size() + 4; i < json.size() && json[i] != '"'; ++i) {
+    if (json[i] == '\\' && i + 1 < json.size()) ++i;
+    out += json[i];
+  }
+  return out;
+}
+
 const char* kHelp =
     "usage: spmvjit run FILE.mtx|--gen SPEC [options]\n"
     "  --backend auto|cpu|cuda   where to compute (default auto)\n"
@@ -48,9 +60,7 @@ int cmd_run(int argc, char** argv) {
     return 1;
   }
   std::printf("plan     format %s %s, kernel cache: %s\n", r.format.c_str(), r.params.c_str(), r.cache.c_str());
-  const auto wpos = r.describe.find("\"why\":\"");
-  if (wpos != std::string::npos)
-    std::printf("why      %s\n", r.describe.substr(wpos + 7, r.describe.find('"', wpos + 7) - wpos - 7).c_str());
+  std::printf("why      %s\n", json_string_field(r.describe, "why").c_str());
   std::vector<std::vector<std::string>> rows = {
       {"plan total", fmt(r.plan_s * 1e3)}, {"  stats", fmt(r.stats_s * 1e3)},
       {"  convert", fmt(r.convert_s * 1e3)}, {"  compile", fmt(r.compile_s * 1e3)},
