@@ -15,9 +15,21 @@
 namespace spmvjit {
 namespace {
 
+spmv_log_level_t env_level(spmv_log_level_t fallback) {
+  const char* e = std::getenv("SPMVJIT_LOG_LEVEL");
+  if (!e || !*e) return fallback;
+  const char* names[] = {"trace", "debug", "info", "warn", "error", "off"};
+  for (int i = 0; i < 6; ++i)
+    if (strcasecmp(e, names[i]) == 0) return spmv_log_level_t(i);
+  if (e[0] >= '0' && e[0] <= '5' && e[1] == 0) return spmv_log_level_t(e[0] - '0');
+  return fallback;
+}
+
 struct State {
   std::mutex mu;
-  spmv_log_level_t level = SPMV_LOG_WARN;
+  // The environment's level applies from the start; no lazy default may later override what
+  // configure_logging set (that used to drop the first plan's callback).
+  spmv_log_level_t level = env_level(SPMV_LOG_WARN);
   spmv_log_callback_t callback = nullptr;
   void* user = nullptr;
 #ifdef SPMVJIT_HAVE_SPDLOG
@@ -28,16 +40,6 @@ struct State {
 State& state() {
   static State s;
   return s;
-}
-
-spmv_log_level_t env_level(spmv_log_level_t fallback) {
-  const char* e = std::getenv("SPMVJIT_LOG_LEVEL");
-  if (!e || !*e) return fallback;
-  const char* names[] = {"trace", "debug", "info", "warn", "error", "off"};
-  for (int i = 0; i < 6; ++i)
-    if (strcasecmp(e, names[i]) == 0) return spmv_log_level_t(i);
-  if (e[0] >= '0' && e[0] <= '5' && e[1] == 0) return spmv_log_level_t(e[0] - '0');
-  return fallback;
 }
 
 #ifdef SPMVJIT_HAVE_SPDLOG
@@ -61,11 +63,6 @@ void configure_logging(spmv_log_level_t level, spmv_log_callback_t callback, voi
 }
 
 bool log_enabled(spmv_log_level_t level) {
-  static const bool init = [] {
-    configure_logging(SPMV_LOG_WARN, nullptr, nullptr);
-    return true;
-  }();
-  (void)init;
   return level >= state().level && level < SPMV_LOG_OFF;
 }
 

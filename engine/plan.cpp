@@ -40,6 +40,8 @@ void copy_rebased(void* dst, const void* src, int64_t count, int base) {
 
 Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
   const auto t_start = Clock::now();
+  if (options.log_level < SPMV_LOG_TRACE || options.log_level > SPMV_LOG_OFF)
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown log level " + std::to_string(int(options.log_level)));
   configure_logging(options.log_level, options.log_callback, options.log_user);
   if (a.index_type != SPMV_INDEX_INT32 && a.index_type != SPMV_INDEX_INT64)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown index type " + std::to_string(int(a.index_type)));
@@ -168,12 +170,16 @@ void Plan::upload_arrays() {
   } else {
     for (size_t i = 0; i < data_.arrays.size(); ++i) {
       const HostArray& h = data_.arrays[i];
-      void* d = h.buf.bytes() ? backend_->alloc(h.buf.bytes()) : nullptr;
+      // "parts" are CPU thread-pool ranges: GPU kernels never read them.
+      const bool upload = h.buf.bytes() && h.name != "parts";
+      void* d = upload ? backend_->alloc(h.buf.bytes()) : nullptr;
       device_arrays_.push_back(d);
       if (d) backend_->upload(d, h.buf.data(), h.buf.bytes());
+      if (d) device_bytes_ += int64_t(h.buf.bytes());
       args_.a[i] = d;
     }
     if (data_.scratch_bytes) args_.scratch = device_scratch_ = backend_->alloc(size_t(data_.scratch_bytes));
+    if (data_.scratch_bytes) device_bytes_ += data_.scratch_bytes;
   }
   for (int i = 0; i < kMaxArrays; ++i) args_.n[i] = data_.ints[i];
   args_.rows = rows_;
@@ -209,6 +215,8 @@ void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, 
 
 void Plan::update_values(const void* values, spmv_memory_t memory) {
   if (!values && nnz_ > 0) fail(SPMV_STATUS_INVALID_VALUE, "values is null");
+  if (memory != SPMV_MEMORY_HOST && memory != SPMV_MEMORY_DEVICE)
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(memory)));
   AlignedBuffer vals(size_of(value_) * size_t(nnz_));
   if (nnz_) {
     if (memory == SPMV_MEMORY_DEVICE) {
@@ -259,8 +267,6 @@ const std::string& Plan::describe() {
                 "\"compile\":%.6g,\"load\":%.6g,\"upload\":%.6g,\"total\":%.6g}",
                 timings_.validate, timings_.stats, timings_.plan, timings_.convert, timings_.codegen,
                 timings_.compile, timings_.load, timings_.upload, timings_.total);
-  int64_t device_bytes = 0;
-  for (const auto& h : data_.arrays) device_bytes += backend_->is_host() ? 0 : int64_t(h.buf.bytes());
   describe_ = "{\"format\":\"" + data_.format + "\",\"params\":" + params_json(data_.params) +
               ",\"backend\":\"" + to_string(backend_->kind()) + "\",\"target\":\"" + esc(target_.target) +
               "\",\"threads\":" + std::to_string(target_.threads) + ",\"index\":\"" + to_string(index_) +
@@ -270,7 +276,7 @@ const std::string& Plan::describe() {
               ",\"per_spmv\":" + std::to_string(bytes_per_spmv(false)) +
               ",\"csr_equivalent\":" + std::to_string(csr_equivalent_bytes(false)) +
               ",\"stored_entries\":" + std::to_string(data_.stored_entries) +
-              ",\"device\":" + std::to_string(device_bytes) + "},\"facts\":" + data_.facts_json +
+              ",\"device\":" + std::to_string(device_bytes_) + "},\"facts\":" + data_.facts_json +
               ",\"planner\":{\"why\":\"" + esc(choice_.why) + "\",\"candidates\":" + choice_.considered_json() +
               "},\"stats\":" + stats_.to_json() + ",\"timings\":" + t + "}";
   return describe_;

@@ -57,6 +57,7 @@ class Plan {
   std::vector<void*> entries_[kEpilogueVariants];  // per epilogue, one per launch step
   std::vector<void*> device_arrays_;                // GPU copies of data_.arrays (owned)
   void* device_scratch_ = nullptr;
+  int64_t device_bytes_ = 0;                         // device memory the plan holds
   AlignedBuffer host_scratch_;
   AlignedBuffer pattern_row_ptr_, pattern_col_idx_;  // zero-based pattern, for update_values
   SpmvArgs args_{};

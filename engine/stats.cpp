@@ -43,13 +43,16 @@ void scan(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
     }
     ++p.hist[std::min<int>(int(p.hist.size()) - 1, 1 + (63 - __builtin_clzll(uint64_t(len))))];
     int64_t cmin = ci[b], cmax = ci[b];
+    bool joined_left = false;  // entry k-1 holds column c-1
     for (int64_t k = b; k < e; ++k) {
       const int64_t c = ci[k];
       cmin = std::min(cmin, c);
       cmax = std::max(cmax, c);
       const uint64_t d = uint64_t(c - r + a.rows);
       p.diag_bits[d >> 6] |= uint64_t(1) << (d & 63);
-      if (k + 1 < e && int64_t(ci[k + 1]) == c + 1) ++p.runs;
+      const bool joined_right = k + 1 < e && int64_t(ci[k + 1]) == c + 1;
+      p.runs += joined_left || joined_right;
+      joined_left = joined_right;
     }
     p.span_sum += double(cmax - cmin + 1);
   }
@@ -77,8 +80,8 @@ void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
   s.row_mean = a.rows ? double(a.nnz) / double(a.rows) : 0;
   s.row_std = a.rows ? std::sqrt(std::max(0.0, t.sum_sq / double(a.rows) - s.row_mean * s.row_mean)) : 0;
   s.row_cv = s.row_mean > 0 ? s.row_std / s.row_mean : 0;
-  // A nonzero counts as "in a run" when it or its left neighbour continues the run.
-  s.dense_run_fraction = a.nnz ? std::min(1.0, double(2 * t.runs) / double(a.nnz)) : 0;
+  // runs counts nonzeros in a run: the entry before or after it holds the adjacent column.
+  s.dense_run_fraction = a.nnz ? double(t.runs) / double(a.nnz) : 0;
   s.avg_col_span = nonempty ? t.span_sum / double(nonempty) : 0;
 }
 

@@ -23,7 +23,7 @@ struct MatrixStats {
   std::array<int64_t, 48> row_hist{};
   int64_t empty_rows = 0;
   int64_t distinct_diagonals = 0;   // distinct values of (col - row)
-  double dense_run_fraction = 0;    // nonzeros whose right neighbour is the next column
+  double dense_run_fraction = 0;    // nonzeros stored next to an adjacent column (c-1 or c+1)
   double avg_col_span = 0;          // mean over non-empty rows of (max col - min col + 1)
   double seconds = 0;               // time it took to compute these
 

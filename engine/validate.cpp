@@ -56,6 +56,12 @@ void validate_sizes(const CsrRef& a, int index_base) {
       fail(SPMV_STATUS_SIZE_OVERFLOW, "rows " + s(a.rows) + ", cols " + s(a.cols) + ", nnz " +
                                           s(a.nnz) + " do not fit int32 indices; use int64");
   }
+  // Byte counts of rows + 1 or nnz 8-byte entries must not wrap around size_t (INT64_MAX rows
+  // with int64 indices would allocate nothing and then read past the caller's arrays).
+  constexpr int64_t kAddressable = int64_t(1) << 59;
+  if (a.rows >= kAddressable || a.cols >= kAddressable || a.nnz >= kAddressable)
+    fail(SPMV_STATUS_SIZE_OVERFLOW, "rows " + s(a.rows) + ", cols " + s(a.cols) + ", nnz " + s(a.nnz) +
+                                        " exceed the addressable limit of 2^59 entries");
   if (a.row_ptr == nullptr)
     fail(SPMV_STATUS_INVALID_VALUE, "row_ptr is null");
   if (a.nnz > 0 && (a.col_idx == nullptr || a.val == nullptr))

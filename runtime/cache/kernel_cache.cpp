@@ -115,7 +115,9 @@ bool read_cache_entry(const std::string& path, const std::string& key, std::vect
                       std::string* why) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) {
-    *why = errno == ENOENT ? "absent" : std::string("unreadable: ") + std::strerror(errno);
+    // ENOTDIR: the cache directory's path runs through a file, so no entry can exist there;
+    // the write side reports that directory once.
+    *why = errno == ENOENT || errno == ENOTDIR ? "absent" : std::string("unreadable: ") + std::strerror(errno);
     return false;
   }
   std::vector<char> all;

@@ -133,6 +133,7 @@ class CpuBackend final : public Backend {
     clang::CompilerInstance ci;
     ci.setInvocation(inv);
     ci.createDiagnostics(printer, false);
+    ci.setVerboseOutputStream(log_os);  // "N errors generated." goes to the log, not stderr
     llvm::SmallVector<char, 0> object;
     ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
     llvm::LLVMContext ctx;

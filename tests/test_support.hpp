@@ -1,0 +1,190 @@
+// Helpers shared by the core tests: a strict JSON syntax checker, temp dirs, subprocesses.
+#pragma once
+
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace spmvjit::test {
+
+// Strict JSON (RFC 8259) syntax check: returns "" if `s` is one valid JSON value, else what is
+// wrong and where. Enough to catch unescaped quotes, "nan"/"inf" numbers and bad nesting.
+class JsonChecker {
+ public:
+  explicit JsonChecker(std::string_view s) : s_(s) {}
+  std::string check() {
+    skip_ws();
+    if (!value(0)) return error_;
+    skip_ws();
+    if (pos_ != s_.size()) return fail("trailing characters");
+    return "";
+  }
+
+ private:
+  bool value(int depth) {
+    if (depth > 64) return fail("nesting too deep"), false;
+    skip_ws();
+    if (pos_ >= s_.size()) return fail("unexpected end"), false;
+    const char c = s_[pos_];
+    if (c == '{') return object(depth);
+    if (c == '[') return array(depth);
+    if (c == '"') return string();
+    if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) return number();
+    for (std::string_view lit : {"true", "false", "null"})
+      if (s_.substr(pos_, lit.size()) == lit) {
+        pos_ += lit.size();
+        return true;
+      }
+    return fail("unexpected character"), false;
+  }
+  bool object(int depth) {
+    ++pos_;
+    skip_ws();
+    if (peek('}')) return ++pos_, true;
+    for (;;) {
+      skip_ws();
+      if (!peek('"')) return fail("expected a key"), false;
+      if (!string()) return false;
+      skip_ws();
+      if (!peek(':')) return fail("expected ':'"), false;
+      ++pos_;
+      if (!value(depth + 1)) return false;
+      skip_ws();
+      if (peek(',')) {
+        ++pos_;
+        continue;
+      }
+      if (peek('}')) return ++pos_, true;
+      return fail("expected ',' or '}'"), false;
+    }
+  }
+  bool array(int depth) {
+    ++pos_;
+    skip_ws();
+    if (peek(']')) return ++pos_, true;
+    for (;;) {
+      if (!value(depth + 1)) return false;
+      skip_ws();
+      if (peek(',')) {
+        ++pos_;
+        continue;
+      }
+      if (peek(']')) return ++pos_, true;
+      return fail("expected ',' or ']'"), false;
+    }
+  }
+  bool string() {
+    ++pos_;
+    while (pos_ < s_.size()) {
+      const unsigned char c = static_cast<unsigned char>(s_[pos_]);
+      if (c == '"') return ++pos_, true;
+      if (c < 0x20) return fail("control character in string"), false;
+      if (c == '\\') {
+        if (++pos_ >= s_.size()) break;
+        const char e = s_[pos_];
+        if (e == 'u') {
+          for (int i = 1; i <= 4; ++i)
+            if (pos_ + i >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[pos_ + i])))
+              return fail("bad \\u escape"), false;
+          pos_ += 4;
+        } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
+          return fail("bad escape"), false;
+        }
+      }
+      ++pos_;
+    }
+    return fail("unterminated string"), false;
+  }
+  bool number() {
+    const size_t start = pos_;
+    if (peek('-')) ++pos_;
+    if (peek('0')) {
+      ++pos_;
+    } else if (!digits()) {
+      return fail("bad number"), false;
+    }
+    if (peek('.')) {
+      ++pos_;
+      if (!digits()) return fail("bad fraction"), false;
+    }
+    if (peek('e') || peek('E')) {
+      ++pos_;
+      if (peek('+') || peek('-')) ++pos_;
+      if (!digits()) return fail("bad exponent"), false;
+    }
+    return pos_ > start;
+  }
+  bool digits() {
+    const size_t b = pos_;
+    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    return pos_ > b;
+  }
+  bool peek(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
+  void skip_ws() {
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r'))
+      ++pos_;
+  }
+  std::string fail(const std::string& what) {
+    if (error_.empty()) {
+      const size_t b = pos_ > 30 ? pos_ - 30 : 0;
+      error_ = what + " at offset " + std::to_string(pos_) + " near '" +
+               std::string(s_.substr(b, 60)) + "'";
+    }
+    return error_;
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  std::string error_;
+};
+
+inline std::string json_error(std::string_view s) { return JsonChecker(s).check(); }
+
+// The string value of the first "key":"..." in a flat search of `json` ("" if absent).
+inline std::string json_string_field(const std::string& json, const std::string& key) {
+  const std::string pat = "\"" + key + "\":\"";
+  const size_t p = json.find(pat);
+  if (p == std::string::npos) return "";
+  const size_t b = p + pat.size();
+  return json.substr(b, json.find('"', b) - b);
+}
+
+// A fresh directory under the system temp dir, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "spmvjit-test-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Runs a shell command; returns its exit status and fills `out` with stdout + stderr.
+inline int run_command(const std::string& cmd, std::string* out) {
+  out->clear();
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  const int st = ::pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+}  // namespace spmvjit::test
