@@ -5,6 +5,9 @@
 
 #include "engine/log.hpp"
 #include "engine/plan.hpp"
+#ifdef SPMVJIT_WITH_CUDA
+#include "runtime/cuda/cuda_backend.hpp"
+#endif
 #include "spmvjit/spmvjit.h"
 
 struct spmv_plan_s {
@@ -124,7 +127,13 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
                                                            : BackendKind::cpu;
     require(target == nullptr || std::string(target) == "native" || kind != BackendKind::cpu,
             "the CPU backend only warms up its own host ('native')");
+#ifdef SPMVJIT_WITH_CUDA
+    // CUDA: NVRTC alone compiles for a named sm_XY, no device needed; NULL/"native" = device 0.
+    const bool named = target != nullptr && std::string(target) != "native";
+    Backend& b = kind == BackendKind::cuda && named ? cuda_compiler(target) : get_backend(kind, 0);
+#else
     Backend& b = get_backend(kind, 0);
+#endif
     const std::string dir = resolve_cache_dir(cache_dir);
     require(!dir.empty(), "warmup needs a cache directory");
     int n = 0;

@@ -60,6 +60,10 @@ class CsrFormat final : public Format {
       std::memcpy(parts.buf.data(), bounds.data(), bounds.size() * sizeof(int64_t));
       d.arrays.push_back(std::move(parts));
       d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+    } else if (t.backend == BackendKind::cuda) {
+      // One thread per row (templates/gpu/csr.cu, SPMVJIT_CSR_BLOCK).
+      constexpr int kCsrGpuBlock = 256;
+      d.steps.push_back({"spmvjit_part", (a.rows + kCsrGpuBlock - 1) / kCsrGpuBlock, kCsrGpuBlock, 0});
     }
     return d;
   }

@@ -1,0 +1,100 @@
+// COO: one (row, col, value) per nonzero sorted by row. Equal nonzero ranges per worker make it
+// immune to long rows; rows shared between workers are combined by a carry fixup (CPU) or
+// atomics (GPU).
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/format_a_util.hpp"
+#include "engine/formats/partition.hpp"
+
+namespace spmvjit {
+namespace {
+
+class CooFormat final : public Format {
+ public:
+  std::string name() const override { return "coo"; }
+  bool supports(BackendKind) const override { return true; }
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
+                                       const TargetInfo&) const override {
+    return {FormatParams{}};
+  }
+  FormatParams kernel_constants(const FormatParams&) const override { return {}; }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats&, const FormatParams&,
+                    const TargetInfo& t) const override {
+    Estimate e;
+    const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
+    e.stored_entries = a.nnz;
+    e.matrix_bytes = a.nnz * (2 * is + vs);
+    if (t.backend == BackendKind::cpu) {
+      // Row-run detection and the y write per row, like CSR's per-row loop overhead.
+      e.cost_bytes = double(e.matrix_bytes) + 16.0 * double(a.rows);
+      e.reason = "equal nonzero ranges per thread, carries for shared rows";
+    } else {
+      // A separate pass scales y (read + write) and each row segment pays an atomic.
+      e.cost_bytes = double(e.matrix_bytes) + double(2 * vs + 32) * double(a.rows);
+      e.reason = "warp segmented sums, atomics for rows crossing warps";
+    }
+    return e;
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape,
+                   std::vector<Triplet>& out) const override {
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* row = d.arrays[0].buf.template as<I>();
+      const I* col = d.arrays[1].buf.template as<I>();
+      const V* val = d.arrays[2].buf.template as<V>();
+      for (int64_t k = 0; k < d.arrays[0].count; ++k)
+        if (val[k] != V(0)) out.push_back({int64_t(row[k]), int64_t(col[k]), double(val[k])});
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value,
+                          [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    HostArray row = make_array<I>("row_idx", a.nnz);
+    const I* rp = a.rp<I>();
+    I* rows = row.buf.as<I>();
+    for (int64_t r = 0; r < a.rows; ++r) std::fill(rows + rp[r], rows + rp[r + 1], I(r));
+    d.arrays.push_back(std::move(row));
+    d.arrays.push_back(copy_array<I>("col_idx", a.ci<I>(), a.nnz));
+    d.arrays.push_back(copy_array<V>("values", a.vals<V>(), a.nnz, true));
+    d.stored_entries = a.nnz;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[0] = a.nnz;
+    if (t.backend == BackendKind::cpu) {
+      const auto bounds = split_prefix(a.nnz, t.threads, [](int64_t u) { return u; });
+      const int64_t parts = int64_t(bounds.size()) - 1;
+      d.arrays.push_back(parts_array(bounds));
+      d.ints[1] = parts;
+      d.scratch_bytes = 2 * parts * int64_t(sizeof(V));  // first- and last-row sums per part
+      d.steps.push_back({"spmvjit_part", parts, 1, 0});
+      d.steps.push_back({"spmvjit_fixup", 1, 1, 0});
+    } else {
+      const int64_t chunk = coo_warp_chunk(a.nnz, t);
+      const int64_t warps = (a.nnz + chunk - 1) / chunk;
+      d.ints[1] = chunk;
+      d.steps.push_back({"spmvjit_scale", gpu_grid(a.rows), kGpuBlock, 0});
+      d.steps.push_back({"spmvjit_part", gpu_grid(warps, kGpuBlock / t.warp_size), kGpuBlock, 0});
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& coo_format() {
+  static const CooFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,228 @@
+// CSR5 (Liu & Vinter, ICS 2015): the nonzeros cut into tiles of omega x sigma (omega lanes,
+// sigma entries per lane, stored transposed so each of the sigma steps loads omega contiguous
+// lanes), tile_ptr (first row of each tile, negative = ~row when the tile spans empty rows),
+// tile_desc (per lane: bit_flag of row starts, y_offset = segments begun in earlier lanes,
+// seg_offset = following lanes without a row start) and empty_offset (segment -> row for tiles
+// with empty rows). Tiles compute a segmented sum; the first row of every tile and a row left
+// open at its end are carried (per-tile head/tail sums in scratch) and finished by a separate
+// fixup launch, which also writes empty rows. The last nnz % (omega*sigma) entries are CSR.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/slice_util.hpp"
+
+namespace spmvjit {
+namespace {
+
+using namespace slice_util;
+
+// sigma from nonzeros per row, the paper's rule: 4 for short rows, nnz/row up to 32, then 32.
+// We round it up to a multiple of 4 so a target has at most 8 sigma kernels.
+int64_t choose_sigma(int64_t nnz, int64_t rows) {
+  const int64_t per_row = rows ? nnz / rows : 0;
+  const int64_t s = std::clamp<int64_t>(per_row, 4, 32);
+  return ceil_div(s, 4) * 4;
+}
+
+int64_t omega_of(const TargetInfo& t, size_t value_bytes) {
+  return std::min<int64_t>(32, lanes(t, value_bytes));
+}
+
+inline int64_t decode_row(int64_t v) { return v < 0 ? ~v : v; }
+
+class Csr5Format final : public Format {
+ public:
+  std::string name() const override { return "csr5"; }
+  bool supports(BackendKind) const override { return true; }
+
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
+                                       const TargetInfo& t) const override {
+    return {{{"omega", omega_of(t, size_of(a.value))}, {"sigma", choose_sigma(a.nnz, a.rows)}}};
+  }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
+                    const TargetInfo& t) const override {
+    const int64_t tile = p.at("omega") * p.at("sigma");
+    const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
+    const int64_t ntiles = tile ? a.nnz / tile : 0;
+    Estimate e;
+    e.stored_entries = a.nnz;
+    // col/val, tile_ptr + eo_ptr, one descriptor word per lane, the CSR tail's row pointers.
+    e.matrix_bytes = a.nnz * (is + vs) + 16 * (ntiles + 1) + 8 * ntiles * p.at("omega") +
+                     is * (s.empty_rows + std::min<int64_t>(a.rows, tile) + 1);
+    // Per row a segment flush; per tile the carries and their fixup. Tiles split evenly, so
+    // the work is balanced whatever the row lengths (imbalance 1).
+    e.cost_bytes = double(e.matrix_bytes) + 4.0 * double(a.rows) + 4.0 * double(vs) * double(ntiles) +
+                   (t.backend == BackendKind::cpu ? 2000.0 * t.threads : 0.0);
+    e.reason = std::to_string(ntiles) + " tiles of " + std::to_string(tile) + " nonzeros";
+    return e;
+  }
+
+  FormatParams kernel_constants(const FormatParams& p) const override {
+    return {{"OMEGA", p.at("omega")}, {"SIGMA", p.at("sigma")}};
+  }
+
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
+    std::vector<FormatParams> out;
+    for (int64_t s = 4; s <= 32; s += 4) out.push_back({{"OMEGA", omega_of(t, size_of(v))}, {"SIGMA", s}});
+    return out;
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
+    const int64_t w = d.params.at("omega"), sg = d.params.at("sigma"), ntiles = d.ints[0];
+    const int64_t tail_start = d.ints[2], r_tail = d.ints[3], n_eo = d.ints[4], n_empty = d.ints[5];
+    const int64_t n_tail_rows = d.ints[6];
+    const int64_t* tp = d.arrays[0].buf.as<int64_t>();
+    const uint64_t* desc = d.arrays[1].buf.as<uint64_t>();
+    const int64_t* eo_ptr = d.arrays[4].buf.as<int64_t>();
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* col = d.arrays[2].buf.template as<I>();
+      const V* val = d.arrays[3].buf.template as<V>();
+      const I* aux = d.arrays[5].buf.template as<I>();
+      for (int64_t t = 0; t < ntiles; ++t) {
+        const int64_t r0 = decode_row(tp[t]);
+        int64_t q = -1;
+        for (int64_t l = 0; l < w; ++l)
+          for (int64_t k = 0; k < sg; ++k) {
+            if ((desc[t * w + l] >> k) & 1) ++q;
+            const int64_t at = t * w * sg + k * w + l;
+            const int64_t row = tp[t] < 0 ? int64_t(aux[eo_ptr[t] + q]) : r0 + q;
+            if (val[at] != V(0)) out.push_back({row, int64_t(col[at]), double(val[at])});
+          }
+      }
+      const I* trp = aux + n_eo + n_empty;
+      for (int64_t i = 0; i < n_tail_rows; ++i)
+        for (int64_t k = (i ? int64_t(trp[i]) : tail_start); k < int64_t(trp[i + 1]); ++k)
+          if (val[k] != V(0)) out.push_back({r_tail + i, int64_t(col[k]), double(val[k])});
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
+    const int64_t w = p.at("omega"), sg = p.at("sigma"), S = w * sg;
+    if (w < 1 || w > 32 || sg < 1 || sg > 32)
+      fail(SPMV_STATUS_INVALID_VALUE, "csr5: omega and sigma must lie in [1, 32] (bit_flag is 32 bits)");
+    if (tg.backend != BackendKind::cpu && w != 32)
+      fail(SPMV_STATUS_INVALID_VALUE, "csr5: omega must be the warp size (32) on a GPU");
+    const I* rp = a.rp<I>();
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    const int64_t ntiles = a.nnz / S, tail_start = ntiles * S;
+    HostArray tp = make_array<int64_t>("tile_ptr", ntiles + 1);
+    HostArray ds = make_array<uint64_t>("tile_desc", ntiles * w);
+    HostArray col = make_array<I>("col_idx", a.nnz);
+    HostArray val = make_array<V>("values", a.nnz, true);
+    HostArray ep = make_array<int64_t>("eo_ptr", ntiles + 1);
+    int64_t* tile_ptr = tp.buf.as<int64_t>();
+    uint64_t* desc = ds.buf.as<uint64_t>();
+    int64_t* eo_ptr = ep.buf.as<int64_t>();
+    std::vector<I> eo;  // empty_offset: segment -> row, for tiles with empty rows
+    std::vector<uint32_t> flags(static_cast<size_t>(w));
+    // row_of(p): the non-empty row holding entry p (rows when p == nnz); p only grows.
+    int64_t r = 0;
+    auto row_of = [&](int64_t pos) {
+      if (pos >= a.nnz) return a.rows;
+      while (int64_t(rp[r + 1]) <= pos) ++r;
+      return r;
+    };
+    for (int64_t t = 0; t < ntiles; ++t) {
+      const int64_t base = t * S, r0 = row_of(base);
+      std::fill(flags.begin(), flags.end(), 0u);
+      flags[0] = 1;  // the first entry of a tile always opens segment 0 (row r0)
+      int64_t nseg = 1, rr = r0 + 1;
+      for (; rr < a.rows && int64_t(rp[rr]) < base + S; ++rr)
+        if (rp[rr + 1] > rp[rr]) {
+          const int64_t e = int64_t(rp[rr]) - base;
+          flags[size_t(e / sg)] |= 1u << (e % sg);
+          ++nseg;
+        }
+      const int64_t rlast = row_of(base + S - 1);
+      eo_ptr[t] = int64_t(eo.size());
+      tile_ptr[t] = r0;
+      if (rlast - r0 + 1 != nseg) {  // empty rows between segments: map segments explicitly
+        tile_ptr[t] = ~r0;
+        eo.push_back(I(r0));
+        for (int64_t q = r0 + 1; q <= rlast; ++q)
+          if (rp[q + 1] > rp[q]) eo.push_back(I(q));
+      }
+      int64_t before = 0;
+      for (int64_t l = 0; l < w; ++l) {
+        int64_t quiet = 0;  // seg_offset: following lanes with no row start
+        while (l + 1 + quiet < w && flags[size_t(l + 1 + quiet)] == 0) ++quiet;
+        desc[t * w + l] = uint64_t(flags[size_t(l)]) | (uint64_t(before) << 32) | (uint64_t(quiet) << 48);
+        before += __builtin_popcount(flags[size_t(l)]);
+      }
+      // Transpose: entry (lane l, step k) of the tile goes to base + k*omega + l.
+      I* cdst = col.buf.as<I>() + base;
+      V* vdst = val.buf.as<V>() + base;
+      for (int64_t l = 0; l < w; ++l)
+        for (int64_t k = 0; k < sg; ++k) {
+          cdst[k * w + l] = ci[base + l * sg + k];
+          vdst[k * w + l] = av[base + l * sg + k];
+        }
+    }
+    const int64_t r_tail = row_of(tail_start);
+    tile_ptr[ntiles] = r_tail;
+    eo_ptr[ntiles] = int64_t(eo.size());
+    if (a.nnz > tail_start) {
+      std::memcpy(col.buf.as<I>() + tail_start, ci + tail_start, size_t(a.nnz - tail_start) * sizeof(I));
+      std::memcpy(val.buf.as<V>() + tail_start, av + tail_start, size_t(a.nnz - tail_start) * sizeof(V));
+    }
+    // aux = [empty_offset][empty rows before the CSR tail][row_ptr of the tail rows]
+    const int64_t n_eo = int64_t(eo.size());
+    std::vector<I> empty;
+    for (int64_t q = 0; q < r_tail; ++q)
+      if (rp[q + 1] == rp[q]) empty.push_back(I(q));
+    const int64_t n_tail_rows = a.rows - r_tail;
+    HostArray aux = make_array<I>("aux", n_eo + int64_t(empty.size()) + (n_tail_rows ? n_tail_rows + 1 : 0));
+    I* ax = aux.buf.as<I>();
+    if (n_eo) std::memcpy(ax, eo.data(), size_t(n_eo) * sizeof(I));
+    if (!empty.empty()) std::memcpy(ax + n_eo, empty.data(), empty.size() * sizeof(I));
+    if (n_tail_rows) std::memcpy(ax + n_eo + empty.size(), rp + r_tail, size_t(n_tail_rows + 1) * sizeof(I));
+
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    for (HostArray* h : {&tp, &ds, &col, &val, &ep, &aux}) d.arrays.push_back(std::move(*h));
+    d.stored_entries = a.nnz;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    const int64_t parts = tg.backend == BackendKind::cpu ? std::max(1, tg.threads) : 1;
+    d.ints[0] = ntiles;
+    d.ints[1] = parts;
+    d.ints[2] = tail_start;
+    d.ints[3] = r_tail;
+    d.ints[4] = n_eo;
+    d.ints[5] = int64_t(empty.size());
+    d.ints[6] = n_tail_rows;
+    d.scratch_bytes = int64_t(2 * (ntiles + 1) * sizeof(V));  // head[] and tail[] carries per tile
+    d.facts_json = "{\"tiles\":" + std::to_string(ntiles) + ",\"tile_nnz\":" + std::to_string(S) +
+                   ",\"csr_tail_nnz\":" + std::to_string(a.nnz - tail_start) + ",\"empty_offset\":" +
+                   std::to_string(n_eo) + ",\"empty_rows\":" + std::to_string(empty.size()) + "}";
+    if (tg.backend == BackendKind::cpu) {
+      // Tiles hold equal nonzeros: an even split of tiles is a balanced split of the work.
+      d.steps.push_back({"spmvjit_part", parts, 1, 0});
+      d.steps.push_back({"spmvjit_fixup", parts, 1, 0});
+    } else {
+      constexpr int kBlock = 128, kFixupBlock = 256;  // a warp per tile (and one for the tail)
+      d.steps.push_back({"spmvjit_part", ceil_div((ntiles + 1) * 32, kBlock), kBlock, 0});
+      d.steps.push_back({"spmvjit_fixup", ceil_div(ntiles + 1 + int64_t(empty.size()), kFixupBlock),
+                         kFixupBlock, 0});
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& csr5_format() {
+  static const Csr5Format f;
+  return f;
+}
+
+}  // namespace spmvjit

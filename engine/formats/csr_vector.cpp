@@ -1,0 +1,120 @@
+// CSR vector: the CSR arrays with L lanes per row (GPU: L threads of a warp share a row; CPU:
+// the row loop is unrolled into L independent accumulators). Suits rows much longer than one.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/format_a_util.hpp"
+
+namespace spmvjit {
+namespace {
+
+// Largest L: a warp on the GPU; two SIMD registers' worth of values on the CPU (enough
+// independent accumulators to hide the FMA latency).
+int64_t max_lanes(const TargetInfo& t, ValueType v) {
+  if (t.backend != BackendKind::cpu) return std::max(2, t.warp_size);
+  return std::max<int64_t>(2, 2 * std::max<int64_t>(1, t.simd_bytes / int64_t(size_of(v))));
+}
+
+int64_t next_pow2(double m) {
+  int64_t l = 1;
+  while (double(l) < m && l < (int64_t(1) << 30)) l <<= 1;
+  return l;
+}
+
+class CsrVectorFormat final : public Format {
+ public:
+  std::string name() const override { return "csr_vector"; }
+  bool supports(BackendKind) const override { return true; }
+
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
+                                       const TargetInfo& t) const override {
+    const int64_t l = std::clamp<int64_t>(next_pow2(s.row_mean), 2, max_lanes(t, a.value));
+    return {FormatParams{{"L", l}}};
+  }
+  FormatParams kernel_constants(const FormatParams& p) const override { return {{"L", p.at("L")}}; }
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
+    std::vector<FormatParams> out;
+    for (int64_t l = 2; l <= max_lanes(t, v); l *= 2) out.push_back({{"L", l}});
+    return out;
+  }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
+                    const TargetInfo& t) const override {
+    const int64_t l = p.at("L");
+    Estimate e;
+    e.stored_entries = a.nnz;
+    e.matrix_bytes =
+        int64_t(size_of(a.index)) * (a.rows + 1 + a.nnz) + int64_t(size_of(a.value)) * a.nnz;
+    // Lane waste: entries of the last, partial group of L per row (scalar remainder on the CPU,
+    // idle lanes on the GPU). O(rows) from row_ptr.
+    int64_t waste = 0;
+    for (int64_t r = 0; r < a.rows; ++r) {
+      const int64_t len = a.row_len(r);
+      waste += t.backend == BackendKind::cpu ? len % l : (len + l - 1) / l * l - len;
+    }
+    const double per_entry = double(size_of(a.index) + size_of(a.value));
+    if (t.backend == BackendKind::cpu) {
+      // Loop setup plus the horizontal sum of L accumulators; remainder entries run scalar.
+      e.cost_bytes = double(e.matrix_bytes) + (16.0 + double(l)) * double(a.rows) +
+                     0.5 * per_entry * double(waste);
+    } else {
+      // log2(L) shuffle steps per row; idle lanes still occupy issue slots.
+      e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(ceil_log2(l) + 1) * double(a.rows) +
+                     per_entry * double(waste);
+    }
+    e.imbalance = row_split_imbalance(s, t);
+    e.reason =
+        "L=" + std::to_string(l) + " lanes per row, mean row length " + std::to_string(s.row_mean);
+    return e;
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape,
+                   std::vector<Triplet>& out) const override {
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* rp = d.arrays[0].buf.template as<I>();
+      const I* ci = d.arrays[1].buf.template as<I>();
+      const V* va = d.arrays[2].buf.template as<V>();
+      for (int64_t r = 0; r < shape.rows; ++r)
+        for (int64_t k = rp[r]; k < rp[r + 1]; ++k)
+          if (va[k] != V(0)) out.push_back({r, int64_t(ci[k]), double(va[k])});
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    const int64_t l = p.at("L");
+    if (l < 1 || (l & (l - 1)) || l > 64)
+      fail(SPMV_STATUS_INVALID_VALUE,
+           "csr_vector: L must be a power of two in [1, 64], got " + std::to_string(l));
+    if (t.backend != BackendKind::cpu && l > t.warp_size)
+      fail(SPMV_STATUS_INVALID_VALUE,
+           "csr_vector: L=" + std::to_string(l) + " exceeds the warp size");
+    return dispatch_types(a.index, a.value, [&]<class I, class V>() {
+      FormatData d;
+      d.format = name();
+      d.params = p;
+      d.arrays.push_back(copy_array<I>("row_ptr", a.rp<I>(), a.rows + 1));
+      d.arrays.push_back(copy_array<I>("col_idx", a.ci<I>(), a.nnz));
+      d.arrays.push_back(copy_array<V>("values", a.vals<V>(), a.nnz, true));
+      d.stored_entries = a.nnz;
+      d.matrix_bytes = sum_matrix_bytes(d);
+      if (t.backend == BackendKind::cpu) {
+        const auto bounds = balance_rows(a, t.threads, 1);
+        d.arrays.push_back(parts_array(bounds));
+        d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+      } else {
+        d.steps.push_back({"spmvjit_part", gpu_grid(a.rows, kGpuBlock / l), kGpuBlock, 0});
+      }
+      return d;
+    });
+  }
+};
+
+}  // namespace
+
+const Format& csr_vector_format() {
+  static const CsrVectorFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

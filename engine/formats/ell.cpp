@@ -1,0 +1,135 @@
+// ELL: every row padded to the longest row W and stored column-major (entry j of row r at
+// j*rows + r), so consecutive rows are consecutive in memory: SIMD lanes / GPU threads take
+// one row each with unit-stride loads and no row pointer at all.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/format_a_util.hpp"
+#include "engine/formats/partition.hpp"
+
+namespace spmvjit {
+namespace {
+
+// Row granule of CPU parts: 16 rows keep each part's slice of a column on whole cache lines.
+constexpr int64_t kRowGranule = 16;
+
+// rows*W > 3*nnz + rows is refused: beyond that the padding costs more than any layout gain.
+bool too_padded(int64_t rows, int64_t w, int64_t nnz) {
+  return (long double)rows * (long double)w > 3.0L * (long double)nnz + (long double)rows;
+}
+
+std::string padding_message(int64_t rows, int64_t w, int64_t nnz) {
+  char slots[64];
+  std::snprintf(slots, sizeof slots, "%.0Lf", (long double)rows * (long double)w);  // may pass 2^63
+  return "ell: padding " + std::to_string(rows) + " rows to width " + std::to_string(w) +
+         " gives " + slots + " slots for " + std::to_string(nnz) + " nonzeros (limit 3*nnz + rows)";
+}
+
+class EllFormat final : public Format {
+ public:
+  std::string name() const override { return "ell"; }
+  bool supports(BackendKind) const override { return true; }
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
+                                       const TargetInfo&) const override {
+    return {FormatParams{}};
+  }
+  FormatParams kernel_constants(const FormatParams&) const override { return {}; }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams&,
+                    const TargetInfo&) const override {
+    Estimate e;
+    const int64_t w = s.row_max;
+    if (too_padded(a.rows, w, a.nnz)) {
+      e.applicable = false;
+      e.reason = padding_message(a.rows, w, a.nnz);
+      return e;
+    }
+    e.stored_entries = a.rows * w;
+    e.matrix_bytes = e.stored_entries * int64_t(size_of(a.index) + size_of(a.value));
+    // No row pointer and no per-row loop: only the y write and a short block epilogue.
+    e.cost_bytes = double(e.matrix_bytes) + 4.0 * double(a.rows);
+    e.reason = "width " + std::to_string(w) + ", padding ratio " +
+               std::to_string(a.nnz ? double(e.stored_entries) / double(a.nnz) : 1.0);
+    return e;
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape,
+                   std::vector<Triplet>& out) const override {
+    const int64_t w = d.ints[0], rows = d.ints[1];
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* col = d.arrays[0].buf.template as<I>();
+      const V* val = d.arrays[1].buf.template as<V>();
+      for (int64_t j = 0; j < w; ++j)
+        for (int64_t r = 0; r < rows; ++r)
+          if (val[j * rows + r] != V(0))
+            out.push_back({r, int64_t(col[j * rows + r]), double(val[j * rows + r])});
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value,
+                          [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
+    const I* rp = a.rp<I>();
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    int64_t w = 0;
+    for (int64_t r = 0; r < a.rows; ++r) w = std::max<int64_t>(w, rp[r + 1] - rp[r]);
+    if (too_padded(a.rows, w, a.nnz))
+      fail(SPMV_STATUS_UNSUPPORTED, padding_message(a.rows, w, a.nnz) + "; refusing");
+    const int64_t rows = a.rows, stored = rows * w;
+    HostArray col = make_array<I>("col_idx", stored);
+    HostArray val = make_array<V>("values", stored, true);
+    I* cd = col.buf.as<I>();
+    V* vd = val.buf.as<V>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t b = rp[r], len = rp[r + 1] - b;
+      for (int64_t j = 0; j < len; ++j) {
+        cd[j * rows + r] = ci[b + j];
+        vd[j * rows + r] = av[b + j];
+      }
+      // Padding repeats the row's last column (already in cache) with a zero value.
+      const I pad = len ? ci[b + len - 1] : I(0);
+      for (int64_t j = len; j < w; ++j) {
+        cd[j * rows + r] = pad;
+        vd[j * rows + r] = V(0);
+      }
+    }
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    d.arrays.push_back(std::move(col));
+    d.arrays.push_back(std::move(val));
+    d.stored_entries = stored;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[0] = w;
+    d.ints[1] = rows;
+    d.facts_json = "{\"width\":" + std::to_string(w) + ",\"padding_ratio\":" +
+                   std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
+    if (t.backend == BackendKind::cpu) {
+      const int64_t units = (rows + kRowGranule - 1) / kRowGranule;
+      auto bounds = split_prefix(units, t.threads, [](int64_t u) { return u; });
+      for (auto& b : bounds) b = std::min(rows, b * kRowGranule);
+      d.arrays.push_back(parts_array(bounds));
+      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+    } else {
+      d.steps.push_back({"spmvjit_part", gpu_grid(rows), kGpuBlock, 0});
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& ell_format() {
+  static const EllFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,186 @@
+// HYB (Bell & Garland 2009): an ELL part of width K holds the first K entries of every row,
+// a row-sorted COO tail the rest, so a few long rows no longer pad every row.
+//
+// Width rule (CUSP's): K is the largest width such that at least `threshold` rows have
+// length >= K, i.e. K = the threshold-th largest row length. GPU: threshold = max(4096,
+// rows/3) (below 4096 full rows an ELL column does not fill the device, CUSP's breakeven);
+// CPU: threshold = rows/3 (a SIMD block fills at any size). K = 0 when rows < threshold.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/format_a_util.hpp"
+#include "engine/formats/partition.hpp"
+
+namespace spmvjit {
+namespace {
+
+constexpr int64_t kRowGranule = 16;
+
+int64_t hyb_width(const CsrRef& a, const TargetInfo& t) {
+  const int64_t third = (a.rows + 2) / 3;
+  const int64_t threshold =
+      std::max<int64_t>(1, t.backend == BackendKind::cpu ? third : std::max<int64_t>(4096, third));
+  if (a.rows < threshold) return 0;
+  std::vector<int64_t> len(size_t(a.rows));
+  for (int64_t r = 0; r < a.rows; ++r) len[size_t(r)] = a.row_len(r);
+  std::nth_element(len.begin(), len.begin() + (threshold - 1), len.end(), std::greater<int64_t>());
+  return len[size_t(threshold - 1)];
+}
+
+class HybFormat final : public Format {
+ public:
+  std::string name() const override { return "hyb"; }
+  bool supports(BackendKind) const override { return true; }
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
+                                       const TargetInfo& t) const override {
+    return {FormatParams{{"K", hyb_width(a, t)}}};
+  }
+  // K is a run-time size (args.n[0]): the kernel space stays one kernel per type pair.
+  FormatParams kernel_constants(const FormatParams&) const override { return {}; }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
+                    const TargetInfo& t) const override {
+    const int64_t k = p.at("K");
+    int64_t tail = 0, tail_rows = 0;
+    for (int64_t r = 0; r < a.rows; ++r) {
+      const int64_t extra = a.row_len(r) - k;
+      if (extra > 0) tail += extra, ++tail_rows;
+    }
+    const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
+    Estimate e;
+    e.stored_entries = a.rows * k + tail;
+    e.matrix_bytes = a.rows * k * (is + vs) + tail * (2 * is + vs);
+    if (t.backend == BackendKind::cpu) {
+      // ELL blocks as for ell, plus a scalar tail loop (row test and scattered accumulate).
+      e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(a.rows) + 4.0 * double(tail);
+    } else {
+      // Second launch; one atomic per tail row segment.
+      e.cost_bytes = double(e.matrix_bytes) + 4.0 * double(a.rows) + 32.0 * double(tail_rows);
+    }
+    e.imbalance = row_split_imbalance(s, t);
+    e.reason = "ELL width " + std::to_string(k) + ", COO tail " + std::to_string(tail) + " entries";
+    return e;
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape,
+                   std::vector<Triplet>& out) const override {
+    const int64_t k = d.ints[0], rows = d.ints[1], tail = d.ints[2];
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* col = d.arrays[0].buf.template as<I>();
+      const V* val = d.arrays[1].buf.template as<V>();
+      for (int64_t j = 0; j < k; ++j)
+        for (int64_t r = 0; r < rows; ++r)
+          if (val[j * rows + r] != V(0))
+            out.push_back({r, int64_t(col[j * rows + r]), double(val[j * rows + r])});
+      const I* trow = d.arrays[2].buf.template as<I>();
+      const I* tcol = d.arrays[3].buf.template as<I>();
+      const V* tval = d.arrays[4].buf.template as<V>();
+      for (int64_t i = 0; i < tail; ++i)
+        if (tval[i] != V(0)) out.push_back({int64_t(trow[i]), int64_t(tcol[i]), double(tval[i])});
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value,
+                          [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
+    const int64_t k = p.at("K"), rows = a.rows;
+    if (k < 0) fail(SPMV_STATUS_INVALID_VALUE, "hyb: K must be >= 0, got " + std::to_string(k));
+    if ((long double)rows * k > 3.0L * a.nnz + rows)
+      fail(SPMV_STATUS_UNSUPPORTED, "hyb: ELL width " + std::to_string(k) + " pads " +
+                                        std::to_string(a.nnz) +
+                                        " nonzeros to more than 3*nnz + rows slots; refusing");
+    const I* rp = a.rp<I>();
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    // tail_ptr[r]: first tail entry of row r.
+    std::vector<int64_t> tail_ptr(size_t(rows) + 1, 0);
+    for (int64_t r = 0; r < rows; ++r)
+      tail_ptr[size_t(r) + 1] =
+          tail_ptr[size_t(r)] + std::max<int64_t>(0, int64_t(rp[r + 1] - rp[r]) - k);
+    const int64_t tail = tail_ptr[size_t(rows)];
+    HostArray ecol = make_array<I>("ell_col", rows * k);
+    HostArray eval = make_array<V>("ell_values", rows * k, true);
+    HostArray trow = make_array<I>("tail_row", tail);
+    HostArray tcol = make_array<I>("tail_col", tail);
+    HostArray tval = make_array<V>("tail_values", tail, true);
+    I* cd = ecol.buf.as<I>();
+    V* vd = eval.buf.as<V>();
+    I* tr = trow.buf.as<I>();
+    I* tc = tcol.buf.as<I>();
+    V* tv = tval.buf.as<V>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t b = rp[r], len = rp[r + 1] - b, in_ell = std::min(len, k);
+      for (int64_t j = 0; j < in_ell; ++j) {
+        cd[j * rows + r] = ci[b + j];
+        vd[j * rows + r] = av[b + j];
+      }
+      const I pad = in_ell ? ci[b + in_ell - 1] : I(0);
+      for (int64_t j = in_ell; j < k; ++j) {
+        cd[j * rows + r] = pad;
+        vd[j * rows + r] = V(0);
+      }
+      const int64_t t0 = tail_ptr[size_t(r)];
+      for (int64_t j = in_ell; j < len; ++j) {
+        tr[t0 + j - in_ell] = I(r);
+        tc[t0 + j - in_ell] = ci[b + j];
+        tv[t0 + j - in_ell] = av[b + j];
+      }
+    }
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    d.arrays.push_back(std::move(ecol));
+    d.arrays.push_back(std::move(eval));
+    d.arrays.push_back(std::move(trow));
+    d.arrays.push_back(std::move(tcol));
+    d.arrays.push_back(std::move(tval));
+    d.stored_entries = rows * k + tail;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[0] = k;
+    d.ints[1] = rows;
+    d.ints[2] = tail;
+    d.facts_json =
+        "{\"ell_width\":" + std::to_string(k) + ",\"tail_entries\":" + std::to_string(tail) + "}";
+    if (t.backend == BackendKind::cpu) {
+      // Parts own row ranges and exactly the tail entries of their rows: no shared y.
+      const int64_t units = (rows + kRowGranule - 1) / kRowGranule;
+      auto bounds = split_prefix(units, t.threads, [&](int64_t u) {
+        const int64_t r = std::min(rows, u * kRowGranule);
+        return r * (k + 1) + tail_ptr[size_t(r)];
+      });
+      std::vector<int64_t> tail_bounds(bounds.size());
+      for (size_t i = 0; i < bounds.size(); ++i) {
+        bounds[i] = std::min(rows, bounds[i] * kRowGranule);
+        tail_bounds[i] = tail_ptr[size_t(bounds[i])];
+      }
+      d.arrays.push_back(parts_array(bounds));
+      d.arrays.push_back(parts_array(tail_bounds, "tail_parts"));
+      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+    } else {
+      d.steps.push_back({"spmvjit_part", gpu_grid(rows), kGpuBlock, 0});
+      if (tail) {
+        const int64_t chunk = coo_warp_chunk(tail, t);
+        d.ints[3] = chunk;
+        d.steps.push_back({"spmvjit_tail",
+                           gpu_grid((tail + chunk - 1) / chunk, kGpuBlock / t.warp_size), kGpuBlock,
+                           0});
+      }
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& hyb_format() {
+  static const HybFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,131 @@
+// JDS (jagged diagonal storage): rows sorted by decreasing length; jagged diagonal j holds the
+// j-th entry of every row longer than j, contiguous in sorted-row order. No padding at all, and
+// consecutive sorted rows are consecutive in each diagonal (SIMD / coalesced).
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/format_a_util.hpp"
+#include "engine/formats/partition.hpp"
+
+namespace spmvjit {
+namespace {
+
+class JdsFormat final : public Format {
+ public:
+  std::string name() const override { return "jds"; }
+  bool supports(BackendKind) const override { return true; }
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
+                                       const TargetInfo&) const override {
+    return {FormatParams{}};
+  }
+  FormatParams kernel_constants(const FormatParams&) const override { return {}; }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams&,
+                    const TargetInfo& t) const override {
+    const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
+    Estimate e;
+    e.stored_entries = a.nnz;
+    e.matrix_bytes = a.nnz * (is + vs) + 8 * (s.row_max + 1) + is * a.rows;
+    // y is written through perm (scattered when sorting moved rows); each diagonal costs
+    // loop control per row block.
+    e.cost_bytes = double(e.matrix_bytes) + 12.0 * double(a.rows) + 16.0 * double(s.row_max);
+    e.imbalance = row_split_imbalance(s, t);
+    e.reason = std::to_string(s.row_max) + " jagged diagonals";
+    return e;
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape,
+                   std::vector<Triplet>& out) const override {
+    const int64_t w = d.ints[0];
+    const int64_t* jd = d.arrays[0].buf.as<int64_t>();
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* col = d.arrays[1].buf.template as<I>();
+      const V* val = d.arrays[2].buf.template as<V>();
+      const I* perm = d.arrays[3].buf.template as<I>();
+      for (int64_t j = 0; j < w; ++j)
+        for (int64_t i = 0; i < jd[j + 1] - jd[j]; ++i)
+          if (val[jd[j] + i] != V(0))
+            out.push_back({int64_t(perm[i]), int64_t(col[jd[j] + i]), double(val[jd[j] + i])});
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value,
+                          [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
+    const I* rp = a.rp<I>();
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    const int64_t rows = a.rows;
+    int64_t w = 0;
+    for (int64_t r = 0; r < rows; ++r) w = std::max<int64_t>(w, rp[r + 1] - rp[r]);
+    // Stable counting sort by decreasing length: first[len] = sorted position of the first
+    // row of that length = number of rows longer than len.
+    std::vector<int64_t> first(size_t(w) + 2, 0);
+    for (int64_t r = 0; r < rows; ++r) ++first[size_t(rp[r + 1] - rp[r])];
+    HostArray jdp = make_array<int64_t>("jd_ptr", w + 1);
+    int64_t* jd = jdp.buf.as<int64_t>();
+    {
+      int64_t longer = 0;  // rows with length > len, for len from w down to 0
+      for (int64_t len = w; len >= 0; --len) {
+        const int64_t c = first[size_t(len)];
+        first[size_t(len)] = longer;
+        longer += c;
+      }
+      // Diagonal j holds one entry of each row longer than j.
+      jd[0] = 0;
+      for (int64_t j = 0; j < w; ++j) jd[j + 1] = jd[j] + first[size_t(j)];
+    }
+    HostArray perm = make_array<I>("perm", rows);
+    I* pm = perm.buf.as<I>();
+    for (int64_t r = 0; r < rows; ++r) pm[first[size_t(rp[r + 1] - rp[r])]++] = I(r);
+    HostArray col = make_array<I>("col_idx", a.nnz);
+    HostArray val = make_array<V>("values", a.nnz, true);
+    I* cd = col.buf.as<I>();
+    V* vd = val.buf.as<V>();
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t r = pm[i], b = rp[r], len = rp[r + 1] - b;
+      for (int64_t j = 0; j < len; ++j) {
+        cd[jd[j] + i] = ci[b + j];
+        vd[jd[j] + i] = av[b + j];
+      }
+    }
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    d.arrays.push_back(std::move(jdp));
+    d.arrays.push_back(std::move(col));
+    d.arrays.push_back(std::move(val));
+    d.arrays.push_back(std::move(perm));
+    d.stored_entries = a.nnz;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[0] = w;
+    d.facts_json = "{\"diagonals\":" + std::to_string(w) + "}";
+    if (t.backend == BackendKind::cpu) {
+      // Parts are ranges of sorted rows weighted by nonzeros + 1.
+      std::vector<int64_t> cum(size_t(rows) + 1, 0);
+      for (int64_t i = 0; i < rows; ++i)
+        cum[size_t(i) + 1] = cum[size_t(i)] + rp[pm[i] + 1] - rp[pm[i]] + 1;
+      const auto bounds = split_prefix(rows, t.threads, [&](int64_t u) { return cum[size_t(u)]; });
+      d.arrays.push_back(parts_array(bounds));
+      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+    } else {
+      d.steps.push_back({"spmvjit_part", gpu_grid(rows), kGpuBlock, 0});
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& jds_format() {
+  static const JdsFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

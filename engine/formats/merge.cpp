@@ -1,0 +1,123 @@
+// Merge-path CSR (Merrill & Garland 2016): the CSR arrays, with work split into equal lengths of
+// the merge path over (row ends, nonzero indices), so every worker gets the same rows + nonzeros
+// whatever the row lengths. Rows cut by a split are finished by a carry fixup.
+//
+// CPU: the path coordinates of the part boundaries are found at plan time (binary search per
+// boundary) and stored in the "parts" array as (row, nonzero) pairs. GPU: each thread searches
+// its own segment's coordinates in the kernel (no plan-time array that depends on the grid).
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/format_a_util.hpp"
+
+namespace spmvjit {
+namespace {
+
+// Path items per GPU thread.
+constexpr int64_t kGpuItems = 8;
+// Modeled cost of the extra (fixup) launch on the CPU thread pool, in byte-equivalents.
+constexpr double kExtraStepBytes = 32768;
+
+// Coordinate (row, nonzero) where the merge path crosses diagonal `diag`: the rows before it
+// have ended and the nonzeros before it are consumed; rp[row] <= nonzero <= rp[row + 1].
+template <class I>
+void merge_search(const I* rp, int64_t rows, int64_t nnz, int64_t diag, int64_t& i, int64_t& j) {
+  int64_t lo = diag > nnz ? diag - nnz : 0, hi = std::min(diag, rows);
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (int64_t(rp[mid + 1]) <= diag - mid - 1)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  i = lo;
+  j = diag - lo;
+}
+
+class MergeFormat final : public Format {
+ public:
+  std::string name() const override { return "merge"; }
+  bool supports(BackendKind) const override { return true; }
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
+                                       const TargetInfo&) const override {
+    return {FormatParams{}};
+  }
+  FormatParams kernel_constants(const FormatParams&) const override { return {}; }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats&, const FormatParams&,
+                    const TargetInfo& t) const override {
+    Estimate e;
+    const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
+    e.stored_entries = a.nnz;
+    e.matrix_bytes = is * (a.rows + 1 + a.nnz) + vs * a.nnz;
+    if (t.backend == BackendKind::cpu) {
+      // CSR's per-row cost, plus one extra launch for the carries; perfectly balanced.
+      e.cost_bytes = double(e.matrix_bytes) + 24.0 * double(a.rows) + kExtraStepBytes;
+    } else {
+      const int64_t segs = (a.rows + a.nnz + kGpuItems - 1) / kGpuItems;
+      // Carry (row + value) written and read back per segment, one atomic each.
+      e.cost_bytes =
+          double(e.matrix_bytes) + 24.0 * double(a.rows) + double(segs) * double(2 * (8 + vs) + 8);
+    }
+    e.reason = "merge path split: rows + nonzeros balanced exactly";
+    return e;
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape,
+                   std::vector<Triplet>& out) const override {
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* rp = d.arrays[0].buf.template as<I>();
+      const I* ci = d.arrays[1].buf.template as<I>();
+      const V* va = d.arrays[2].buf.template as<V>();
+      for (int64_t r = 0; r < shape.rows; ++r)
+        for (int64_t k = rp[r]; k < rp[r + 1]; ++k)
+          if (va[k] != V(0)) out.push_back({r, int64_t(ci[k]), double(va[k])});
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value, [&]<class I, class V>() {
+      FormatData d;
+      d.format = name();
+      d.params = p;
+      d.arrays.push_back(copy_array<I>("row_ptr", a.rp<I>(), a.rows + 1));
+      d.arrays.push_back(copy_array<I>("col_idx", a.ci<I>(), a.nnz));
+      d.arrays.push_back(copy_array<V>("values", a.vals<V>(), a.nnz, true));
+      d.stored_entries = a.nnz;
+      d.matrix_bytes = sum_matrix_bytes(d);
+      const int64_t total = a.rows + a.nnz;
+      if (t.backend == BackendKind::cpu) {
+        const int64_t parts = std::max(1, t.threads);
+        std::vector<int64_t> coords(size_t(2 * (parts + 1)));
+        for (int64_t q = 0; q <= parts; ++q) {
+          const int64_t diag = int64_t((__int128)total * q / parts);
+          merge_search(a.rp<I>(), a.rows, a.nnz, diag, coords[size_t(2 * q)],
+                       coords[size_t(2 * q + 1)]);
+        }
+        d.arrays.push_back(parts_array(coords));
+        d.ints[0] = parts;
+        d.scratch_bytes = parts * int64_t(sizeof(V));  // trailing partial-row sum per part
+        d.steps.push_back({"spmvjit_part", parts, 1, 0});
+        d.steps.push_back({"spmvjit_fixup", 1, 1, 0});
+      } else {
+        const int64_t segs = std::max<int64_t>(1, (total + kGpuItems - 1) / kGpuItems);
+        d.ints[0] = segs;
+        d.ints[1] = kGpuItems;
+        d.scratch_bytes = segs * int64_t(8 + sizeof(V));  // carry rows (i64), then carry sums
+        d.steps.push_back({"spmvjit_part", gpu_grid(segs), kGpuBlock, 0});
+        d.steps.push_back({"spmvjit_fixup", gpu_grid(segs), kGpuBlock, 0});
+      }
+      return d;
+    });
+  }
+};
+
+}  // namespace
+
+const Format& merge_format() {
+  static const MergeFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

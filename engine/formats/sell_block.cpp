@@ -1,0 +1,236 @@
+// Sliced ELL of short dense row blocks (1xB, B = 2 or 4): one column index per block of B
+// consecutive columns, B values (zeros fill incomplete blocks). Rows are cut into blocks
+// greedily and UNALIGNED: a block starts at the first column not yet covered (moved left to
+// cols - B at the right edge, so x[col + B - 1] stays in range). Slices of C rows are stored
+// column-major over blocks: slot (slice s, block j, row i) = slice_ptr[s] + j*C + i, its B values
+// at B*slice_ptr[s] + j*C*B + b*C + i, so every b is a contiguous SIMD vector of C rows.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/partition.hpp"
+#include "engine/formats/slice_util.hpp"
+
+namespace spmvjit {
+namespace {
+
+using namespace slice_util;
+
+constexpr int64_t kGpuSliceRows = 32;
+constexpr int64_t kEstimateSlices = 512;
+
+// Walks the greedy block decomposition of one row with sorted columns, calling
+// f(block_col, first, last) for the entries [first, last) it covers. Duplicated columns start
+// a new block, so nothing is ever merged.
+template <class I, class F>
+int64_t blocks_of_row(const I* col, int64_t len, int64_t cols, int64_t b, F&& f) {
+  int64_t nb = 0;
+  for (int64_t k = 0; k < len;) {
+    const int64_t start = std::min<int64_t>(int64_t(col[k]), cols - b);
+    const int64_t first = k++;
+    while (k < len && int64_t(col[k]) < start + b && col[k] > col[k - 1]) ++k;
+    f(start, first, k);
+    ++nb;
+  }
+  return nb;
+}
+
+// Columns of row r sorted, with their values (copies only when the row is not sorted).
+template <class I, class V>
+struct RowView {
+  const I* col;
+  const V* val;
+  int64_t len;
+  std::vector<std::pair<I, V>> tmp;
+  std::vector<I> c;
+  std::vector<V> v;
+  RowView(const CsrRef& a, int64_t r) {
+    const int64_t b = a.rp<I>()[r];
+    len = a.rp<I>()[r + 1] - b;
+    col = a.ci<I>() + b;
+    val = a.vals<V>() + b;
+    if (std::is_sorted(col, col + len)) return;
+    tmp.resize(size_t(len));
+    for (int64_t k = 0; k < len; ++k) tmp[size_t(k)] = {col[k], val[k]};
+    std::stable_sort(tmp.begin(), tmp.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    c.resize(size_t(len));
+    v.resize(size_t(len));
+    for (int64_t k = 0; k < len; ++k) c[size_t(k)] = tmp[size_t(k)].first, v[size_t(k)] = tmp[size_t(k)].second;
+    col = c.data();
+    val = v.data();
+  }
+};
+
+template <class I, class V>
+int64_t count_blocks(const CsrRef& a, int64_t r, int64_t b) {
+  RowView<I, V> row(a, r);
+  return blocks_of_row(row.col, row.len, a.cols, b, [](int64_t, int64_t, int64_t) {});
+}
+
+class SellBlockFormat final : public Format {
+ public:
+  std::string name() const override { return "sell_block"; }
+  bool supports(BackendKind) const override { return true; }
+
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
+                                       const TargetInfo& t) const override {
+    const int64_t c = t.backend == BackendKind::cpu ? lanes(t, size_of(a.value)) : kGpuSliceRows;
+    std::vector<FormatParams> out;
+    for (int64_t b : {2, 4})
+      if (b <= a.cols) out.push_back({{"B", b}, {"C", c}});
+    // Fewer than two columns: 1x1 blocks keep the format usable (it is then plain sliced ELL).
+    if (out.empty()) out.push_back({{"B", 1}, {"C", c}});
+    return out;
+  }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
+                    const TargetInfo&) const override {
+    const int64_t c = p.at("C"), b = p.at("B");
+    const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
+    const int64_t slices = ceil_div(a.rows, c);
+    // Block counts of a sample of whole slices, scaled: O(sampled nonzeros), not O(nnz).
+    double real = 0, stored = 0;
+    const double scale = for_sampled_slices(slices, kEstimateSlices, [&](int64_t sl) {
+      int64_t w = 0;
+      for (int64_t r = sl * c; r < std::min(a.rows, (sl + 1) * c); ++r) {
+        const int64_t nb = dispatch_types(a.index, a.value, [&]<class I, class V>() {
+          return count_blocks<I, V>(a, r, b);
+        });
+        real += double(nb);
+        w = std::max(w, nb);
+      }
+      stored += double(w * c);
+    });
+    real *= scale;
+    stored *= scale;
+    Estimate e;
+    e.stored_entries = int64_t(stored) * b;
+    e.matrix_bytes = int64_t(stored) * (is + b * vs) + 8 * (slices + 1);
+    e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices);
+    const double fill = real * double(b) - double(s.nnz);
+    if (real * double(is + b * vs) > double(s.nnz * (is + vs))) {
+      e.applicable = false;
+      e.reason = "1x" + std::to_string(b) + " blocks store about " + std::to_string(int64_t(fill)) +
+                 " zeros: more bytes than CSR";
+    } else if (e.stored_entries > kMaxPaddingFactor * s.nnz + c * b * slices) {
+      e.applicable = false;
+      e.reason = "padding to about " + std::to_string(e.stored_entries) + " values for " +
+                 std::to_string(s.nnz) + " nonzeros";
+    } else {
+      e.reason = "about " + std::to_string(int64_t(real)) + " 1x" + std::to_string(b) + " blocks, " +
+                 std::to_string(int64_t(fill)) + " zeros filled";
+    }
+    return e;
+  }
+
+  FormatParams kernel_constants(const FormatParams& p) const override {
+    return {{"B", p.at("B")}, {"C", p.at("C")}};
+  }
+
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
+    const int64_t c = t.backend == BackendKind::cpu ? lanes(t, size_of(v)) : kGpuSliceRows;
+    return {{{"B", 1}, {"C", c}}, {{"B", 2}, {"C", c}}, {{"B", 4}, {"C", c}}};
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
+    const int64_t c = d.params.at("C"), b = d.params.at("B"), slices = d.ints[0];
+    const int64_t* sp = d.arrays[0].buf.as<int64_t>();
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* col = d.arrays[1].buf.template as<I>();
+      const V* val = d.arrays[2].buf.template as<V>();
+      for (int64_t s = 0; s < slices; ++s)
+        for (int64_t k = sp[s]; k < sp[s + 1]; ++k) {
+          const int64_t j = (k - sp[s]) / c, i = (k - sp[s]) % c, r = s * c + i;
+          for (int64_t bb = 0; bb < b; ++bb) {
+            const V v = val[b * sp[s] + j * c * b + bb * c + i];
+            if (r < shape.rows && v != V(0)) out.push_back({r, int64_t(col[k]) + bb, double(v)});
+          }
+        }
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
+    const int64_t c = p.at("C"), b = p.at("B");
+    if (c < 1 || b < 1 || (a.nnz > 0 && b > a.cols))
+      fail(SPMV_STATUS_INVALID_VALUE, "sell_block: need C >= 1 and 1 <= B <= cols (B = " +
+                                          std::to_string(b) + ", cols = " + std::to_string(a.cols) + ")");
+    const int64_t slices = ceil_div(a.rows, c);
+    std::vector<int64_t> nb(size_t(a.rows));
+    for (int64_t r = 0; r < a.rows; ++r) nb[size_t(r)] = count_blocks<I, V>(a, r, b);
+    HostArray sp = make_array<int64_t>("slice_ptr", slices + 1);
+    int64_t* slice_ptr = sp.buf.as<int64_t>();
+    slice_ptr[0] = 0;
+    int64_t real = 0;
+    for (int64_t s = 0; s < slices; ++s) {
+      int64_t w = 0;
+      for (int64_t r = s * c; r < std::min(a.rows, (s + 1) * c); ++r) w = std::max(w, nb[size_t(r)]), real += nb[size_t(r)];
+      slice_ptr[s + 1] = slice_ptr[s] + w * c;
+    }
+    const int64_t stored = slice_ptr[slices];
+    check_padding("sell_block", stored * b, a.nnz, c * b * slices, sizeof(I) / double(b) + sizeof(V),
+                  sizeof(I) == 4);
+    HostArray col = make_array<I>("block_col", stored);
+    HostArray val = make_array<V>("values", stored * b, true);
+    I* bc = col.buf.as<I>();
+    V* bv = val.buf.as<V>();
+    std::fill(bv, bv + stored * b, V(0));
+    for (int64_t s = 0; s < slices; ++s) {
+      const int64_t w = (slice_ptr[s + 1] - slice_ptr[s]) / c;
+      for (int64_t i = 0; i < c; ++i) {
+        const int64_t r = s * c + i;
+        int64_t j = 0, last = 0;
+        if (r < a.rows) {
+          RowView<I, V> row(a, r);
+          blocks_of_row(row.col, row.len, a.cols, b, [&](int64_t start, int64_t first, int64_t end) {
+            bc[slice_ptr[s] + j * c + i] = I(start);
+            V* v = bv + b * slice_ptr[s] + j * c * b + i;
+            for (int64_t k = first; k < end; ++k) v[(int64_t(row.col[k]) - start) * c] = row.val[k];
+            last = start;
+            ++j;
+          });
+        }
+        // Padding blocks repeat the row's last block column (in cache) with zero values.
+        for (; j < w; ++j) bc[slice_ptr[s] + j * c + i] = I(last);
+      }
+    }
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    d.arrays.push_back(std::move(sp));
+    d.arrays.push_back(std::move(col));
+    d.arrays.push_back(std::move(val));
+    d.stored_entries = stored * b;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[0] = slices;
+    const int64_t is = int64_t(sizeof(I));
+    const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * stored + 8 * (slices + 1);
+    d.facts_json = "{\"decomposition\":\"greedy unaligned\",\"slices\":" + std::to_string(slices) +
+                   ",\"blocks\":" + std::to_string(real) + ",\"stored_blocks\":" + std::to_string(stored) +
+                   ",\"index_bytes_csr\":" + std::to_string(csr_index) + ",\"index_bytes\":" +
+                   std::to_string(own_index) + ",\"index_bytes_saved\":" + std::to_string(csr_index - own_index) +
+                   ",\"fill_zeros\":" + std::to_string(real * b - a.nnz) + ",\"padding_zeros\":" +
+                   std::to_string((stored - real) * b) + "}";
+    if (tg.backend == BackendKind::cpu) {
+      add_cpu_parts(d, split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] * b + u * c; }));
+    } else if (slices > 0) {
+      constexpr int kBlock = 128;
+      d.steps.push_back({"spmvjit_part", ceil_div(slices * c, kBlock), kBlock, 0});
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& sell_block_format() {
+  static const SellBlockFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,240 @@
+// Sliced ELL with diagonals (compressed indices, after Monakov et al. 2010): each slice of C
+// rows keeps a small set of diagonal offsets shared by its rows; an entry on one of them is
+// stored as a value only (slot (j, i) of the slice, x index = row + offset), so banded and
+// stencil matrices move almost no index bytes. A diagonal is kept in a slice when storing it
+// whole (C values + one offset) costs fewer bytes than its entries would with explicit indices.
+// Everything else (off-diagonal entries, duplicates) goes to a per-slice ELL remainder with
+// explicit columns, so the format is exact for any matrix.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/partition.hpp"
+#include "engine/formats/slice_util.hpp"
+
+namespace spmvjit {
+namespace {
+
+using namespace slice_util;
+
+constexpr int64_t kGpuSliceRows = 32;
+constexpr int64_t kEstimateSlices = 512;
+
+// Per-slice decision: the kept diagonal offsets (sorted) and the remainder width.
+struct SliceLayout {
+  std::vector<int64_t> offsets;
+  int64_t rem_width = 0;
+};
+
+// The offsets (col - row) holding at least min_count entries of rows [r0, r1), sorted.
+template <class I>
+void choose_diagonals(const CsrRef& a, int64_t r0, int64_t r1, int64_t min_count, SliceLayout& lay,
+                      std::vector<int64_t>& scratch) {
+  const I* rp = a.rp<I>();
+  const I* ci = a.ci<I>();
+  scratch.clear();
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t k = rp[r]; k < rp[r + 1]; ++k) scratch.push_back(int64_t(ci[k]) - r);
+  std::sort(scratch.begin(), scratch.end());
+  lay.offsets.clear();
+  for (size_t i = 0; i < scratch.size();) {
+    size_t j = i;
+    while (j < scratch.size() && scratch[j] == scratch[i]) ++j;
+    if (int64_t(j - i) >= min_count) lay.offsets.push_back(scratch[i]);
+    i = j;
+  }
+}
+
+// Chooses the diagonals of slice s (min_count > 0; else lay.offsets is given) and places every entry, calling on_diag(j, i, k) or
+// on_rem(i, k) for entry k of row s*C + i. `scratch` is reused between slices.
+template <class I, class OnDiag, class OnRem>
+void place_slice(const CsrRef& a, int64_t s, int64_t c, int64_t min_count, SliceLayout& lay,
+                 std::vector<int64_t>& scratch, std::vector<char>& used, OnDiag&& on_diag, OnRem&& on_rem) {
+  const I* rp = a.rp<I>();
+  const I* ci = a.ci<I>();
+  const int64_t r0 = s * c, r1 = std::min(a.rows, r0 + c);
+  if (min_count > 0) choose_diagonals<I>(a, r0, r1, min_count, lay, scratch);
+  used.assign(lay.offsets.size() * size_t(c), 0);
+  lay.rem_width = 0;
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t rem = 0;
+    for (int64_t k = rp[r]; k < rp[r + 1]; ++k) {
+      const int64_t off = int64_t(ci[k]) - r;
+      const auto it = std::lower_bound(lay.offsets.begin(), lay.offsets.end(), off);
+      const int64_t j = int64_t(it - lay.offsets.begin());
+      if (it != lay.offsets.end() && *it == off && !used[size_t(j * c + (r - r0))]) {
+        used[size_t(j * c + (r - r0))] = 1;
+        on_diag(j, r - r0, k);
+      } else {
+        on_rem(r - r0, k);
+        ++rem;
+      }
+    }
+    lay.rem_width = std::max(lay.rem_width, rem);
+  }
+}
+
+// Fewest entries for which a whole diagonal (C values + 1 offset) beats explicit indices.
+int64_t min_diag_count(int64_t c, int64_t is, int64_t vs) { return std::max<int64_t>(1, ceil_div(c * vs + is, is + vs)); }
+
+class SellDiagFormat final : public Format {
+ public:
+  std::string name() const override { return "sell_diag"; }
+  bool supports(BackendKind) const override { return true; }
+
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
+                                       const TargetInfo& t) const override {
+    return {{{"C", t.backend == BackendKind::cpu ? lanes(t, size_of(a.value)) : kGpuSliceRows}}};
+  }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
+                    const TargetInfo&) const override {
+    const int64_t c = p.at("C"), is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
+    const int64_t slices = ceil_div(a.rows, c);
+    double diags = 0, rem = 0, on_diag = 0;
+    SliceLayout lay;
+    std::vector<int64_t> scratch;
+    std::vector<char> used;
+    // A sample of whole slices, scaled: O(sampled nonzeros), not O(nnz).
+    const double scale = for_sampled_slices(slices, kEstimateSlices, [&](int64_t sl) {
+      dispatch_types(a.index, a.value, [&]<class I, class V>() {
+        place_slice<I>(a, sl, c, min_diag_count(c, is, vs), lay, scratch, used,
+                       [&](int64_t, int64_t, int64_t) { on_diag += 1; }, [](int64_t, int64_t) {});
+      });
+      diags += double(lay.offsets.size());
+      rem += double(lay.rem_width * c);
+    });
+    diags *= scale, rem *= scale, on_diag *= scale;
+    Estimate e;
+    e.stored_entries = int64_t(diags * double(c) + rem);
+    e.matrix_bytes = int64_t(diags * double(c * vs + is) + rem * double(is + vs)) + 16 * (slices + 1);
+    // Per slice loop setup, per diagonal an offset load and a range check.
+    e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices) + 4.0 * diags;
+    if (e.stored_entries > kMaxPaddingFactor * s.nnz + 2 * c * slices) {
+      e.applicable = false;
+      e.reason = "padding to about " + std::to_string(e.stored_entries) + " values for " +
+                 std::to_string(s.nnz) + " nonzeros";
+    } else {
+      e.reason = "about " + std::to_string(s.nnz ? int64_t(100 * on_diag / double(s.nnz)) : 0) +
+                 "% of nonzeros on " + std::to_string(slices ? diags / double(slices) : 0.0) +
+                 " diagonals per slice";
+    }
+    return e;
+  }
+
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
+    return {{{"C", t.backend == BackendKind::cpu ? lanes(t, size_of(v)) : kGpuSliceRows}}};
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
+    const int64_t c = d.params.at("C"), slices = d.ints[0];
+    const int64_t* dp = d.arrays[0].buf.as<int64_t>();
+    const int64_t* rp = d.arrays[3].buf.as<int64_t>();
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* off = d.arrays[1].buf.template as<I>();
+      const V* dv = d.arrays[2].buf.template as<V>();
+      const I* rc = d.arrays[4].buf.template as<I>();
+      const V* rv = d.arrays[5].buf.template as<V>();
+      for (int64_t s = 0; s < slices; ++s) {
+        for (int64_t j = dp[s]; j < dp[s + 1]; ++j)
+          for (int64_t i = 0; i < c; ++i)
+            if (dv[j * c + i] != V(0)) out.push_back({s * c + i, s * c + i + int64_t(off[j]), double(dv[j * c + i])});
+        for (int64_t k = rp[s]; k < rp[s + 1]; ++k)
+          if (rv[k] != V(0)) out.push_back({s * c + (k - rp[s]) % c, int64_t(rc[k]), double(rv[k])});
+      }
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
+    const int64_t c = p.at("C");
+    if (c < 1) fail(SPMV_STATUS_INVALID_VALUE, "sell_diag: C must be >= 1");
+    const int64_t slices = ceil_div(a.rows, c), min_count = min_diag_count(c, sizeof(I), sizeof(V));
+    HostArray dp = make_array<int64_t>("diag_ptr", slices + 1);
+    HostArray rp = make_array<int64_t>("rem_ptr", slices + 1);
+    int64_t* diag_ptr = dp.buf.as<int64_t>();
+    int64_t* rem_ptr = rp.buf.as<int64_t>();
+    diag_ptr[0] = rem_ptr[0] = 0;
+    std::vector<I> offsets;
+    SliceLayout lay;
+    std::vector<int64_t> scratch;
+    std::vector<char> used;
+    auto none_d = [](int64_t, int64_t, int64_t) {};
+    auto none_r = [](int64_t, int64_t) {};
+    for (int64_t s = 0; s < slices; ++s) {
+      place_slice<I>(a, s, c, min_count, lay, scratch, used, none_d, none_r);
+      for (int64_t o : lay.offsets) offsets.push_back(I(o));
+      diag_ptr[s + 1] = diag_ptr[s] + int64_t(lay.offsets.size());
+      rem_ptr[s + 1] = rem_ptr[s] + lay.rem_width * c;
+    }
+    const int64_t ndiag = diag_ptr[slices], nrem = rem_ptr[slices];
+    check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(sizeof(V)), sizeof(I) == 4);
+    HostArray off = make_array<I>("diag_offset", ndiag);
+    HostArray dv = make_array<V>("diag_values", ndiag * c, true);
+    HostArray rc = make_array<I>("rem_col", nrem);
+    HostArray rv = make_array<V>("rem_values", nrem, true);
+    if (ndiag) std::memcpy(off.buf.data(), offsets.data(), size_t(ndiag) * sizeof(I));
+    V* dvals = dv.buf.as<V>();
+    I* rcol = rc.buf.as<I>();
+    V* rvals = rv.buf.as<V>();
+    std::fill(dvals, dvals + ndiag * c, V(0));
+    std::fill(rvals, rvals + nrem, V(0));
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    std::vector<int64_t> fill(static_cast<size_t>(c));
+    for (int64_t s = 0; s < slices; ++s) {
+      std::fill(fill.begin(), fill.end(), 0);
+      V* d0 = dvals + diag_ptr[s] * c;
+      I* c0 = rcol + rem_ptr[s];
+      V* v0 = rvals + rem_ptr[s];
+      lay.offsets.assign(offsets.begin() + diag_ptr[s], offsets.begin() + diag_ptr[s + 1]);
+      place_slice<I>(
+          a, s, c, 0, lay, scratch, used, [&](int64_t j, int64_t i, int64_t k) { d0[j * c + i] = av[k]; },
+          [&](int64_t i, int64_t k) {
+            c0[fill[size_t(i)] * c + i] = ci[k];
+            v0[fill[size_t(i)]++ * c + i] = av[k];
+          });
+      // Remainder padding repeats the row's last remainder column (or the diagonal's row) with 0.
+      for (int64_t i = 0; i < c; ++i) {
+        const I pad = fill[size_t(i)] ? c0[(fill[size_t(i)] - 1) * c + i] : I(std::min(s * c + i, std::max<int64_t>(a.cols - 1, 0)));
+        for (int64_t q = fill[size_t(i)]; q < lay.rem_width; ++q) c0[q * c + i] = pad;
+      }
+    }
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    for (HostArray* h : {&dp, &off, &dv, &rp, &rc, &rv}) d.arrays.push_back(std::move(*h));
+    d.stored_entries = ndiag * c + nrem;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[0] = slices;
+    const int64_t is = int64_t(sizeof(I));
+    const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * (ndiag + nrem) + 16 * (slices + 1);
+    d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"diagonals\":" + std::to_string(ndiag) +
+                   ",\"diag_slots\":" + std::to_string(ndiag * c) + ",\"remainder_slots\":" +
+                   std::to_string(nrem) + ",\"index_bytes_csr\":" + std::to_string(csr_index) +
+                   ",\"index_bytes\":" + std::to_string(own_index) +
+                   ",\"index_bytes_saved\":" + std::to_string(csr_index - own_index) + "}";
+    if (tg.backend == BackendKind::cpu) {
+      add_cpu_parts(d, split_prefix(slices, tg.threads, [&](int64_t u) {
+                      return diag_ptr[u] * c + rem_ptr[u] + u * c; }));
+    } else if (slices > 0) {
+      constexpr int kBlock = 128;
+      d.steps.push_back({"spmvjit_part", ceil_div(slices * c, kBlock), kBlock, 0});
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& sell_diag_format() {
+  static const SellDiagFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

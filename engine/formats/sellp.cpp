@@ -1,0 +1,178 @@
+// SELL-P (Anzt, Tomov, Dongarra 2014): SELL-C-sigma whose slice widths are padded to a multiple
+// of t, so t lanes can share one row. Within a slice the entries form chunks of C*t slots; in a
+// chunk, row i owns the t consecutive slots [i*t, i*t + t): a GPU slice runs on C*t threads
+// (t per row, reduced with shuffles), a CPU slice keeps C*t accumulators (t per row).
+#include <algorithm>
+#include <cstring>
+
+#include "engine/formats/format.hpp"
+#include "engine/formats/partition.hpp"
+#include "engine/formats/slice_util.hpp"
+
+namespace spmvjit {
+namespace {
+
+using namespace slice_util;
+
+// Rows per slice on the GPU: one warp of rows, t threads each (MAGMA's SELL-P layout).
+constexpr int64_t kGpuSliceRows = 32;
+
+// Slice widths (entries per row, multiple of t) for the given row order.
+std::vector<int64_t> slice_widths(const CsrRef& a, const std::vector<int64_t>& order, int64_t c, int64_t t) {
+  const int64_t slices = ceil_div(a.rows, c);
+  std::vector<int64_t> w(size_t(slices), 0);
+  for (int64_t s = 0; s < slices; ++s) {
+    int64_t m = 0;
+    for (int64_t i = s * c; i < std::min(a.rows, (s + 1) * c); ++i) m = std::max(m, a.row_len(order[i]));
+    w[size_t(s)] = ceil_div(m, t) * t;
+  }
+  return w;
+}
+
+class SellpFormat final : public Format {
+ public:
+  std::string name() const override { return "sellp"; }
+  bool supports(BackendKind) const override { return true; }
+
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
+                                       const TargetInfo& t) const override {
+    std::vector<FormatParams> out;
+    const bool cpu = t.backend == BackendKind::cpu;
+    const int64_t c = cpu ? lanes(t, size_of(a.value)) : kGpuSliceRows;
+    // Sorting windows: none, 32 slices, and (very irregular rows) the whole matrix.
+    std::vector<int64_t> sigmas = {1};
+    if (s.row_cv > 0) sigmas.push_back(c * 32);
+    if (s.row_cv > 0.5 && a.rows > c * 32) sigmas.push_back(ceil_div(a.rows, c) * c);
+    // GPU: more threads per row pay off for longer rows.
+    for (int64_t tt : cpu ? std::vector<int64_t>{2, 4} : std::vector<int64_t>{2, 4, 8}) {
+      if (!cpu && tt > 2 && s.row_mean < 2.0 * double(tt)) continue;
+      for (int64_t sigma : sigmas) out.push_back({{"C", c}, {"sigma", sigma}, {"t", tt}});
+    }
+    return out;
+  }
+
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
+                    const TargetInfo&) const override {
+    const int64_t c = p.at("C"), sigma = p.at("sigma"), t = p.at("t");
+    Estimate e;
+    const auto w = slice_widths(a, window_order(a, sigma), c, t);
+    for (int64_t x : w) e.stored_entries += x * c;
+    const int64_t slices = int64_t(w.size());
+    e.matrix_bytes = e.stored_entries * int64_t(size_of(a.index) + size_of(a.value)) + 8 * (slices + 1) +
+                     (sigma > 1 ? int64_t(size_of(a.index)) * a.rows : 0);
+    // Per slice: loop setup plus the t-way reduction of each row.
+    e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices) + 2.0 * double(a.rows) * double(t - 1);
+    if (e.stored_entries > kMaxPaddingFactor * s.nnz + c * t * slices) {
+      e.applicable = false;
+      e.reason = "padding to " + std::to_string(e.stored_entries) + " entries for " + std::to_string(s.nnz) +
+                 " nonzeros";
+    } else {
+      e.reason = "padding overhead " + std::to_string(s.nnz ? double(e.stored_entries) / double(s.nnz) : 1.0);
+    }
+    return e;
+  }
+
+  FormatParams kernel_constants(const FormatParams& p) const override {
+    return {{"C", p.at("C")}, {"t", p.at("t")}, {"PERMUTED", p.at("sigma") > 1 ? 1 : 0}};
+  }
+
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
+    std::vector<FormatParams> out;
+    const bool cpu = t.backend == BackendKind::cpu;
+    const int64_t c = cpu ? lanes(t, size_of(v)) : kGpuSliceRows;
+    for (int64_t tt : cpu ? std::vector<int64_t>{2, 4} : std::vector<int64_t>{2, 4, 8})
+      for (int64_t perm : {0, 1}) out.push_back({{"C", c}, {"PERMUTED", perm}, {"t", tt}});
+    return out;
+  }
+
+  void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
+    const int64_t c = d.params.at("C"), t = d.params.at("t"), slices = d.ints[0];
+    const int64_t* sp = d.arrays[0].buf.as<int64_t>();
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* col = d.arrays[1].buf.template as<I>();
+      const V* val = d.arrays[2].buf.template as<V>();
+      const I* perm = d.arrays[3].buf.template as<I>();
+      for (int64_t s = 0; s < slices; ++s)
+        for (int64_t k = sp[s]; k < sp[s + 1]; ++k) {
+          const int64_t pos = s * c + ((k - sp[s]) % (c * t)) / t;
+          if (pos >= shape.rows || val[k] == V(0)) continue;
+          out.push_back({d.arrays[3].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), double(val[k])});
+        }
+    });
+  }
+
+  FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+ private:
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
+    const int64_t c = p.at("C"), sigma = p.at("sigma"), t = p.at("t");
+    if (c < 1 || t < 1 || (t & (t - 1)) || (sigma > 1 && sigma % c != 0))
+      fail(SPMV_STATUS_INVALID_VALUE, "sellp: need C >= 1, t a power of two, sigma 1 or a multiple of C");
+    if (tg.backend != BackendKind::cpu && (c * t > 1024 || (c * t) % 32 != 0))
+      fail(SPMV_STATUS_INVALID_VALUE, "sellp: C*t must be a multiple of 32 and at most 1024 on a GPU");
+    const auto order = window_order(a, sigma);
+    const auto w = slice_widths(a, order, c, t);
+    const int64_t slices = int64_t(w.size());
+    HostArray sp = make_array<int64_t>("slice_ptr", slices + 1);
+    int64_t* slice_ptr = sp.buf.as<int64_t>();
+    slice_ptr[0] = 0;
+    for (int64_t s = 0; s < slices; ++s) slice_ptr[s + 1] = slice_ptr[s] + w[size_t(s)] * c;
+    const int64_t stored = slice_ptr[slices];
+    check_padding("sellp", stored, a.nnz, c * t * slices, sizeof(I) + sizeof(V), sizeof(I) == 4);
+    HostArray col = make_array<I>("col_idx", stored);
+    HostArray val = make_array<V>("values", stored, true);
+    const I* rp = a.rp<I>();
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    const int64_t ct = c * t;
+    for (int64_t s = 0; s < slices; ++s) {
+      const int64_t width = w[size_t(s)];
+      for (int64_t i = 0; i < c; ++i) {
+        const int64_t pos = s * c + i;
+        int64_t b = 0, len = 0;
+        if (pos < a.rows) b = rp[order[pos]], len = rp[order[pos] + 1] - b;
+        // Padding repeats the row's last column (already in cache) with a zero value.
+        const I pad_col = len ? ci[b + len - 1] : I(0);
+        I* cdst = col.buf.as<I>() + slice_ptr[s] + i * t;
+        V* vdst = val.buf.as<V>() + slice_ptr[s] + i * t;
+        for (int64_t j = 0; j < width; ++j) {
+          const int64_t at = (j / t) * ct + (j % t);
+          cdst[at] = j < len ? ci[b + j] : pad_col;
+          vdst[at] = j < len ? av[b + j] : V(0);
+        }
+      }
+    }
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    d.arrays.push_back(std::move(sp));
+    d.arrays.push_back(std::move(col));
+    d.arrays.push_back(std::move(val));
+    HostArray perm = make_array<I>("perm", sigma > 1 ? a.rows : 0);
+    for (int64_t r = 0; r < perm.count; ++r) perm.buf.as<I>()[r] = I(order[size_t(r)]);
+    d.arrays.push_back(std::move(perm));
+    d.stored_entries = stored;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[0] = slices;
+    d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"padding_ratio\":" +
+                   std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
+    if (tg.backend == BackendKind::cpu) {
+      add_cpu_parts(d, split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] + u * c; }));
+    } else if (slices > 0) {
+      d.steps.push_back({"spmvjit_part", slices, int(ct), 0});  // one block of C*t threads per slice
+    }
+    return d;
+  }
+};
+
+}  // namespace
+
+const Format& sellp_format() {
+  static const SellpFormat f;
+  return f;
+}
+
+}  // namespace spmvjit

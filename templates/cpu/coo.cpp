@@ -1,0 +1,81 @@
+// CPU COO kernel: each part sums an equal range of nonzeros. Rows wholly inside the range go
+// straight to y; the part's first and last rows (possibly shared with neighbours) go to scratch
+// and the single-part fixup combines them, so no row is written twice and no atomics are needed.
+// Arrays: a[0] row_idx (I, sorted), a[1] col_idx (I), a[2] values (V), a[3] parts (i64 nonzero
+// boundaries). n[0] = nnz, n[1] = parts. scratch: 2 V per part (first-row sum, last-row sum).
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude.h"
+#endif
+
+// Rows [lo, hi) have no nonzeros: y = beta*y (0 when beta == 0, without reading y).
+template <int E>
+static inline void coo_empty_rows(V* SPMVJIT_RESTRICT y, i64 lo, i64 hi, V beta) {
+  for (i64 r = lo; r < hi; ++r) y[r] = (E & 1) ? V(0) : beta * y[r];
+}
+
+template <int E>
+static void coo_part(const SpmvArgs& a, i64 p) {
+  const I* SPMVJIT_RESTRICT row = (const I*)a.a[0];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
+  const i64* parts = (const i64*)a.a[3];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const i64 nnz = a.n[0];
+  const i64 b = parts[p], e = parts[p + 1];
+  // First row of the next part (or rows): empty rows before it belong to this part.
+  const i64 hi = e < nnz ? (i64)row[e] : a.rows;
+  V* carry = (V*)a.scratch + 2 * p;
+  if (b == e) {
+    if (p == 0) coo_empty_rows<E>(y, 0, hi, beta);
+    return;
+  }
+  const i64 first = row[b], last = row[e - 1];
+  if (p == 0) coo_empty_rows<E>(y, 0, first, beta);
+  i64 k = b, prev = first - 1;
+  carry[1] = 0;
+  while (k < e) {
+    const i64 r = row[k];
+    i64 k2 = k + 1;
+    while (k2 < e && (i64)row[k2] == r) ++k2;
+    V s = 0;
+    for (i64 j = k; j < k2; ++j) s += val[j] * x[col[j]];
+    coo_empty_rows<E>(y, prev + 1, r, beta);
+    if (r == first) carry[0] = s;
+    else if (r == last) carry[1] = s;
+    else y[r] = spmvjit_epilogue<E>(s, y, r, alpha, beta);
+    prev = r;
+    k = k2;
+  }
+  coo_empty_rows<E>(y, last + 1, hi, beta);
+}
+
+// Adds the boundary-row sums of all parts in row order and applies the epilogue once per row.
+template <int E>
+static void coo_fixup(const SpmvArgs& a, i64) {
+  const I* row = (const I*)a.a[0];
+  const i64* parts = (const i64*)a.a[3];
+  const V* carry = (const V*)a.scratch;
+  V* y = (V*)a.y;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  i64 cur = -1;
+  V acc = 0;
+  for (i64 p = 0; p < a.n[1]; ++p) {
+    const i64 b = parts[p], e = parts[p + 1];
+    if (b == e) continue;
+    const i64 rs[2] = {(i64)row[b], (i64)row[e - 1]};
+    for (int i = 0; i < 2; ++i) {
+      if (rs[i] != cur) {
+        if (cur >= 0) y[cur] = spmvjit_epilogue<E>(acc, y, cur, alpha, beta);
+        cur = rs[i];
+        acc = 0;
+      }
+      acc += carry[2 * p + i];
+    }
+  }
+  if (cur >= 0) y[cur] = spmvjit_epilogue<E>(acc, y, cur, alpha, beta);
+}
+
+SPMVJIT_EXPORT(coo_part, spmvjit_part)
+SPMVJIT_EXPORT(coo_fixup, spmvjit_fixup)

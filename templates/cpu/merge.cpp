@@ -1,0 +1,47 @@
+// CPU merge-path CSR kernel: part p walks the merge path from coordinate (i0, j0) to (i1, j1)
+// (precomputed at plan time): rows i0..i1-1 end inside the part and are written directly (row
+// i0 without the nonzeros an earlier part consumed); the entries of row i1 before j1 are the
+// part's carry, which the single-part fixup adds to y[i1] after every row has been written.
+// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V), a[3] parts (i64 (row, nonzero)
+// pairs, n[0] + 1 of them). n[0] = parts. scratch: one V carry per part.
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude.h"
+#endif
+
+template <int E>
+static void merge_part(const SpmvArgs& a, i64 p) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
+  const i64* c = (const i64*)a.a[3];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const i64 i0 = c[2 * p], i1 = c[2 * p + 2], j1 = c[2 * p + 3];
+  i64 k = c[2 * p + 1];
+  for (i64 r = i0; r < i1; ++r) {
+    V sum = 0;
+    const i64 e = rp[r + 1];
+    for (; k < e; ++k) sum += va[k] * x[ci[k]];
+    y[r] = spmvjit_epilogue<E>(sum, y, r, alpha, beta);
+  }
+  V carry = 0;
+  for (; k < j1; ++k) carry += va[k] * x[ci[k]];
+  ((V*)a.scratch)[p] = carry;
+}
+
+// y is linear in the row sum, so adding alpha * carry after the epilogue is exact algebra.
+template <int E>
+static void merge_fixup(const SpmvArgs& a, i64) {
+  const i64* c = (const i64*)a.a[3];
+  const V* carry = (const V*)a.scratch;
+  V* y = (V*)a.y;
+  const V alpha = (V)a.alpha;
+  for (i64 p = 0; p < a.n[0]; ++p) {
+    const i64 r = c[2 * p + 2];
+    if (r < a.rows) y[r] += (E & 2) ? carry[p] : alpha * carry[p];
+  }
+}
+
+SPMVJIT_EXPORT(merge_part, spmvjit_part)
+SPMVJIT_EXPORT(merge_fixup, spmvjit_fixup)

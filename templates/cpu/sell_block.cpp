@@ -1,0 +1,46 @@
+// CPU sliced-ELL-of-1xB-blocks kernel: per slice, C row accumulators in SIMD lanes; each block
+// column j costs one index gather and B contiguous value vectors (x[col + b] for b < B).
+// Arrays: a[0] slice_ptr (i64, in blocks), a[1] block_col (I), a[2] values (V, B per block),
+// a[3] parts (i64, slice ranges). n[0] = slices.
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude.h"
+#endif
+#ifndef SPMVJIT_C
+#define SPMVJIT_C 8
+#endif
+#ifndef SPMVJIT_B
+#define SPMVJIT_B 2
+#endif
+
+template <int E>
+static void sell_block_part(const SpmvArgs& a, i64 p) {
+  constexpr i64 C = SPMVJIT_C, B = SPMVJIT_B;
+  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[0];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
+  const i64* parts = (const i64*)a.a[3];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  for (i64 s = parts[p]; s < parts[p + 1]; ++s) {
+    V acc[C];
+    for (i64 i = 0; i < C; ++i) acc[i] = 0;
+    const I* cs = col + sp[s];
+    const V* vs = val + B * sp[s];
+    const i64 w = (sp[s + 1] - sp[s]) / C;
+    for (i64 j = 0; j < w; ++j) {
+#pragma clang loop vectorize(enable)
+      for (i64 i = 0; i < C; ++i) {
+        const V* xb = x + cs[j * C + i];
+        V sum = acc[i];
+        for (i64 b = 0; b < B; ++b) sum += vs[(j * B + b) * C + i] * xb[b];
+        acc[i] = sum;
+      }
+    }
+    const i64 row0 = s * C;
+    const i64 lim = a.rows - row0 < C ? a.rows - row0 : C;
+    for (i64 i = 0; i < lim; ++i) y[row0 + i] = spmvjit_epilogue<E>(acc[i], y, row0 + i, alpha, beta);
+  }
+}
+
+SPMVJIT_EXPORT(sell_block_part, spmvjit_part)

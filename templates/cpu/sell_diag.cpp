@@ -1,0 +1,58 @@
+// CPU sliced-ELL-with-diagonals kernel: per slice, C row accumulators in SIMD lanes; a kept
+// diagonal reads C contiguous values and C contiguous x entries (no index at all), then the
+// remainder is plain sliced ELL. Diagonals that leave [0, cols) inside the slice (matrix edges)
+// take a masked path.
+// Arrays: a[0] diag_ptr (i64), a[1] diag_offset (I), a[2] diag_values (V, C per diagonal),
+// a[3] rem_ptr (i64), a[4] rem_col (I), a[5] rem_values (V), a[6] parts (i64). n[0] = slices.
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude.h"
+#endif
+#ifndef SPMVJIT_C
+#define SPMVJIT_C 8
+#endif
+
+template <int E>
+static void sell_diag_part(const SpmvArgs& a, i64 p) {
+  constexpr i64 C = SPMVJIT_C;
+  const i64* SPMVJIT_RESTRICT dp = (const i64*)a.a[0];
+  const I* SPMVJIT_RESTRICT doff = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT dval = (const V*)a.a[2];
+  const i64* SPMVJIT_RESTRICT rp = (const i64*)a.a[3];
+  const I* SPMVJIT_RESTRICT rcol = (const I*)a.a[4];
+  const V* SPMVJIT_RESTRICT rval = (const V*)a.a[5];
+  const i64* parts = (const i64*)a.a[6];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const i64 cols = a.cols;
+  for (i64 s = parts[p]; s < parts[p + 1]; ++s) {
+    V acc[C];
+    for (i64 i = 0; i < C; ++i) acc[i] = 0;
+    const i64 row0 = s * C;
+    for (i64 j = dp[s]; j < dp[s + 1]; ++j) {
+      const i64 first = row0 + (i64)doff[j];
+      const V* vs = dval + j * C;
+      if (first >= 0 && first + C <= cols) {
+        const V* xs = x + first;
+#pragma clang loop vectorize(enable)
+        for (i64 i = 0; i < C; ++i) acc[i] += vs[i] * xs[i];
+      } else {
+        for (i64 i = 0; i < C; ++i) {
+          const i64 c = first + i;
+          acc[i] += (c >= 0 && c < cols) ? vs[i] * x[c] : V(0);
+        }
+      }
+    }
+    const I* cs = rcol + rp[s];
+    const V* vs = rval + rp[s];
+    const i64 w = (rp[s + 1] - rp[s]) / C;
+    for (i64 j = 0; j < w; ++j) {
+#pragma clang loop vectorize(enable)
+      for (i64 i = 0; i < C; ++i) acc[i] += vs[j * C + i] * x[cs[j * C + i]];
+    }
+    const i64 lim = a.rows - row0 < C ? a.rows - row0 : C;
+    for (i64 i = 0; i < lim; ++i) y[row0 + i] = spmvjit_epilogue<E>(acc[i], y, row0 + i, alpha, beta);
+  }
+}
+
+SPMVJIT_EXPORT(sell_diag_part, spmvjit_part)

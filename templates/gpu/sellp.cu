@@ -1,0 +1,43 @@
+// GPU SELL-P kernel: one block of C*t threads per slice; thread q = i*t + l serves row i, lane l
+// of t, reading slot q of every chunk (coalesced), then the t lanes of a row reduce by shuffles.
+// Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I; empty unless
+// PERMUTED). n[0] = slices. Launch: grid = slices, block = C*t.
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude_cuda.h"
+#endif
+#ifndef SPMVJIT_C
+#define SPMVJIT_C 32
+#endif
+#ifndef SPMVJIT_t
+#define SPMVJIT_t 4
+#endif
+#ifndef SPMVJIT_PERMUTED
+#define SPMVJIT_PERMUTED 1
+#endif
+
+template <int E>
+SPMVJIT_DEVICE void sellp_part(const SpmvArgs& a) {
+  constexpr i64 C = SPMVJIT_C, T = SPMVJIT_t, CT = C * T;
+  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[0];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
+  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[3];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* y = (V*)a.y;
+  const i64 s = i64(blockIdx.x);
+  const i64 q = i64(threadIdx.x);
+  const i64 begin = spmvjit_ldg(sp + s), end = spmvjit_ldg(sp + s + 1);
+  V sum = 0;
+  for (i64 k = begin + q; k < end; k += CT)
+    sum += spmvjit_ld_stream(val + k) * spmvjit_ldg(x + spmvjit_ld_stream(col + k));
+  // Every thread of the warp reaches the shuffles: groups of T lanes are T-aligned.
+#pragma unroll
+  for (int d = int(T) / 2; d > 0; d /= 2) sum += spmvjit_shfl_down(sum, d);
+  const i64 pos = s * C + q / T;
+  if (q % T == 0 && pos < a.rows) {
+    const i64 r = SPMVJIT_PERMUTED ? (i64)spmvjit_ldg(perm + pos) : pos;
+    y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
+  }
+}
+
+SPMVJIT_EXPORT_KERNEL(sellp_part, spmvjit_part, SPMVJIT_C * SPMVJIT_t)
