@@ -2,6 +2,7 @@
 #include "engine/plan.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -121,7 +122,29 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
   timings_.plan = choice_.seconds;
 
   t0 = Clock::now();
-  data_ = choice_.format->convert(csr, choice_.params, target_);
+  // Estimates may sample; if the chosen candidate refuses on conversion (UNSUPPORTED), fall
+  // back to the next applicable one rather than failing the plan.
+  for (size_t i = 0;; ++i) {
+    try {
+      data_ = choice_.format->convert(csr, choice_.params, target_);
+      break;
+    } catch (const Error& e) {
+      if (e.status() != SPMV_STATUS_UNSUPPORTED) throw;
+      const bool forced = options.format && std::string(options.format) != "auto";
+      size_t next = i + 1;
+      while (next < choice_.considered.size() && (choice_.considered[next].format == choice_.format &&
+                                                  choice_.considered[next].params == choice_.params))
+        ++next;
+      if (forced || next >= choice_.considered.size() || !std::isfinite(choice_.considered[next].score))
+        throw;
+      log_info(std::string("plan: ") + e.what() + "; trying the next candidate");
+      choice_.why = std::string(e.what()) + "; fell back to the next candidate. " + choice_.why;
+      choice_.format = choice_.considered[next].format;
+      choice_.params = choice_.considered[next].params;
+      choice_.estimate = choice_.considered[next].estimate;
+      i = next - 1;
+    }
+  }
   // update_values reconverts from the pattern after the caller may have freed its arrays: keep
   // a copy, unless the format's own arrays are the CSR pattern.
   if (!copy_input && data_.format != "csr") {
