@@ -1,4 +1,5 @@
 // CSR (scalar): the user's layout, one worker per row range; the baseline every format beats.
+#include <algorithm>
 #include <cstring>
 
 #include "engine/formats/format.hpp"
@@ -15,10 +16,15 @@ class CsrFormat final : public Format {
                                        const TargetInfo&) const override {
     return {FormatParams{}};
   }
-  Estimate estimate(const CsrRef& a, const MatrixStats&, const FormatParams&,
-                    const TargetInfo&) const override {
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams&,
+                    const TargetInfo& t) const override {
     Estimate e;
     e.stored_entries = a.nnz;
+    if (t.backend != BackendKind::cpu) {
+      // One GPU thread per row (as in sell.cpp): the longest row bounds the time.
+      const double spread = std::max({1.0, s.row_mean, double(a.nnz) / (std::max(t.sm_count, 1) * 2048.0)});
+      e.imbalance = std::max(1.0, double(s.row_max) / spread);
+    }
     e.matrix_bytes = int64_t(size_of(a.index)) * (a.rows + 1 + a.nnz) + int64_t(size_of(a.value)) * a.nnz;
     e.reason = "rows split by nonzeros";
     // Per-row loop setup and a short, unvectorized remainder cost about two cache lines' worth.

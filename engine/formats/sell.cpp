@@ -86,10 +86,18 @@ class SellFormat final : public Format {
   }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
-                    const TargetInfo&) const override {
+                    const TargetInfo& t) const override {
     const int64_t c = p.at("C"), sigma = p.at("sigma");
     Estimate e;
     e.stored_entries = padded_entries(a, c, sigma);
+    if (t.backend != BackendKind::cpu) {
+      // One GPU thread per row: the longest row is one thread's serial chain while the device
+      // idles; compare it with the chain of the same work spread over every resident thread
+      // (at least one row's worth: a small matrix gives each thread one row or none).
+      const double spread = std::max({1.0, double(e.stored_entries) / double(std::max<int64_t>(a.rows, 1)),
+                                      double(e.stored_entries) / (std::max(t.sm_count, 1) * 2048.0)});
+      e.imbalance = std::max(1.0, double(s.row_max) / spread);
+    }
     const int64_t slices = (a.rows + c - 1) / c;
     e.matrix_bytes = e.stored_entries * int64_t(size_of(a.index) + size_of(a.value)) + 8 * (slices + 1) +
                      (sigma > 1 ? int64_t(size_of(a.index)) * a.rows : 0);

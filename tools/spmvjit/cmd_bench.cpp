@@ -7,6 +7,7 @@
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/commands.hpp"
 #include "runtime/backend.hpp"
+#include "tools/spmvjit/gpu_bench.hpp"
 #include "tools/spmvjit/measure.hpp"
 #include "tools/spmvjit/peers_cpu.hpp"
 
@@ -19,7 +20,7 @@ const char* kHelp =
     "  --suite                   the generated suite (--large: the GPU-sized one)\n"
     "  --backend, --index, --value, --threads, --device, --cache-dir as for run\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
-    "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU)\n"
+    "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU; cuSPARSE on CUDA)\n"
     "  --json FILE               write all results as JSON\n";
 
 std::vector<std::string> split(const std::string& s) {
@@ -67,6 +68,11 @@ int cmd_bench(int argc, char** argv) {
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
   const IndexType index = index_from(args.get("index"));
   const ValueType value = value_from(args.get("value"));
+  const bool on_cuda = o.backend == SPMV_BACKEND_CUDA ||
+                       (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));
+  if (on_cuda)  // CUDA-event timing, copy bandwidth and the cuSPARSE peer (bench_gpu.cpp)
+    return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20)), !args.has("no-peers"),
+                     args.get("json"));
   std::vector<std::vector<std::string>> rows;
   std::string json = "[";
   bool any_wrong = false;

@@ -1,0 +1,407 @@
+// CUDA backend tests: every GPU kernel spec compiles through NVRTC without a device (CI);
+// with a device, every format matches the long-double reference on device-resident x/y.
+#ifdef SPMVJIT_WITH_CUDA
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <filesystem>
+#include <limits>
+#include <thread>
+
+#include "engine/formats/format.hpp"
+#include "engine/gen/generators.hpp"
+#include "engine/io/matrix_market.hpp"
+#include "engine/reference.hpp"
+#include "engine/stats.hpp"
+#include "runtime/cache/kernel_cache.hpp"
+#include "runtime/cuda/cuda_backend.hpp"
+#include "spmvjit/spmvjit.h"
+
+using namespace spmvjit;
+
+namespace {
+
+bool have_nvrtc() { return cuda_nvrtc_loaded(); }
+
+template <class F>
+spmv_status_t status_of(F&& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (message) *message = e.what();
+    return e.status();
+  }
+  return SPMV_STATUS_SUCCESS;
+}
+
+std::vector<const Format*> gpu_formats() {
+  std::vector<const Format*> out;
+  for (const Format* f : all_formats())
+    if (f->supports(BackendKind::cuda)) out.push_back(f);
+  return out;
+}
+
+struct CompileJob {
+  KernelSpec spec;
+  std::string error;
+  size_t bytes = 0;
+  bool elf = false;
+  double seconds = 0;
+};
+
+// Every (format, value, index, variant) spec for `arch`, compiled into the disk cache `dir` on
+// all cores (NVRTC is thread-safe for distinct programs).
+std::vector<CompileJob> compile_all(const std::string& arch, const std::string& dir) {
+  Backend& b = cuda_compiler(arch);
+  std::vector<CompileJob> jobs;
+  for (const Format* f : gpu_formats())
+    for (ValueType v : {ValueType::f32, ValueType::f64})
+      for (IndexType i : {IndexType::i32, IndexType::i64})
+        for (const FormatParams& c : f->kernel_variants(b.target(), v))
+          jobs.push_back({KernelSpec{BackendKind::cuda, arch, f->name(), f->template_name(), i, v, c}});
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t k; (k = next++) < jobs.size();) {
+      CompileJob& j = jobs[k];
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        CacheOutcome o;
+        ensure_cached(b, j.spec, dir, &o);
+        std::vector<char> bin;
+        std::string why;
+        if (!read_cache_entry(cache_entry_path(dir, o.key), o.key, &bin, &why)) j.error = "cache entry: " + why;
+        j.bytes = bin.size();
+        // A cubin is an ELF image (PTX only for devices newer than this NVRTC).
+        j.elf = bin.size() > 4 && bin[0] == 0x7f && bin[1] == 'E' && bin[2] == 'L' && bin[3] == 'F';
+      } catch (const std::exception& e) {
+        j.error = e.what();
+      }
+      j.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::max(1u, std::thread::hardware_concurrency()); ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return jobs;
+}
+
+}  // namespace
+
+TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_90; warmup finds them", "[cuda]") {
+  if (!have_nvrtc()) {
+    WARN("NVRTC not found: skipped");
+    return;
+  }
+  REQUIRE(!gpu_formats().empty());
+  const auto dir = std::filesystem::temp_directory_path() / ("spmvjit_cuda_compile_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::map<std::string, std::pair<int, double>> per_format;  // specs, seconds
+  std::map<std::string, int> per_arch;
+  double slowest = 0;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    for (const CompileJob& j : compile_all(arch, dir.string())) {
+      INFO(j.spec.serialize() << "\n" << j.error);
+      CHECK(j.error == "");
+      CHECK(j.elf);
+      auto& pf = per_format[j.spec.format];
+      ++pf.first;
+      pf.second += j.seconds;
+      slowest = std::max(slowest, j.seconds);
+      ++per_arch[arch];
+    }
+  }
+  const int n = per_arch["sm_80"] + per_arch["sm_90"];
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("cuda: %d kernel specs compiled for sm_80 + sm_90 in %.2f s wall on %u threads (slowest %.0f ms)\n",
+              n, total, std::max(1u, std::thread::hardware_concurrency()), 1e3 * slowest);
+  for (const auto& [f, c] : per_format)
+    std::printf("  %-12s %3d specs, %5.0f ms each\n", f.c_str(), c.first, 1e3 * c.second / c.first);
+  CHECK(per_arch["sm_90"] == per_arch["sm_80"]);
+  CHECK(n >= 2 * 2 * 2 * int(gpu_formats().size()));
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.path().extension() == ".bin";
+  CHECK(files == n);
+  // spmv_warmup for a named sm_XY needs no device and enumerates exactly these specs: every one
+  // is found on disk (no new file), and a malformed target is refused.
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    int count = -1;
+    REQUIRE(spmv_warmup(SPMV_BACKEND_CUDA, arch, dir.c_str(), &count) == SPMV_STATUS_SUCCESS);
+    CHECK(count == per_arch[arch]);
+  }
+  int after = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) after += e.path().extension() == ".bin";
+  CHECK(after == files);
+  int count = -1;
+  CHECK(spmv_warmup(SPMV_BACKEND_CUDA, "sm_xx", dir.c_str(), &count) == SPMV_STATUS_INVALID_VALUE);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cuda: compiler-only backend facts and failures", "[cuda]") {
+  if (!have_nvrtc()) {
+    WARN("NVRTC not found: skipped");
+    return;
+  }
+  Backend& b = cuda_compiler("sm_90");
+  CHECK(&b == &cuda_compiler("sm_90"));
+  CHECK(b.kind() == BackendKind::cuda);
+  CHECK(b.target().target == "sm_90");
+  CHECK(b.compiler_version().find("nvrtc") != std::string::npos);
+  CHECK(b.compiler_version().find("sm_90") != std::string::npos);
+  CHECK(b.compiler_version() != cuda_compiler("sm_80").compiler_version());
+  const auto opts = b.compile_options(KernelSpec{});
+  CHECK(std::find(opts.begin(), opts.end(), "--gpu-architecture=sm_90") != opts.end());
+  for (const auto& o : opts) CHECK(o.find("fast") == std::string::npos);
+  CHECK(status_of([] { cuda_compiler("gfx90a"); }) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(status_of([] { cuda_compiler("sm_"); }) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(parse_cuda_arch("sm_120") == 120);
+  // The compile log travels with the error.
+  KernelSource bad{"bad.cu", "extern \"C\" __global__ void k() { undeclared_thing += 1; }\n", b.compile_options(KernelSpec{})};
+  std::string msg;
+  CHECK(status_of([&] { b.compile(bad); }, &msg) == SPMV_STATUS_COMPILE_FAILED);
+  CHECK(msg.find("undeclared_thing") != std::string::npos);
+  // No device behind it.
+  CHECK(status_of([&] { b.alloc(16); }, &msg) == SPMV_STATUS_NO_DEVICE);
+  CHECK(status_of([&] { b.load({'x'}, "k"); }) == SPMV_STATUS_NO_DEVICE);
+}
+
+TEST_CASE("cuda: without a device, plans report NO_DEVICE clearly", "[cuda]") {
+  if (cuda_driver_loaded()) {
+    WARN("a CUDA driver is present: the no-device path is not exercised here");
+    return;
+  }
+  CHECK_FALSE(cuda_available(0));
+  CHECK_FALSE(backend_available(BackendKind::cuda, 0));
+  const auto a = generate_matrix("poisson2d:10");
+  spmv_csr_t d{a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data(),
+               SPMV_INDEX_INT64, SPMV_VALUE_DOUBLE, 0, SPMV_MEMORY_HOST};
+  spmv_options_t o;
+  spmv_options_init(&o);
+  o.backend = SPMV_BACKEND_CUDA;
+  spmv_plan_t p = reinterpret_cast<spmv_plan_t>(&o);
+  CHECK(spmv_plan(&p, &d, &o) == SPMV_STATUS_NO_DEVICE);
+  CHECK(p == nullptr);
+  CHECK(std::string(spmv_last_error()).find("no CUDA device/driver") != std::string::npos);
+  // AUTO falls back to the CPU when this build has it.
+  std::string msg;
+  CHECK(status_of([] { cuda_backend(0); }, &msg) == SPMV_STATUS_NO_DEVICE);
+  CHECK(msg.find("no CUDA device/driver") != std::string::npos);
+}
+
+
+TEST_CASE("cuda: one-thread-per-row formats charge the longest row on the GPU", "[cuda]") {
+  TargetInfo gpu;
+  gpu.backend = BackendKind::cuda;
+  gpu.target = "sm_90";
+  gpu.sm_count = 132;
+  for (const char* name : {"csr", "sell"}) {
+    const Format* f = find_format(name);
+    REQUIRE(f != nullptr);
+    const auto regular = generate_matrix("poisson2d:300", 1).cast<int32_t, double>();
+    const auto skewed = generate_matrix("powerlaw:200000:1.8:50000", 1).cast<int32_t, double>();
+    const CsrRef r = regular.ref(), k = skewed.ref();
+    const MatrixStats sr = compute_stats(r), sk = compute_stats(k);
+    INFO(name << ": longest row " << sk.row_max);
+    for (const FormatParams& p : f->candidates(r, sr, gpu)) CHECK(f->estimate(r, sr, p, gpu).imbalance < 1.1);
+    for (const FormatParams& p : f->candidates(k, sk, gpu)) CHECK(f->estimate(k, sk, p, gpu).imbalance > 10.0);
+  }
+}
+
+// ---- with a device ----
+namespace {
+
+constexpr int kCanaries = 5;
+constexpr double kCanary = 12345.0;
+
+struct TestMatrix {
+  std::string name;
+  HostCsr<int64_t, double> a;
+};
+
+// One row of `len` nonzeros among short rows: the load-balance worst case.
+HostCsr<int64_t, double> huge_row(int64_t rows, int64_t len) {
+  HostCsr<int64_t, double> a;
+  a.rows = a.cols = rows;
+  a.row_ptr.clear();
+  a.row_ptr.push_back(0);
+  const auto v = random_vector<double>(rows * 4 + len, 77);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t n = r == 7 ? len : r % 4;
+    for (int64_t k = 0; k < n; ++k) {
+      a.col_idx.push_back(r == 7 ? k * rows / len : (r * 31 + k * 97) % rows);
+      a.val.push_back(v[a.val.size()]);
+    }
+    std::sort(a.col_idx.end() - n, a.col_idx.end());
+    a.row_ptr.push_back(int64_t(a.col_idx.size()));
+  }
+  return a;
+}
+
+const std::vector<TestMatrix>& test_matrices() {
+  static const std::vector<TestMatrix> all = [] {
+    std::vector<TestMatrix> m;
+    for (const char* spec : {"poisson2d:40", "random:3000:1:40", "powerlaw:5000", "denserows:3000:3:8",
+                             "short:5000:2", "dense:50", "random:37:1:40:1000", "random:1:1:1"})
+      m.push_back({spec, generate_matrix(spec, 5)});
+    m.push_back({"0x0", HostCsr<int64_t, double>{}});
+    m.push_back({"huge-row", huge_row(3000, 3000)});
+    if (const char* dir = std::getenv("SPMVJIT_MATRICES_DIR"); dir && std::filesystem::is_directory(dir)) {
+      for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".mtx") m.push_back({e.path().filename().string(), read_matrix_market(e.path().string())});
+    }
+    return m;
+  }();
+  return all;
+}
+
+// Device x and y (y with canaries past the end) on the plan's device.
+template <class V>
+struct DeviceVectors {
+  Backend& b;
+  void* x = nullptr;
+  void* y = nullptr;
+  DeviceVectors(Backend& be, int64_t cols, int64_t rows) : b(be) {
+    x = b.alloc(size_t(std::max<int64_t>(cols, 1)) * sizeof(V));
+    y = b.alloc(size_t(rows + kCanaries) * sizeof(V));
+  }
+  ~DeviceVectors() {
+    b.free(x);
+    b.free(y);
+  }
+};
+
+// Four SpMVs covering the epilogues with fresh x and y, the third from another thread (the
+// context must be made current there). Returns "" or what went wrong.
+template <class I, class V>
+std::string check_plan(spmv_plan_t plan, const HostCsr<I, V>& a, uint64_t seed) {
+  Backend& b = cuda_backend(0);
+  DeviceVectors<V> d(b, a.cols, a.rows);
+  const double alphas[] = {1.5, 1.0, -0.5, 1.0};
+  const double betas[] = {0.0, 0.0, 0.75, -1.0};
+  for (int c = 0; c < 4; ++c) {
+    const V al = V(alphas[c]), be = V(betas[c]);
+    const auto x = random_vector<V>(a.cols, seed * 8 + 2 * c);
+    std::vector<V> y = random_vector<V>(a.rows + kCanaries, seed * 8 + 2 * c + 1);
+    if (be == 0) std::fill(y.begin(), y.begin() + a.rows, std::numeric_limits<V>::quiet_NaN());
+    std::fill(y.begin() + a.rows, y.end(), V(kCanary));
+    const auto y0 = y;
+    b.upload(d.x, x.data(), x.size() * sizeof(V));
+    b.upload(d.y, y.data(), y.size() * sizeof(V));
+    const std::string what = "alpha " + std::to_string(alphas[c]) + ", beta " + std::to_string(betas[c]) + ": ";
+    spmv_status_t st = SPMV_STATUS_SUCCESS;
+    std::string err;
+    auto exec = [&] {
+      st = spmv_execute(plan, &al, d.x, &be, d.y, nullptr);
+      if (st != SPMV_STATUS_SUCCESS) err = spmv_last_error();
+    };
+    if (c == 2) std::thread(exec).join(); else exec();
+    if (st != SPMV_STATUS_SUCCESS) return what + "execute failed: " + err;
+    b.synchronize(nullptr);
+    b.download(y.data(), d.y, y.size() * sizeof(V));
+    const std::string bad = check_spmv(a, reference_spmv(a, double(al), x.data(), double(be), y0.data()), y.data());
+    if (!bad.empty()) return what + bad;
+    for (int k = 0; k < kCanaries; ++k)
+      if (y[size_t(a.rows + k)] != V(kCanary)) return what + "wrote past the end of y";
+  }
+  return "";
+}
+
+template <class I, class V>
+spmv_csr_t view(const HostCsr<I, V>& a) {
+  return spmv_csr_t{a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data(),
+                    sizeof(I) == 4 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64,
+                    sizeof(V) == 4 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE, 0, SPMV_MEMORY_HOST};
+}
+
+template <class I, class V>
+void run_all_formats_on_device() {
+  if (!cuda_available(0)) {
+    WARN("no CUDA device: skipped");
+    return;
+  }
+  uint64_t seed = 500;
+  int planned = 0, refused = 0;
+  for (const TestMatrix& m : test_matrices()) {
+    const HostCsr<I, V> a = m.a.template cast<I, V>();
+    const spmv_csr_t desc = view(a);
+    std::vector<std::string> names = {"auto"};
+    for (const Format* f : gpu_formats()) names.push_back(f->name());
+    for (const std::string& name : names) {
+      INFO("format " << name << ", matrix " << m.name << " (" << a.rows << " x " << a.cols << ", nnz " << a.nnz() << ")");
+      spmv_options_t o;
+      spmv_options_init(&o);
+      o.backend = SPMV_BACKEND_CUDA;
+      o.format = name.c_str();
+      spmv_plan_t p = nullptr;
+      const spmv_status_t st = spmv_plan(&p, &desc, &o);
+      if (st == SPMV_STATUS_UNSUPPORTED && name != "auto") {
+        CHECK(p == nullptr);
+        ++refused;
+        continue;
+      }
+      INFO(spmv_last_error());
+      REQUIRE(st == SPMV_STATUS_SUCCESS);
+      ++planned;
+      const std::string bad = check_plan(p, a, ++seed);
+      spmv_plan_destroy(p);
+      CHECK(bad == "");
+    }
+  }
+  std::printf("cuda device check: %d plans verified, %d refused as unsupported\n", planned, refused);
+}
+
+}  // namespace
+
+TEST_CASE("cuda device: every format int32 double", "[cuda]") { run_all_formats_on_device<int32_t, double>(); }
+TEST_CASE("cuda device: every format int32 float", "[cuda]") { run_all_formats_on_device<int32_t, float>(); }
+TEST_CASE("cuda device: every format int64 double", "[cuda]") { run_all_formats_on_device<int64_t, double>(); }
+TEST_CASE("cuda device: every format int64 float", "[cuda]") { run_all_formats_on_device<int64_t, float>(); }
+
+TEST_CASE("cuda device: matrix arrays in device memory; OOM; bad binaries", "[cuda]") {
+  if (!cuda_available(0)) {
+    WARN("no CUDA device: skipped");
+    return;
+  }
+  Backend& b = cuda_backend(0);
+  CHECK(b.target().target.rfind("sm_", 0) == 0);
+  CHECK(b.target().sm_count > 0);
+  const HostCsr<int32_t, double> a = generate_matrix("powerlaw:4000", 9).cast<int32_t, double>();
+  void* rp = b.alloc(a.row_ptr.size() * 4);
+  void* ci = b.alloc(a.col_idx.size() * 4);
+  void* va = b.alloc(a.val.size() * 8);
+  b.upload(rp, a.row_ptr.data(), a.row_ptr.size() * 4);
+  b.upload(ci, a.col_idx.data(), a.col_idx.size() * 4);
+  b.upload(va, a.val.data(), a.val.size() * 8);
+  spmv_csr_t d = view(a);
+  d.row_ptr = rp, d.col_idx = ci, d.values = va, d.memory = SPMV_MEMORY_DEVICE;
+  spmv_options_t o;
+  spmv_options_init(&o);
+  o.backend = SPMV_BACKEND_CUDA;
+  spmv_plan_t p = nullptr;
+  REQUIRE(spmv_plan(&p, &d, &o) == SPMV_STATUS_SUCCESS);
+  CHECK(check_plan(p, a, 3) == "");
+  // New values from device memory.
+  HostCsr<int32_t, double> a2 = a;
+  a2.val = random_vector<double>(a.nnz(), 4);
+  b.upload(va, a2.val.data(), a2.val.size() * 8);
+  REQUIRE(spmv_plan_update_values(p, va, SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
+  CHECK(check_plan(p, a2, 5) == "");
+  const char* json = nullptr;
+  REQUIRE(spmv_plan_describe(p, &json) == SPMV_STATUS_SUCCESS);
+  CHECK(std::string(json).find("\"device\":0") == std::string::npos);
+  spmv_plan_destroy(p);
+  b.free(rp), b.free(ci), b.free(va);
+
+  std::string msg;
+  CHECK(status_of([&] { b.alloc(size_t(1) << 52); }, &msg) == SPMV_STATUS_OUT_OF_MEMORY);
+  CHECK(msg.find(std::to_string(size_t(1) << 52)) != std::string::npos);
+  // A binary the driver rejects throws (the cache then recompiles); it is never "loaded".
+  CHECK(status_of([&] { b.load({'n', 'o', 't', ' ', 'a', ' ', 'c', 'u', 'b', 'i', 'n', '\0'}, "bad"); }) ==
+        SPMV_STATUS_COMPILE_FAILED);
+}
+
+#endif  // SPMVJIT_WITH_CUDA

@@ -1,0 +1,122 @@
+// The cuSPARSE peer of `spmvjit bench`: cusparseSpMV CSR ALG1 and ALG2 on the same matrix.
+#include "tools/spmvjit/gpu_bench.hpp"
+
+#ifdef SPMVJIT_BENCH_CUSPARSE
+#include <cusparse.h>
+
+#include <limits>
+#include <vector>
+
+#include "engine/reference.hpp"
+#include "runtime/cuda/cuda_backend.hpp"
+#endif
+
+namespace spmvjit::cli {
+
+#ifdef SPMVJIT_BENCH_CUSPARSE
+namespace {
+
+void sp_check(cusparseStatus_t s, const char* what) {
+  if (s != CUSPARSE_STATUS_SUCCESS)
+    fail(SPMV_STATUS_EXECUTION_FAILED, std::string("cuSPARSE ") + what + ": " + cusparseGetErrorString(s));
+}
+
+// Device copy of a host vector; freed with the backend.
+struct DeviceArray {
+  Backend& b;
+  void* p = nullptr;
+  template <class T>
+  DeviceArray(Backend& be, const std::vector<T>& v) : b(be) {
+    p = b.alloc(std::max<size_t>(v.size() * sizeof(T), 8));
+    b.upload(p, v.data(), v.size() * sizeof(T));
+  }
+  DeviceArray(Backend& be, size_t bytes) : b(be) { p = b.alloc(std::max<size_t>(bytes, 8)); }
+  ~DeviceArray() { b.free(p); }
+};
+
+template <class I, class V>
+CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min_seconds) {
+  CusparseResult r;
+  Backend& b = cuda_backend(device);
+  const cusparseIndexType_t it = sizeof(I) == 4 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
+  const cudaDataType vt = sizeof(V) == 4 ? CUDA_R_32F : CUDA_R_64F;
+  DeviceArray rp(b, a.row_ptr), ci(b, a.col_idx), va(b, a.val);
+  const auto x = random_vector<V>(a.cols, 21);
+  DeviceArray dx(b, x), dy(b, size_t(a.rows) * sizeof(V));
+  b.synchronize(nullptr);  // also makes the primary context current for cuSPARSE's runtime
+  cusparseHandle_t h = nullptr;
+  sp_check(cusparseCreate(&h), "create");
+  cusparseSpMatDescr_t A = nullptr;
+  cusparseDnVecDescr_t X = nullptr, Y = nullptr;
+  struct Cleanup {
+    cusparseHandle_t& h;
+    cusparseSpMatDescr_t& A;
+    cusparseDnVecDescr_t &X, &Y;
+    ~Cleanup() {
+      if (A) cusparseDestroySpMat(A);
+      if (X) cusparseDestroyDnVec(X);
+      if (Y) cusparseDestroyDnVec(Y);
+      if (h) cusparseDestroy(h);
+    }
+  } cleanup{h, A, X, Y};
+  sp_check(cusparseCreateCsr(&A, a.rows, a.cols, a.nnz(), rp.p, ci.p, va.p, it, it, CUSPARSE_INDEX_BASE_ZERO, vt),
+           "create CSR");
+  sp_check(cusparseCreateDnVec(&X, a.cols, dx.p, vt), "create x");
+  sp_check(cusparseCreateDnVec(&Y, a.rows, dy.p, vt), "create y");
+  const V alpha = 1, beta = 0;
+  for (cusparseSpMVAlg_t alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
+    const char* name = alg == CUSPARSE_SPMV_CSR_ALG1 ? "ALG1" : "ALG2";
+    size_t bytes = 0;
+    sp_check(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, &bytes),
+             "SpMV_bufferSize");
+    DeviceArray buf(b, bytes);
+    if (alg == CUSPARSE_SPMV_CSR_ALG2)
+      sp_check(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, buf.p),
+               "SpMV_preprocess");
+    // Verify once with y poisoned: a peer that computes something else is no yardstick.
+    std::vector<V> y(size_t(a.rows), std::numeric_limits<V>::quiet_NaN());
+    b.upload(dy.p, y.data(), y.size() * sizeof(V));
+    sp_check(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, buf.p), "SpMV");
+    b.synchronize(nullptr);
+    b.download(y.data(), dy.p, y.size() * sizeof(V));
+    const std::string bad = check_spmv(a, reference_spmv(a, 1.0, x.data(), 0.0, y.data()), y.data());
+    if (!bad.empty()) {
+      r.error = std::string("cuSPARSE ") + name + " WRONG RESULT: " + bad;
+      return r;
+    }
+    auto spmv = [&] {
+      sp_check(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, buf.p), "SpMV");
+    };
+    for (int i = 0; i < 3; ++i) spmv();
+    (alg == CUSPARSE_SPMV_CSR_ALG1 ? r.alg1_s : r.alg2_s) = gpu_median_seconds(device, spmv, min_iters, min_seconds);
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace
+
+bool cusparse_available() { return true; }
+
+CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
+                         int min_iters, double min_seconds) {
+  try {
+    if (!cuda_available(device)) return CusparseResult{false, "no CUDA device"};
+    return dispatch_types(index, value, [&]<class I, class V>() {
+      return run<I, V>(device, a.cast<I, V>(), min_iters, min_seconds);
+    });
+  } catch (const std::exception& e) {
+    return CusparseResult{false, e.what()};
+  }
+}
+
+#else
+
+bool cusparse_available() { return false; }
+CusparseResult cusparse_spmv(int, const HostCsr<int64_t, double>&, IndexType, ValueType, int, double) {
+  return CusparseResult{false, "this spmvjit was built without cuSPARSE (SPMVJIT_BENCH_CUSPARSE=OFF)"};
+}
+
+#endif
+
+}  // namespace spmvjit::cli
