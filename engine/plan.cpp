@@ -39,7 +39,7 @@ void copy_rebased(void* dst, const void* src, int64_t count, int base) {
 
 }  // namespace
 
-Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
+Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend) {
   const auto t_start = Clock::now();
   if (options.log_level < SPMV_LOG_TRACE || options.log_level > SPMV_LOG_OFF)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown log level " + std::to_string(int(options.log_level)));
@@ -50,7 +50,8 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
     fail(SPMV_STATUS_INVALID_VALUE, "unknown value type " + std::to_string(int(a.value_type)));
   index_ = a.index_type == SPMV_INDEX_INT32 ? IndexType::i32 : IndexType::i64;
   value_ = a.value_type == SPMV_VALUE_FLOAT ? ValueType::f32 : ValueType::f64;
-  backend_ = &get_backend(pick_backend(options.backend, options.device), options.device);
+  backend_ = backend ? backend
+                     : &get_backend(pick_backend(options.backend, options.device), options.device);
   target_ = backend_->target();
   if (options.threads < 0) fail(SPMV_STATUS_INVALID_VALUE, "threads must be >= 0");
   if (options.threads > 0) target_.threads = options.threads;
@@ -176,10 +177,18 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options) {
   timings_.total = since(t_start);
 }
 
-Plan::~Plan() {
-  for (void* p : device_arrays_) if (p) backend_->free(p);
-  if (device_scratch_) backend_->free(device_scratch_);
+DeviceBuffer::~DeviceBuffer() {
+  if (!ptr_) return;
+  // A destructor cannot report: a failed free (e.g. the context is gone) is logged, not thrown.
+  try {
+    backend_->free(ptr_);
+  } catch (const std::exception& e) {
+    log_warn(std::string("plan: freeing device memory failed: ") + e.what());
+  }
 }
+
+// The device arrays free themselves (DeviceBuffer), also when the constructor throws.
+Plan::~Plan() = default;
 
 void Plan::upload_arrays() {
   args_ = SpmvArgs{};
@@ -191,18 +200,20 @@ void Plan::upload_arrays() {
       args_.scratch = host_scratch_.data();
     }
   } else {
+    device_arrays_.reserve(data_.arrays.size());
     for (size_t i = 0; i < data_.arrays.size(); ++i) {
       const HostArray& h = data_.arrays[i];
       // "parts" are CPU thread-pool ranges: GPU kernels never read them.
       const bool upload = h.buf.bytes() && h.name != "parts";
-      void* d = upload ? backend_->alloc(h.buf.bytes()) : nullptr;
-      device_arrays_.push_back(d);
+      device_arrays_.emplace_back(*backend_, upload ? h.buf.bytes() : 0);
+      void* d = device_arrays_.back().get();
       if (d) backend_->upload(d, h.buf.data(), h.buf.bytes());
       if (d) device_bytes_ += int64_t(h.buf.bytes());
       args_.a[i] = d;
     }
-    if (data_.scratch_bytes) args_.scratch = device_scratch_ = backend_->alloc(size_t(data_.scratch_bytes));
-    if (data_.scratch_bytes) device_bytes_ += data_.scratch_bytes;
+    device_scratch_ = DeviceBuffer(*backend_, size_t(data_.scratch_bytes));
+    args_.scratch = device_scratch_.get();
+    device_bytes_ += data_.scratch_bytes;
   }
   for (int i = 0; i < kMaxArrays; ++i) args_.n[i] = data_.ints[i];
   args_.rows = rows_;
@@ -260,7 +271,8 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     HostArray& old = data_.arrays[i];
     SPMVJIT_ASSERT(fresh.arrays[i].buf.bytes() == old.buf.bytes(), "reconversion changed a size");
     std::memcpy(old.buf.data(), fresh.arrays[i].buf.data(), old.buf.bytes());
-    if (!backend_->is_host() && device_arrays_[i]) backend_->upload(device_arrays_[i], old.buf.data(), old.buf.bytes());
+    if (!backend_->is_host() && device_arrays_[i].get())
+      backend_->upload(device_arrays_[i].get(), old.buf.data(), old.buf.bytes());
   }
 }
 
@@ -300,7 +312,7 @@ const std::string& Plan::describe() {
               ",\"csr_equivalent\":" + std::to_string(csr_equivalent_bytes(false)) +
               ",\"stored_entries\":" + std::to_string(data_.stored_entries) +
               ",\"device\":" + std::to_string(device_bytes_) + "},\"facts\":" + data_.facts_json +
-              ",\"planner\":{\"why\":\"" + esc(choice_.why) + "\",\"candidates\":" + choice_.considered_json() +
+              ",\"planner\":{\"why\":\"" + esc(choice_.why) + "\",\"candidates\":" + choice_.considered_json() + ",\"measured\":" + measured_json_ +
               "},\"stats\":" + stats_.to_json() + ",\"timings\":" + t + "}";
   return describe_;
 }

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/planner.hpp"
@@ -17,9 +18,37 @@ struct PlanTimings {
          upload = 0, total = 0;
 };
 
+// One allocation in a backend's device memory, freed when it goes: a Plan constructor that
+// throws after its upload began (a failed allocation, a missing entry) runs no ~Plan, but its
+// members' destructors do run.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  // bytes == 0 holds nothing (nullptr), like Backend::alloc.
+  DeviceBuffer(Backend& backend, size_t bytes)
+      : backend_(&backend), ptr_(bytes ? backend.alloc(bytes) : nullptr) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : backend_(o.backend_), ptr_(std::exchange(o.ptr_, nullptr)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(backend_, o.backend_);
+    std::swap(ptr_, o.ptr_);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  void* get() const { return ptr_; }
+
+ private:
+  Backend* backend_ = nullptr;
+  void* ptr_ = nullptr;
+};
+
 class Plan {
  public:
-  Plan(const spmv_csr_t& a, const spmv_options_t& options);
+  // `backend` null: the one options.backend and options.device name (tests pass a fake).
+  Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend = nullptr);
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -29,6 +58,12 @@ class Plan {
   const std::string& describe();
 
   const FormatData& data() const { return data_; }
+  const PlanChoice& choice() const { return choice_; }
+  // Measure-mode planning records what it timed (JSON array) in describe's planner section.
+  void set_measurements(std::string json, std::string why) {
+    measured_json_ = std::move(json);
+    choice_.why = std::move(why);
+  }
   const MatrixStats& stats() const { return stats_; }
   const PlanTimings& timings() const { return timings_; }
   BackendKind backend_kind() const { return backend_->kind(); }
@@ -55,14 +90,16 @@ class Plan {
   std::shared_ptr<LoadedModule> module_;
   std::unique_ptr<Executor> executor_;
   std::vector<void*> entries_[kEpilogueVariants];  // per epilogue, one per launch step
-  std::vector<void*> device_arrays_;                // GPU copies of data_.arrays (owned)
-  void* device_scratch_ = nullptr;
+  // Declared after executor_ and module_: freed before them, as the old explicit ~Plan did.
+  std::vector<DeviceBuffer> device_arrays_;  // GPU copies of data_.arrays (empty for "parts")
+  DeviceBuffer device_scratch_;
   int64_t device_bytes_ = 0;                         // device memory the plan holds
   AlignedBuffer host_scratch_;
   AlignedBuffer pattern_row_ptr_, pattern_col_idx_;  // zero-based pattern, for update_values
   SpmvArgs args_{};
   PlanTimings timings_;
   std::string describe_;
+  std::string measured_json_ = "null";
 };
 
 // The Plan behind a C handle (tools and tests inspect plans through it).

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <catch2/catch.hpp>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,23 @@
 #include <string_view>
 
 namespace spmvjit::test {
+
+// True if this build has the CPU backend (SPMVJIT_WITH_CPU, public on the library). Without it
+// (a GPU-only build) the caller returns early: Catch2 v2 has no SKIP, so the test passes with a
+// WARN saying why, once per test case.
+inline bool require_cpu_backend() {
+#ifdef SPMVJIT_WITH_CPU
+  return true;
+#else
+  static std::string warned_for;
+  const std::string name = Catch::getResultCapture().getCurrentTestName();
+  if (name != warned_for) {
+    warned_for = name;
+    WARN(name << ": no CPU backend in this build");
+  }
+  return false;
+#endif
+}
 
 // Strict JSON (RFC 8259) syntax check: returns "" if `s` is one valid JSON value, else what is
 // wrong and where. Enough to catch unescaped quotes, "nan"/"inf" numbers and bad nesting.

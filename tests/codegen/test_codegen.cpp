@@ -6,6 +6,7 @@
 
 #include "codegen/kernel_spec.hpp"
 #include "runtime/backend.hpp"
+#include "tests/test_support.hpp"
 
 namespace {
 
@@ -97,6 +98,7 @@ TEST_CASE("generate_source puts the constants ahead of the prelude and the templ
 }
 
 TEST_CASE("every CPU template compiles standalone with its default constants", "[codegen]") {
+  if (!test::require_cpu_backend()) return;
   Backend& b = get_backend(BackendKind::cpu, 0);
   const char* prelude = find_template("cpu/prelude.h");
   REQUIRE(prelude);
@@ -132,6 +134,7 @@ TEST_CASE("every CPU template compiles standalone with its default constants", "
 }
 
 TEST_CASE("a compile error is COMPILE_FAILED with clang's diagnostic", "[codegen]") {
+  if (!test::require_cpu_backend()) return;
   Backend& b = get_backend(BackendKind::cpu, 0);
   KernelSource src;
   src.name = "broken.cpp";

@@ -63,6 +63,7 @@ bool contains(const std::string& s, const std::string& part) {
 }  // namespace
 
 TEST_CASE("null pointers give INVALID_VALUE and a message", "[api]") {
+  if (!test::require_cpu_backend()) return;
   Small<int32_t> m;
   const spmv_csr_t a = m.desc();
   const spmv_options_t o = cpu();
@@ -118,6 +119,7 @@ TEST_CASE("null pointers give INVALID_VALUE and a message", "[api]") {
 }
 
 TEMPLATE_TEST_CASE("invalid CSR is rejected with the row and position", "[api]", int32_t, int64_t) {
+  if (!test::require_cpu_backend()) return;
   using I = TestType;
   struct Case {
     const char* name;
@@ -207,6 +209,7 @@ TEMPLATE_TEST_CASE("invalid CSR is rejected with the row and position", "[api]",
 }
 
 TEST_CASE("bad options are INVALID_VALUE", "[api]") {
+  if (!test::require_cpu_backend()) return;
   Small<int32_t> m;
   spmv_options_t o = cpu();
   o.backend = spmv_backend_t(9);
@@ -224,6 +227,7 @@ TEST_CASE("bad options are INVALID_VALUE", "[api]") {
 }
 
 TEST_CASE("sizes beyond the index type are SIZE_OVERFLOW before any array is read", "[api]") {
+  if (!test::require_cpu_backend()) return;
   // Only row_ptr[0] exists: validation must reject from the sizes alone.
   const int32_t rp32[1] = {0};
   const int64_t rp64[1] = {0};
@@ -252,6 +256,7 @@ TEST_CASE("sizes beyond the index type are SIZE_OVERFLOW before any array is rea
 }
 
 TEST_CASE("unknown format name lists the known formats", "[api]") {
+  if (!test::require_cpu_backend()) return;
   Small<int32_t> m;
   spmv_options_t o = cpu();
   o.format = "no-such-format";
@@ -284,6 +289,7 @@ TEST_CASE("a GPU backend that is absent says so", "[api]") {
 }
 
 TEST_CASE("the C++ layer throws ApiError with the status", "[api]") {
+  if (!test::require_cpu_backend()) return;
   Small<int64_t> m;
   m.ci[2] = 9;
   try {
@@ -322,6 +328,7 @@ TEST_CASE("the C++ layer throws ApiError with the status", "[api]") {
 }
 
 TEST_CASE("describe is valid JSON with format, params, stats, kernel and timings", "[api]") {
+  if (!test::require_cpu_backend()) return;
   const auto a = generate_matrix("poisson2d:30").cast<int32_t, double>();
   const spmv_csr_t d = csr_view<int32_t, double>(a.rows, a.cols, a.nnz(), a.row_ptr.data(),
                                                  a.col_idx.data(), a.val.data());
@@ -369,6 +376,7 @@ TEST_CASE("status strings cover every code", "[api]") {
 }
 
 TEST_CASE("the last error is per thread", "[api]") {
+  if (!test::require_cpu_backend()) return;
   Small<int32_t> m;
   m.rp[1] = 7;
   spmv_plan_t p = nullptr;
@@ -392,6 +400,7 @@ void count_messages(int, const char*, void* user) { ++*static_cast<int*>(user); 
 // Run in a fresh process by the next test: the process's very first log message must reach the
 // callback of the plan that logged it.
 TEST_CASE("first log message of a process reaches the plan's callback", "[.first-log]") {
+  if (!test::require_cpu_backend()) return;
   Small<int32_t> m;
   const spmv_csr_t d = m.desc();
   int messages = 0;
@@ -406,6 +415,7 @@ TEST_CASE("first log message of a process reaches the plan's callback", "[.first
 }
 
 TEST_CASE("the log callback gets a process's first message", "[api]") {
+  if (!test::require_cpu_backend()) return;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   std::string out;
   const int rc = test::run_command("env -u SPMVJIT_LOG_LEVEL '" + self + "' '[.first-log]'", &out);

@@ -221,6 +221,7 @@ std::string describe(spmv_plan_t p) {
 
 template <class I, class V>
 void run_all_formats() {
+  if (!test::require_cpu_backend()) return;
   warn_if_no_matrices_dir();
   const auto formats = cpu_formats();
   REQUIRE(!formats.empty());
@@ -309,11 +310,13 @@ void run_update_values() {
 }  // namespace
 
 TEST_CASE("update_values gives the new product without re-planning", "[kernels]") {
+  if (!test::require_cpu_backend()) return;
   run_update_values<int32_t, double>();
   run_update_values<int64_t, float>();
 }
 
 TEST_CASE("concurrent execute on distinct plans", "[kernels]") {
+  if (!test::require_cpu_backend()) return;
   using I = int32_t;
   using V = double;
   const auto formats = cpu_formats();

@@ -12,6 +12,7 @@
 #include "engine/reference.hpp"
 #include "engine/stats.hpp"
 #include "spmvjit/spmvjit.h"
+#include "tests/test_support.hpp"
 
 using namespace spmvjit;
 
@@ -118,6 +119,7 @@ void check_round_trip(const Format& f, const HostCsr<I, V>& a, const std::string
 // y = alpha*A*x + beta*y through the C API with the format forced; every epilogue.
 template <class I, class V>
 void check_spmv(const char* format, const HostCsr<I, V>& a, const std::string& what, uint64_t seed) {
+  if (!test::require_cpu_backend()) return;
   spmv_csr_t c{a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data(),
                sizeof(I) == 4 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64,
                sizeof(V) == 4 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE, 0, SPMV_MEMORY_HOST};

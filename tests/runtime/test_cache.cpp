@@ -148,6 +148,7 @@ TEST_CASE("cache entries: round trip and every defect rejected", "[cache]") {
 }
 
 TEST_CASE("get_kernel: compiled then memory, ensure_cached: compiled then disk", "[cache]") {
+  if (!test::require_cpu_backend()) return;
   Backend& b = get_backend(BackendKind::cpu, 0);
   test::TempDir dir;
   const KernelSpec spec = fresh_spec(b);
@@ -207,6 +208,7 @@ TEST_CASE("get_kernel: compiled then memory, ensure_cached: compiled then disk",
 }
 
 TEST_CASE("an unwritable cache dir degrades to memory with one warning", "[cache]") {
+  if (!test::require_cpu_backend()) return;
   Backend& b = get_backend(BackendKind::cpu, 0);
   test::TempDir dir;
   const std::string file = dir.path() + "/a-file";
@@ -240,6 +242,7 @@ TEST_CASE("an unwritable cache dir degrades to memory with one warning", "[cache
 }
 
 TEST_CASE("cache key changes with constants, types, target and compiler", "[cache]") {
+  if (!test::require_cpu_backend()) return;
   Backend& b = get_backend(BackendKind::cpu, 0);
   KernelSpec base;
   base.backend = BackendKind::cpu;
@@ -279,6 +282,7 @@ TEST_CASE("cache key changes with constants, types, target and compiler", "[cach
 }
 
 TEST_CASE("two threads requesting one new kernel both get it, compiled once", "[cache]") {
+  if (!test::require_cpu_backend()) return;
   Backend& b = get_backend(BackendKind::cpu, 0);
   test::TempDir dir;
   const KernelSpec spec = fresh_spec(b);
@@ -358,6 +362,7 @@ std::string run_cli(const std::string& cache_dir, std::string* output) {
 
 TEST_CASE("a second process loads the kernel from disk, corrupt entries are recompiled",
           "[cache]") {
+  if (!test::require_cpu_backend()) return;
   test::TempDir dir;
   std::string out;
   const std::string first = run_cli(dir.path(), &out);
@@ -387,6 +392,7 @@ TEST_CASE("a second process loads the kernel from disk, corrupt entries are reco
 }
 
 TEST_CASE("the CLI with an unwritable cache dir still runs and warns once", "[cache]") {
+  if (!test::require_cpu_backend()) return;
   test::TempDir dir;
   write_file(dir.path() + "/f", {'x'});
   std::string out;

@@ -91,7 +91,7 @@ std::vector<CompileJob> compile_all(const std::string& arch, const std::string& 
 
 }  // namespace
 
-TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_90; warmup finds them", "[cuda]") {
+TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_90 and warmup finds them", "[cuda]") {
   if (!have_nvrtc()) {
     WARN("NVRTC not found: skipped");
     return;
@@ -361,7 +361,7 @@ TEST_CASE("cuda device: every format int32 float", "[cuda]") { run_all_formats_o
 TEST_CASE("cuda device: every format int64 double", "[cuda]") { run_all_formats_on_device<int64_t, double>(); }
 TEST_CASE("cuda device: every format int64 float", "[cuda]") { run_all_formats_on_device<int64_t, float>(); }
 
-TEST_CASE("cuda device: matrix arrays in device memory; OOM; bad binaries", "[cuda]") {
+TEST_CASE("cuda device: matrix arrays in device memory then OOM and bad binaries", "[cuda]") {
   if (!cuda_available(0)) {
     WARN("no CUDA device: skipped");
     return;

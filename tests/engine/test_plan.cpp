@@ -1,0 +1,159 @@
+// Plan ownership of device memory: a constructor that throws after uploading has begun (a failed
+// device allocation, a missing kernel entry) frees every device array it had allocated.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/gen/generators.hpp"
+#include "engine/plan.hpp"
+#include "runtime/backend.hpp"
+#include "spmvjit/spmvjit.hpp"
+#include "tests/test_support.hpp"
+
+namespace {
+
+using namespace spmvjit;
+
+// A module whose entries can be made to go missing, so bind_entries throws after the upload.
+class FlakyModule : public LoadedModule {
+ public:
+  FlakyModule(std::shared_ptr<LoadedModule> inner, const bool* fail)
+      : inner_(std::move(inner)), fail_(fail) {}
+  void* entry(const std::string& name) const override {
+    if (*fail_) fail(SPMV_STATUS_INTERNAL_ERROR, "test: entry " + name + " made to go missing");
+    return inner_->entry(name);
+  }
+
+ private:
+  std::shared_ptr<LoadedModule> inner_;
+  const bool* fail_;
+};
+
+// The CPU backend's compiler and thread pool behind a "device" (is_host() false) whose memory is
+// malloc'd and counted, and whose n-th allocation can be made to fail: the GPU upload path of a
+// plan, without a GPU.
+class CountingBackend : public Backend {
+ public:
+  explicit CountingBackend(Backend& inner) : inner_(inner) {}
+  BackendKind kind() const override { return inner_.kind(); }
+  const TargetInfo& target() const override { return inner_.target(); }
+  // A key of its own: the memory cache then only ever hands this backend FlakyModules.
+  std::string compiler_version() const override {
+    return inner_.compiler_version() + " +counting-test";
+  }
+  std::vector<std::string> compile_options(const KernelSpec& spec) const override {
+    return inner_.compile_options(spec);
+  }
+  std::vector<char> compile(const KernelSource& src) override { return inner_.compile(src); }
+  std::shared_ptr<LoadedModule> load(const std::vector<char>& binary,
+                                     const std::string& key) override {
+    return std::make_shared<FlakyModule>(inner_.load(binary, key), &fail_entries);
+  }
+  std::unique_ptr<Executor> make_executor(int threads) override {
+    return inner_.make_executor(threads);
+  }
+  void* alloc(size_t bytes) override {
+    if (++allocs == fail_at)
+      fail(SPMV_STATUS_OUT_OF_MEMORY,
+           "test: allocation " + std::to_string(allocs) + " made to fail");
+    void* p = std::malloc(bytes);
+    live[p] = bytes;
+    return p;
+  }
+  void free(void* p) override {
+    if (!p) return;
+    if (live.erase(p) != 1) ++bad_frees;
+    std::free(p);
+  }
+  void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  bool is_host() const override { return false; }
+
+  size_t live_bytes() const {
+    size_t n = 0;
+    for (const auto& [p, b] : live) n += b;
+    return n;
+  }
+
+  int allocs = 0;
+  int fail_at = 0;  // 0: never
+  int bad_frees = 0;
+  bool fail_entries = false;
+  std::map<void*, size_t> live;
+
+ private:
+  Backend& inner_;
+};
+
+}  // namespace
+
+TEST_CASE("a plan whose constructor throws mid-upload frees its device arrays", "[plan]") {
+  if (!test::require_cpu_backend()) return;  // the fake borrows the CPU compiler
+  // Static: the process's memory cache keeps this backend's FlakyModules, which point into it.
+  static CountingBackend dev(get_backend(BackendKind::cpu, 0));
+  const auto a = generate_matrix("powerlaw:3000", 5).cast<int32_t, double>();
+  const spmv_csr_t d = csr_view<int32_t, double>(a.rows, a.cols, a.nnz(), a.row_ptr.data(),
+                                                 a.col_idx.data(), a.val.data());
+  for (const char* format : {"csr", "sell", "csr5"}) {
+    INFO("format " << format);
+    spmv_options_t o;
+    spmv_options_init(&o);
+    o.format = format;
+    o.cache_dir = "";  // memory only: no disk entries under the test backend's key
+    o.log_level = SPMV_LOG_OFF;
+
+    // A plan that succeeds holds one allocation per uploaded array and frees them all.
+    dev.allocs = 0;
+    dev.fail_at = 0;
+    dev.fail_entries = false;
+    int uploads = 0;
+    size_t bytes = 0;
+    {
+      Plan plan(d, o, &dev);
+      for (const HostArray& h : plan.data().arrays)
+        if (h.buf.bytes() && h.name != "parts") ++uploads, bytes += h.buf.bytes();
+      bytes += size_t(plan.data().scratch_bytes);
+      uploads += plan.data().scratch_bytes ? 1 : 0;
+      CHECK(dev.allocs == uploads);
+      CHECK(dev.live.size() == size_t(uploads));
+      CHECK(dev.live_bytes() == bytes);
+    }
+    REQUIRE(uploads >= 3);  // row pointers or slices, columns, values at least
+    CHECK(dev.live.empty());
+    CHECK(dev.bad_frees == 0);
+
+    // Every allocation in turn fails: what came before it is freed, the error is the allocator's.
+    for (int k = 1; k <= uploads; ++k) {
+      INFO("allocation " << k << " of " << uploads << " fails");
+      dev.allocs = 0;
+      dev.fail_at = k;
+      try {
+        Plan plan(d, o, &dev);
+        FAIL("the plan was built although allocation " << k << " failed");
+      } catch (const Error& e) {
+        CHECK(e.status() == SPMV_STATUS_OUT_OF_MEMORY);
+      }
+      CHECK(dev.allocs == k);
+      CHECK(dev.live.empty());
+      CHECK(dev.bad_frees == 0);
+    }
+
+    // Every allocation succeeds, then binding the kernel entries throws.
+    dev.allocs = 0;
+    dev.fail_at = 0;
+    dev.fail_entries = true;
+    try {
+      Plan plan(d, o, &dev);
+      FAIL("the plan was built although its entries are missing");
+    } catch (const Error& e) {
+      CHECK(e.status() == SPMV_STATUS_INTERNAL_ERROR);
+      CHECK(std::string(e.what()).find("made to go missing") != std::string::npos);
+    }
+    CHECK(dev.allocs == uploads);
+    CHECK(dev.live.empty());
+    CHECK(dev.bad_frees == 0);
+  }
+}
