@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/log.hpp"
+#include "engine/measure_planning.hpp"
 #include "engine/plan.hpp"
 #ifdef SPMVJIT_WITH_CUDA
 #include "runtime/cuda/cuda_backend.hpp"
@@ -66,7 +67,12 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     spmv_options_t defaults;
     spmv_options_init(&defaults);
     auto p = std::make_unique<spmv_plan_s>();
-    p->impl = std::make_unique<spmvjit::Plan>(*A, options ? *options : defaults);
+    const spmv_options_t& o = options ? *options : defaults;
+    const bool forced = o.format && std::string(o.format) != "auto";
+    if (o.planning != SPMV_PLANNING_ESTIMATE && o.planning != SPMV_PLANNING_MEASURE)
+      spmvjit::fail(SPMV_STATUS_INVALID_VALUE, "unknown planning mode " + std::to_string(int(o.planning)));
+    p->impl = o.planning == SPMV_PLANNING_MEASURE && !forced ? spmvjit::plan_by_measurement(*A, o)
+                                                             : std::make_unique<spmvjit::Plan>(*A, o);
     *plan = p.release();
   });
 }

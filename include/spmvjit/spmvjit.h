@@ -65,6 +65,12 @@ typedef struct spmv_csr_t {
 
 typedef void (*spmv_log_callback_t)(int level, const char* message, void* user);
 
+/* How spmv_plan picks the format (FFTW's convention). ESTIMATE ranks candidates by a byte-based
+ * cost model (fast). MEASURE builds the best few candidates, times each on this matrix and keeps
+ * the fastest; the choice is remembered as "wisdom" in the cache directory, so planning the same
+ * matrix again (same pattern, types and device) skips the timing. */
+typedef enum spmv_planning_t { SPMV_PLANNING_ESTIMATE = 0, SPMV_PLANNING_MEASURE = 1 } spmv_planning_t;
+
 typedef struct spmv_options_t {
   spmv_backend_t backend;
   int device;              /* GPU ordinal */
@@ -75,6 +81,7 @@ typedef struct spmv_options_t {
   spmv_log_level_t log_level; /* overridden by $SPMVJIT_LOG_LEVEL when set */
   spmv_log_callback_t log_callback; /* NULL = stderr */
   void* log_user;
+  spmv_planning_t planning; /* ESTIMATE (default) or MEASURE; ignored when format is forced */
 } spmv_options_t;
 
 typedef struct spmv_plan_s* spmv_plan_t;

@@ -16,7 +16,8 @@ namespace {
 
 const char* kHelp =
     "usage: spmvjit bench FILE.mtx|--gen SPEC|--suite [options]\n"
-    "  --formats all|auto|a,b,c  formats to run (default all; 'auto' = planner only)\n"
+    "  --formats all|auto|a,b,c  formats to run (default all; 'auto' = planner only,\n"
+    "                            'measure' = planner in measure mode)\n"
     "  --suite                   the generated suite (--large: the GPU-sized one)\n"
     "  --backend, --index, --value, --threads, --device, --cache-dir as for run\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
@@ -56,7 +57,8 @@ int cmd_bench(int argc, char** argv) {
   std::vector<std::string> formats;
   const std::string fl = args.get("formats", "all");
   if (fl == "all") {
-    formats.push_back("");  // the planner's own choice first
+    formats.push_back("");  // the planner's own choices first: estimate, then measure mode
+    formats.push_back("measure");
     for (const Format* f : all_formats()) formats.push_back(f->name());
   } else if (fl == "auto") {
     formats.push_back("");
@@ -88,7 +90,9 @@ int cmd_bench(int argc, char** argv) {
     }
     for (size_t i = 0; i < results.size(); ++i) {
       const MeasureResult& r = results[i];
-      const std::string label = formats[i].empty() ? "auto:" + r.format : r.format;
+      const std::string label = formats[i].empty()          ? "auto:" + r.format
+                                : formats[i] == "measure" ? "measure:" + r.format
+                                                          : r.format;
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
         rows.push_back({name, label, "-", "-", "-", "-", "-", r.error.substr(0, 60)});

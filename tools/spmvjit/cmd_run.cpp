@@ -26,6 +26,7 @@ const char* kHelp =
     "usage: spmvjit run FILE.mtx|--gen SPEC [options]\n"
     "  --backend auto|cpu|cuda   where to compute (default auto)\n"
     "  --format NAME             force a format (default: the planner decides)\n"
+    "  --measure                 plan in measure mode: time the best candidates, keep the fastest\n"
     "  --index int32|int64       index type (default int32)\n"
     "  --value float|double      value type (default double)\n"
     "  --threads N               CPU threads (default: all)\n"
@@ -39,7 +40,7 @@ const char* kHelp =
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "describe"},
+  Args args(argc, argv, 2, {"help", "describe", "measure"},
             {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed",
              "json", "gen"});
   if (args.has("help")) {
@@ -52,7 +53,8 @@ int cmd_run(int argc, char** argv) {
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
   const auto r = measure(a, index_from(args.get("index")), value_from(args.get("value")), o,
-                         args.get("format"), int(args.get_int("iters", 20)), 0.2);
+                         args.has("measure") ? "measure" : args.get("format"),
+                         int(args.get_int("iters", 20)), 0.2);
   std::printf("matrix   %s: %lld x %lld, %lld nonzeros\n", name.c_str(), (long long)a.rows,
               (long long)a.cols, (long long)a.nnz());
   if (!r.ok) {

@@ -54,7 +54,10 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   MeasureResult r;
   r.format = format.empty() ? "auto" : format;
   spmv_options_t o = options;
-  o.format = format.empty() ? nullptr : format.c_str();
+  // "measure" is the planner in measure mode; "" the planner's estimate.
+  const bool measured = format == "measure";
+  if (measured) o.planning = SPMV_PLANNING_MEASURE;
+  o.format = format.empty() || measured ? nullptr : format.c_str();
   const spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
   spmv_plan_t plan = nullptr;
   if (spmv_plan(&plan, &desc, &o) != SPMV_STATUS_SUCCESS) {
