@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/formats/format.hpp"
+#include "engine/formats/gpu_cost.hpp"
 #include "engine/parallel.hpp"
 
 namespace spmvjit {
@@ -23,7 +24,7 @@ class CsrFormat final : public Format {
     if (t.backend != BackendKind::cpu) {
       // One GPU thread per row (as in sell.cpp): the longest row bounds the time.
       const double spread = std::max({1.0, s.row_mean, double(a.nnz) / (std::max(t.sm_count, 1) * 2048.0)});
-      e.imbalance = std::max(1.0, double(s.row_max) / spread);
+      e.imbalance = std::max({1.0, double(s.row_max) / spread, gpu_row_starvation(a.rows, t)});
     }
     e.matrix_bytes = int64_t(size_of(a.index)) * (a.rows + 1 + a.nnz) + int64_t(size_of(a.value)) * a.nnz;
     e.reason = "rows split by nonzeros";

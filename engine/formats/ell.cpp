@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/formats/format.hpp"
+#include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/format_a_util.hpp"
 #include "engine/formats/partition.hpp"
 
@@ -38,8 +39,9 @@ class EllFormat final : public Format {
   FormatParams kernel_constants(const FormatParams&) const override { return {}; }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams&,
-                    const TargetInfo&) const override {
+                    const TargetInfo& t) const override {
     Estimate e;
+    e.imbalance = gpu_row_starvation(a.rows, t);
     const int64_t w = s.row_max;
     if (too_padded(a.rows, w, a.nnz)) {
       e.applicable = false;

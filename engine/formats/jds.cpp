@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/formats/format.hpp"
+#include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/format_a_util.hpp"
 #include "engine/formats/partition.hpp"
 
@@ -30,7 +31,7 @@ class JdsFormat final : public Format {
     // y is written through perm (scattered when sorting moved rows); each diagonal costs
     // loop control per row block.
     e.cost_bytes = double(e.matrix_bytes) + 12.0 * double(a.rows) + 16.0 * double(s.row_max);
-    e.imbalance = row_split_imbalance(s, t);
+    e.imbalance = std::max(row_split_imbalance(s, t), gpu_row_starvation(a.rows, t));
     e.reason = std::to_string(s.row_max) + " jagged diagonals";
     return e;
   }

@@ -15,11 +15,12 @@ const Format& sellp_format();
 const Format& sell_block_format();
 const Format& sell_diag_format();
 const Format& csr5_format();
+const Format& csr_adaptive_format();
 
 const std::vector<const Format*>& all_formats() {
   static const std::vector<const Format*> formats = {&csr_format(), &sell_format(),
       &coo_format(), &csr_vector_format(), &ell_format(), &hyb_format(), &jds_format(), &merge_format(),
-      &sellp_format(), &sell_block_format(), &sell_diag_format(), &csr5_format()};
+      &sellp_format(), &sell_block_format(), &sell_diag_format(), &csr5_format(), &csr_adaptive_format()};
   return formats;
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/formats/format.hpp"
+#include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
 
@@ -84,7 +85,7 @@ class SellBlockFormat final : public Format {
   }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
-                    const TargetInfo&) const override {
+                    const TargetInfo& t) const override {
     const int64_t c = p.at("C"), b = p.at("B");
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
     const int64_t slices = ceil_div(a.rows, c);
@@ -104,6 +105,7 @@ class SellBlockFormat final : public Format {
     real *= scale;
     stored *= scale;
     Estimate e;
+    e.imbalance = gpu_row_starvation(a.rows, t);
     e.stored_entries = int64_t(stored) * b;
     e.matrix_bytes = int64_t(stored) * (is + b * vs) + 8 * (slices + 1);
     e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices);

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engine/formats/format.hpp"
+#include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
 
@@ -88,7 +89,7 @@ class SellDiagFormat final : public Format {
   }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
-                    const TargetInfo&) const override {
+                    const TargetInfo& t) const override {
     const int64_t c = p.at("C"), is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
     const int64_t slices = ceil_div(a.rows, c);
     double diags = 0, rem = 0, on_diag = 0;
@@ -110,6 +111,11 @@ class SellDiagFormat final : public Format {
     e.matrix_bytes = int64_t(diags * double(c * vs + is) + rem * double(is + vs)) + 16 * (slices + 1);
     // Per slice loop setup, per diagonal an offset load and a range check.
     e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices) + 4.0 * diags;
+    // GPU: its conversion is slow (about 1 s for 20M nonzeros) and it wins only on banded matrices
+    // with enough rows (measured on an H100: 2.0x cuSPARSE on a 5-point and 1.7x on a 27-point
+    // stencil, 0.07-0.8x elsewhere), so elsewhere it is ranked as 8x its bytes.
+    e.imbalance = gpu_row_starvation(a.rows, t);
+    if (t.backend != BackendKind::cpu && s.distinct_diagonals > 4 * kGpuSliceRows) e.imbalance = std::max(e.imbalance, 8.0);
     if (e.stored_entries > kMaxPaddingFactor * s.nnz + 2 * c * slices) {
       e.applicable = false;
       e.reason = "padding to about " + std::to_string(e.stored_entries) + " values for " +

@@ -24,7 +24,8 @@ namespace spmvjit::cuda {
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)       \
   X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8) X(cuMemGetInfo)               \
   X(cuStreamSynchronize) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)              \
-  X(cuEventElapsedTime) X(cuEventDestroy) X(cuFuncGetAttribute)
+  X(cuEventElapsedTime) X(cuEventDestroy) X(cuFuncGetAttribute) X(cuMemHostAlloc) X(cuMemFreeHost) \
+  X(cuMemcpyHtoDAsync)
 
 #define SPMVJIT_NVRTC_FUNCTIONS(X)                                                            \
   X(nvrtcVersion) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs) X(nvrtcGetErrorString) \

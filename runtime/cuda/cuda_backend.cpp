@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "engine/log.hpp"
+#include "engine/parallel.hpp"
 #include "runtime/cuda/cuda_api.hpp"
 
 namespace spmvjit {
@@ -224,6 +226,7 @@ class CudaBackend final : public CudaBackendBase {
   void upload(void* dst, const void* src, size_t bytes) override {
     if (!bytes) return;
     make_current();
+    if (bytes >= kStageMin && staging()) return staged_upload(dst, src, bytes);
     check(api_->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD");
   }
   void download(void* dst, const void* src, size_t bytes) override {
@@ -237,10 +240,56 @@ class CudaBackend final : public CudaBackendBase {
   }
 
  private:
+  // Large uploads (plan arrays) go through two pinned staging buffers, allocated once per device:
+  // the host copies chunk i + 1 (on the plan threads) while the DMA engine moves chunk i, instead
+  // of the driver's pageable path. SPMVJIT_CUDA_STAGING=0 turns this off (for measuring).
+  static constexpr size_t kStageMin = size_t(4) << 20, kStageChunk = size_t(32) << 20;
+  bool staging() {
+    std::lock_guard lock(stage_mu_);
+    if (stage_tried_) return stage_[0] != nullptr;
+    stage_tried_ = true;
+    const char* env = std::getenv("SPMVJIT_CUDA_STAGING");
+    if (env && std::string(env) == "0") return false;
+    for (void*& b : stage_)
+      if (api_->cuMemHostAlloc(&b, kStageChunk, 0) != CUDA_SUCCESS) b = nullptr;
+    if (!stage_[0] || !stage_[1]) {
+      for (void*& b : stage_)
+        if (b) api_->cuMemFreeHost(b), b = nullptr;
+      log_info("cuda: no pinned staging buffers; uploads take the pageable path");
+    }
+    return stage_[0] != nullptr;
+  }
+  void staged_upload(void* dst, const void* src, size_t bytes) {
+    std::lock_guard lock(upload_mu_);  // one plan upload at a time owns the two buffers
+    CUevent done[2] = {};
+    for (CUevent& e : done) check(api_->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    struct Events {
+      const cuda::DriverApi* api;
+      CUevent* e;
+      ~Events() { for (int i = 0; i < 2; ++i) if (e[i]) api->cuEventDestroy(e[i]); }
+    } guard{api_, done};
+    bool pending[2] = {false, false};
+    for (size_t off = 0, i = 0; off < bytes; off += kStageChunk, ++i) {
+      const size_t n = std::min(kStageChunk, bytes - off), b = i & 1;
+      // The DMA that last read this buffer must be done before the host overwrites it.
+      if (pending[b]) check(api_->cuEventSynchronize(done[b]), "cuEventSynchronize");
+      parallel_copy(stage_[b], static_cast<const char*>(src) + off, n);
+      check(api_->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst) + off, stage_[b], n, nullptr),
+            "cuMemcpyHtoDAsync");
+      check(api_->cuEventRecord(done[b], nullptr), "cuEventRecord");
+      pending[b] = true;
+    }
+    for (int b = 0; b < 2; ++b)
+      if (pending[b]) check(api_->cuEventSynchronize(done[b]), "cuEventSynchronize");
+  }
+
   const cuda::DriverApi* api_;
   int device_;
   CUdevice dev_;
   CUcontext ctx_ = nullptr;
+  std::mutex stage_mu_, upload_mu_;
+  bool stage_tried_ = false;
+  void* stage_[2] = {nullptr, nullptr};  // pinned; kept for the process (the backend is never freed)
 };
 
 void CudaExecutor::run(void* fn, const LaunchStep& step, const SpmvArgs& args, void* stream) {

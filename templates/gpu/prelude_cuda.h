@@ -47,6 +47,9 @@ SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) { return __shfl_up_sync(SPMVJIT_FUL
 SPMVJIT_DEVICE unsigned spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
+// Block-wide barrier and block-shared storage (block-cooperative kernels such as csr_adaptive).
+SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
+#define SPMVJIT_SHARED __shared__
 
 // E bit 0: beta == 0 (y is not read); bit 1: alpha == 1.
 template <int E>

@@ -12,6 +12,15 @@ namespace {
 // Buffer size of the copy-bandwidth probe: far beyond any L2.
 constexpr size_t kCopyBytes = size_t(1) << 30;
 
+// The plan's stage timings (validate, stats, plan, convert, ..., upload, total) from its describe
+// JSON, where "timings" is the last member.
+std::string timings_of(const std::string& describe) {
+  const size_t at = describe.rfind("\"timings\":");
+  const size_t end = describe.rfind('}');
+  if (at == std::string::npos || end == std::string::npos || end <= at) return "{}";
+  return describe.substr(at + 10, end - at - 10);
+}
+
 std::string pct(double part, double whole) { return whole > 0 && part > 0 ? fmt(100.0 * part / whole, 1) : "-"; }
 
 }  // namespace
@@ -48,7 +57,7 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     std::string best;
     for (const auto& f : formats) {
       const MeasureResult r = measure(a, index, value, options, f, iters, 0.2);
-      const std::string label = f.empty() ? "auto:" + r.format : r.format;
+      const std::string label = f.empty() ? "auto:" + r.format : f == "measure" ? "measure:" + r.format : r.format;
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
         rows.push_back({name, label, "-", "-", "-", "-", "-", "-", r.error.substr(0, 70)});
@@ -65,7 +74,8 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
                std::to_string(r.gbs()) + ",\"pct_copy\":" + std::to_string(copy_gbs > 0 ? 100 * r.csr_gbs() / copy_gbs : 0) +
                ",\"vs_cusparse_alg1\":" + std::to_string(alg1 > 0 ? alg1 / r.exec_s : 0) + ",\"plan_seconds\":" +
                std::to_string(r.plan_s) + ",\"compile_seconds\":" + std::to_string(r.compile_s) + ",\"cache\":\"" +
-               r.cache + "\",\"params\":" + (r.params.empty() ? "{}" : r.params) + "}");
+               r.cache + "\",\"params\":" + (r.params.empty() ? "{}" : r.params) + ",\"timings\":" +
+               timings_of(r.describe) + "}");
     }
     if (peers) {
       if (!peer.ok) {

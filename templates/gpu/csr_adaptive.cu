@@ -1,0 +1,169 @@
+// GPU CSR-adaptive kernels (CSR arrays + plan-time row blocks, Greathouse & Daga style).
+// spmvjit_part_<e>: one block per row block (<= BLOCK rows, <= S nonzeros): the block streams
+// the block's nonzeros with 16-byte loads (fully coalesced whatever the row lengths), stores the
+// products in shared memory, then sums each row with a lane group sized to the rows per block
+// (1..32 lanes; the whole block when the row block is one row). A row longer than S is its own
+// row block: the stream step only applies beta to it (y = beta*y, or 0 when beta == 0).
+// spmvjit_long_<e>: one block per chunk of S nonzeros of a long row; the block sum is added to
+// y with one atomicAdd (alpha applied), after the stream step applied beta.
+// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V) (both padded to a multiple of 4
+// entries so the last 16-byte load stays inside), a[3] row-block starts (I, n[0] + 1),
+// a[4] chunk row (I, n[2]), a[5] chunk first nonzero (I, n[2]).
+// Launch: stream grid n[0], long grid n[2], both block SPMVJIT_ADAPTIVE_BLOCK.
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude_cuda.h"
+#endif
+// Must match kAdaptiveBlock / kAdaptiveS in engine/formats/csr_adaptive.cpp.
+#define SPMVJIT_ADAPTIVE_BLOCK 256
+#ifndef SPMVJIT_S
+#define SPMVJIT_S 2048
+#endif
+
+namespace adaptive {
+
+constexpr int kBlock = SPMVJIT_ADAPTIVE_BLOCK;
+constexpr i64 kS = SPMVJIT_S;
+constexpr int kVec = 16 / int(sizeof(V));                           // entries per 16-byte load
+constexpr int kUnits = int((kS / kVec + 1 + kBlock - 1) / kBlock);  // loads per thread (<= S span)
+
+// N consecutive T from p (aligned to sizeof(T) * N) with the widest streaming loads.
+template <class T, int N>
+SPMVJIT_DEVICE void load_pack(const T* p, T (&out)[N]) {
+  constexpr int B = int(sizeof(T)) * N;
+  if constexpr (B % 16 == 0) {
+    union {
+      uint4 u[B / 16];
+      T v[N];
+    } w;
+#pragma unroll
+    for (int i = 0; i < B / 16; ++i) w.u[i] = spmvjit_ld_stream((const uint4*)p + i);
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = w.v[i];
+  } else if constexpr (B == 8) {
+    union {
+      uint2 u;
+      T v[N];
+    } w;
+    w.u = spmvjit_ld_stream((const uint2*)p);
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = w.v[i];
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = spmvjit_ld_stream(p + i);
+  }
+}
+
+// Calls f(k, values[k] * x[col[k]]) for every k in [k0, k1) (k1 - k0 <= S), each k once, spread
+// over the block: all loads of a thread are issued before the first gather, the gathers before
+// the first product.
+template <class F>
+SPMVJIT_DEVICE void for_products(const I* SPMVJIT_RESTRICT ci, const V* SPMVJIT_RESTRICT va,
+                                 const V* SPMVJIT_RESTRICT x, i64 k0, i64 k1, F&& f) {
+  const i64 base = k0 & ~i64(kVec - 1);
+  V vv[kUnits][kVec];
+  I cc[kUnits][kVec];
+#pragma unroll
+  for (int j = 0; j < kUnits; ++j) {
+    const i64 k = base + (i64(threadIdx.x) + i64(j) * kBlock) * kVec;
+    if (k < k1) {
+      load_pack(va + k, vv[j]);
+      load_pack(ci + k, cc[j]);
+    }
+  }
+  V xv[kUnits][kVec];
+#pragma unroll
+  for (int j = 0; j < kUnits; ++j)
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      const i64 k = base + (i64(threadIdx.x) + i64(j) * kBlock) * kVec + i;
+      xv[j][i] = (k >= k0 && k < k1) ? spmvjit_ldg(x + cc[j][i]) : V(0);
+    }
+#pragma unroll
+  for (int j = 0; j < kUnits; ++j)
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      const i64 k = base + (i64(threadIdx.x) + i64(j) * kBlock) * kVec + i;
+      if (k >= k0 && k < k1) f(k, vv[j][i] * xv[j][i]);
+    }
+}
+
+// Sum of s over the block, valid in thread 0. `ws` holds one slot per warp.
+SPMVJIT_DEVICE V block_sum(V s, V* ws) {
+  for (int d = SPMVJIT_WARP / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
+  if (spmvjit_lane() == 0) ws[threadIdx.x / SPMVJIT_WARP] = s;
+  spmvjit_sync_block();
+  V t = 0;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < kBlock / SPMVJIT_WARP; ++w) t += ws[w];
+  return t;
+}
+
+}  // namespace adaptive
+
+template <int E>
+SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
+  using namespace adaptive;
+  SPMVJIT_SHARED V prod[kS];
+  SPMVJIT_SHARED i64 rps[kBlock + 1];
+  SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
+  const I* SPMVJIT_RESTRICT blk = (const I*)a.a[3];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* y = (V*)a.y;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const int t = int(threadIdx.x);
+  const i64 r0 = spmvjit_ldg(blk + blockIdx.x), r1 = spmvjit_ldg(blk + blockIdx.x + 1);
+  const i64 nrows = r1 - r0;
+  const i64 k0 = spmvjit_ldg(rp + r0), k1 = spmvjit_ldg(rp + r1);
+  if (k1 - k0 > kS) {  // a long row (alone in its row block): the long step adds its sum
+    if (t == 0) y[r0] = (E & 1) ? V(0) : beta * y[r0];
+    return;
+  }
+  if (t < nrows) rps[t] = spmvjit_ldg(rp + r0 + t);
+  if (t == 0) rps[nrows] = k1;
+  for_products(ci, va, x, k0, k1, [&](i64 k, V p) { prod[k - k0] = p; });
+  spmvjit_sync_block();
+  if (nrows == 1) {
+    V s = 0;
+    for (i64 i = t; i < k1 - k0; i += kBlock) s += prod[i];
+    s = block_sum(s, ws);
+    if (t == 0) y[r0] = spmvjit_epilogue<E>(s, y, r0, alpha, beta);
+    return;
+  }
+  // Lanes per row: the largest power of two <= 32 with nrows groups fitting in the block.
+  int tpr = SPMVJIT_WARP;
+  while (i64(tpr) * nrows > kBlock) tpr >>= 1;
+  const i64 row = t / tpr;
+  const int g = t & (tpr - 1);
+  V s = 0;
+  if (row < nrows)
+    for (i64 k = rps[row] - k0 + g, e = rps[row + 1] - k0; k < e; k += tpr) s += prod[k];
+  for (int d = tpr / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
+  if (g == 0 && row < nrows) y[r0 + row] = spmvjit_epilogue<E>(s, y, r0 + row, alpha, beta);
+}
+
+template <int E>
+SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
+  using namespace adaptive;
+  SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
+  const I* SPMVJIT_RESTRICT crow = (const I*)a.a[4];
+  const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[5];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* y = (V*)a.y;
+  const i64 r = spmvjit_ldg(crow + blockIdx.x);
+  const i64 ks = spmvjit_ldg(cstart + blockIdx.x);
+  const i64 re = spmvjit_ldg(rp + r + 1);
+  const i64 ke = ks + kS < re ? ks + kS : re;
+  V s = 0;
+  for_products(ci, va, x, ks, ke, [&](i64, V p) { s += p; });
+  s = block_sum(s, ws);
+  if (threadIdx.x == 0) spmvjit_atomic_add(y + r, (E & 2) ? s : V(a.alpha) * s);
+}
+
+SPMVJIT_EXPORT_KERNEL(adaptive_stream, spmvjit_part, SPMVJIT_ADAPTIVE_BLOCK)
+SPMVJIT_EXPORT_KERNEL(adaptive_long, spmvjit_long, SPMVJIT_ADAPTIVE_BLOCK)
