@@ -118,6 +118,10 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
   // Tiny matrices: waking threads costs more than the SpMV.
   if (target_.backend == BackendKind::cpu)
     target_.threads = int(std::max<int64_t>(1, std::min<int64_t>(target_.threads, (a.nnz + a.rows) / 16384)));
+  // CPU formats cut the work into `threads` parts; cutting kPartsPerThread times finer lets the
+  // pool balance dynamically when one core runs slower (shared or virtual machines).
+  worker_threads_ = target_.threads;
+  if (target_.backend == BackendKind::cpu && target_.threads > 1) target_.threads *= kPartsPerThread;
 
   choice_ = choose_format(csr, stats_, target_, options.format ? options.format : "");
   timings_.plan = choice_.seconds;
@@ -173,7 +177,7 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
   upload_arrays();
   bind_entries();
   timings_.upload = since(t0);
-  executor_ = backend_->make_executor(target_.threads);
+  executor_ = backend_->make_executor(worker_threads_);
   timings_.total = since(t_start);
 }
 
@@ -304,7 +308,7 @@ const std::string& Plan::describe() {
                 timings_.compile, timings_.load, timings_.upload, timings_.total);
   describe_ = "{\"format\":\"" + data_.format + "\",\"params\":" + params_json(data_.params) +
               ",\"backend\":\"" + to_string(backend_->kind()) + "\",\"target\":\"" + esc(target_.target) +
-              "\",\"threads\":" + std::to_string(target_.threads) + ",\"index\":\"" + to_string(index_) +
+              "\",\"threads\":" + std::to_string(worker_threads_) + ",\"parts\":" + std::to_string(target_.threads) + ",\"index\":\"" + to_string(index_) +
               "\",\"value\":\"" + to_string(value_) + "\",\"kernel\":{\"spec\":\"" + esc(spec_.serialize()) +
               "\",\"key\":\"" + cache_.key + "\",\"cache\":\"" + cache_.where + "\",\"note\":\"" +
               esc(cache_.note) + "\"},\"bytes\":{\"matrix\":" + std::to_string(data_.matrix_bytes) +

@@ -78,7 +78,9 @@ class Plan {
   void bind_entries();
 
   Backend* backend_ = nullptr;
-  TargetInfo target_;
+  TargetInfo target_;     // target_.threads = parts the CPU formats cut the work into
+  int worker_threads_ = 1;  // threads that run them
+  static constexpr int kPartsPerThread = 4;
   IndexType index_;
   ValueType value_;
   int64_t rows_ = 0, cols_ = 0, nnz_ = 0;

@@ -25,10 +25,11 @@ void ThreadPool::run(CpuEntry fn, const SpmvArgs* args, int64_t parts) {
   fn_ = fn;
   args_ = args;
   parts_ = parts;
+  next_.store(0, std::memory_order_relaxed);
   pending_.store(n - 1, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
-  for (int64_t p = 0; p < parts; p += n) fn(args, p);
+  for (int64_t p; (p = next_.fetch_add(1, std::memory_order_relaxed)) < parts;) fn(args, p);
   while (pending_.load(std::memory_order_acquire) != 0) {
     // The caller's share is usually the same size as the others': a short spin suffices.
   }
@@ -48,8 +49,8 @@ void ThreadPool::worker_loop(int id) {
     }
     seen = g;
     if (stop_.load()) return;
-    const int n = size();
-    for (int64_t p = id; p < parts_; p += n) fn_(args_, p);
+    (void)id;
+    for (int64_t p; (p = next_.fetch_add(1, std::memory_order_relaxed)) < parts_;) fn_(args_, p);
     pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
