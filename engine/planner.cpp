@@ -23,6 +23,31 @@ std::string PlanChoice::considered_json() const {
   return out + "]";
 }
 
+namespace {
+
+// CPU kernel efficiency beyond what the byte estimates see, relative to CSR (1.0): the median
+// over the generated suite of (time / estimated cost) normalized by CSR's on the same matrix.
+// Measured with `spmvjit bench --suite` on a 2-vCPU Zen 4 (AVX-512) VM, 2026-11-22; see
+// docs/PERFORMANCE.md. Formats not listed are 1.0.
+double cpu_factor(const std::string& format, const MatrixStats& s) {
+  static const std::pair<const char*, double> kFactors[] = {
+      {"coo", 1.6},   {"csr5", 1.9},  {"csr_vector", 1.2}, {"ell", 1.3},         {"hyb", 1.45},
+      {"jds", 1.8},   {"merge", 1.13}, {"sell", 1.26},     {"sell_block", 2.6}, {"sellp", 3.8}};
+  if (format == "sell_diag") {
+    // Diagonal storage pays only when the diagonals it stores are well filled (stencils, dense
+    // blocks); with scattered columns it degenerates into padded ELL (measured 1.7x CSR).
+    const double occupancy =
+        s.distinct_diagonals ? double(s.nnz) / (double(s.distinct_diagonals) * double(std::max<int64_t>(1, std::min(s.rows, s.cols))))
+                             : 0.0;
+    return occupancy >= 0.25 ? 1.0 : 1.8;
+  }
+  for (const auto& [name, f] : kFactors)
+    if (format == name) return f;
+  return 1.0;
+}
+
+}  // namespace
+
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
                          const std::string& forced) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -39,6 +64,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
       Candidate c{f, p, f->estimate(a, s, p, t), 0};
       c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
                                       : std::numeric_limits<double>::infinity();
+      if (t.backend == BackendKind::cpu) c.score *= cpu_factor(f->name(), s);
       choice.considered.push_back(c);
     }
   }
