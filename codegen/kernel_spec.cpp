@@ -36,7 +36,15 @@ KernelSource generate_source(const KernelSpec& spec) {
   for (const auto& [k, v] : spec.constants)
     src.text += "#define SPMVJIT_" + k + " " + std::to_string(v) + "LL\n";
   // Templates include the prelude themselves when compiled standalone; the guard skips it here.
-  src.text += std::string("#line 1 \"prelude\"\n") + prelude + "\n#line 1 \"" + spec.template_name + ext + "\"\n" + body;
+  src.text += std::string("#line 1 \"prelude\"\n") + prelude + "\n";
+  // Library pieces the format shares with others (each guards itself against a second include).
+  if (const Format* f = find_format(spec.format))
+    for (const std::string& lib : f->template_libraries(spec.backend)) {
+      const char* text = find_template(dir + lib);
+      SPMVJIT_ASSERT(text, "missing template library " + dir + lib);
+      src.text += "#line 1 \"" + lib + "\"\n" + text + "\n";
+    }
+  src.text += "#line 1 \"" + spec.template_name + ext + "\"\n" + body;
   return src;
 }
 

@@ -106,6 +106,11 @@ class Format {
     (void)t, (void)v;
     return {FormatParams{}};
   }
+  // Shared template pieces (files under templates/<cpu|gpu>/) pasted after the prelude.
+  virtual std::vector<std::string> template_libraries(BackendKind b) const {
+    (void)b;
+    return {};
+  }
   // Template file under templates/<cpu|gpu>/ (without extension).
   virtual std::string template_name() const { return name(); }
 };
@@ -130,5 +135,7 @@ HostArray make_array(const std::string& name, int64_t count, bool values = false
 // multiple of `granule` rows. Returns parts + 1 boundaries.
 std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule);
 int64_t sum_matrix_bytes(const FormatData& d);
+// to_triplets for formats whose arrays 0..2 are CSR's row_ptr, col_idx and values.
+void csr_layout_to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out);
 
 }  // namespace spmvjit

@@ -31,6 +31,9 @@ int64_t hyb_width(const CsrRef& a, const TargetInfo& t) {
 class HybFormat final : public Format {
  public:
   std::string name() const override { return "hyb"; }
+  std::vector<std::string> template_libraries(BackendKind b) const override {
+    return b == BackendKind::cpu ? std::vector<std::string>{} : std::vector<std::string>{"coo_segments.cuh"};
+  }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
                                        const TargetInfo& t) const override {
