@@ -56,10 +56,7 @@ class CsrFormat final : public Format {
     d.matrix_bytes = sum_matrix_bytes(d);
     if (t.backend == BackendKind::cpu) {
       const auto bounds = balance_rows(a, t.threads, 1);
-      auto parts = make_array<int64_t>("parts", int64_t(bounds.size()));
-      std::memcpy(parts.buf.data(), bounds.data(), bounds.size() * sizeof(int64_t));
-      d.arrays.push_back(std::move(parts));
-      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+      add_cpu_parts(d, bounds);
     } else if (t.backend == BackendKind::cuda) {
       // One thread per row (templates/gpu/csr.cu, SPMVJIT_CSR_BLOCK).
       constexpr int kCsrGpuBlock = 256;

@@ -92,8 +92,7 @@ class CsrVectorFormat final : public Format {
       d.matrix_bytes = sum_matrix_bytes(d);
       if (t.backend == BackendKind::cpu) {
         const auto bounds = balance_rows(a, t.threads, 1);
-        d.arrays.push_back(parts_array(bounds));
-        d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+        add_cpu_parts(d, bounds);
       } else {
         d.steps.push_back({"spmvjit_part", gpu_grid(a.rows, kGpuBlock / l), kGpuBlock, 0});
       }

@@ -118,8 +118,7 @@ class EllFormat final : public Format {
       const int64_t units = (rows + kRowGranule - 1) / kRowGranule;
       auto bounds = split_prefix(units, t.threads, [](int64_t u) { return u; });
       for (auto& b : bounds) b = std::min(rows, b * kRowGranule);
-      d.arrays.push_back(parts_array(bounds));
-      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+      add_cpu_parts(d, bounds);
     } else {
       d.steps.push_back({"spmvjit_part", gpu_grid(rows), kGpuBlock, 0});
     }

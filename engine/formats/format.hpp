@@ -131,6 +131,14 @@ HostArray make_array(const std::string& name, int64_t count, bool values = false
   h.buf = AlignedBuffer(size_t(count) * sizeof(T));
   return h;
 }
+// Appends the CPU "parts" array (part p covers work units [bounds[p], bounds[p+1])) and the
+// launch step that runs every part on the thread pool.
+inline void add_cpu_parts(FormatData& d, const std::vector<int64_t>& bounds) {
+  HostArray parts = make_array<int64_t>("parts", int64_t(bounds.size()));
+  for (size_t i = 0; i < bounds.size(); ++i) parts.buf.as<int64_t>()[i] = bounds[i];
+  d.arrays.push_back(std::move(parts));
+  d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+}
 // Splits [0, rows) into `parts` ranges of about equal weight (nnz + rows), each boundary a
 // multiple of `granule` rows. Returns parts + 1 boundaries.
 std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule);

@@ -113,8 +113,7 @@ class JdsFormat final : public Format {
       for (int64_t i = 0; i < rows; ++i)
         cum[size_t(i) + 1] = cum[size_t(i)] + rp[pm[i] + 1] - rp[pm[i]] + 1;
       const auto bounds = split_prefix(rows, t.threads, [&](int64_t u) { return cum[size_t(u)]; });
-      d.arrays.push_back(parts_array(bounds));
-      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+      add_cpu_parts(d, bounds);
     } else {
       d.steps.push_back({"spmvjit_part", gpu_grid(rows), kGpuBlock, 0});
     }

@@ -229,10 +229,7 @@ class SellFormat final : public Format {
                    std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
     if (t.backend == BackendKind::cpu) {
       const auto bounds = split_prefix(slices, t.threads, [&](int64_t u) { return slice_ptr[u] + u * c; });
-      auto parts = make_array<int64_t>("parts", int64_t(bounds.size()));
-      std::memcpy(parts.buf.data(), bounds.data(), bounds.size() * sizeof(int64_t));
-      d.arrays.push_back(std::move(parts));
-      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+      add_cpu_parts(d, bounds);
     } else if (t.backend == BackendKind::cuda) {
       // One thread per sorted row position (templates/gpu/sell.cu, SPMVJIT_SELL_BLOCK).
       constexpr int kSellGpuBlock = 256;

@@ -45,14 +45,6 @@ double for_sampled_slices(int64_t slices, int64_t max_samples, F&& f) {
   return double(slices) / double(n);
 }
 
-// Appends the CPU "parts" array (boundaries in i64) and one spmvjit_part step over them.
-inline void add_cpu_parts(FormatData& d, const std::vector<int64_t>& bounds) {
-  auto parts = make_array<int64_t>("parts", int64_t(bounds.size()));
-  std::memcpy(parts.buf.data(), bounds.data(), bounds.size() * sizeof(int64_t));
-  d.arrays.push_back(std::move(parts));
-  d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
-}
-
 // Fails with the padded size, before allocating, when padding would blow memory.
 inline void check_padding(const char* format, int64_t stored, int64_t nnz, int64_t slack,
                           double slot_bytes, bool int32_index) {
