@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "engine/formats/format.hpp"
+#include "engine/parallel.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
@@ -166,17 +167,26 @@ class SellDiagFormat final : public Format {
     int64_t* diag_ptr = dp.buf.as<int64_t>();
     int64_t* rem_ptr = rp.buf.as<int64_t>();
     diag_ptr[0] = rem_ptr[0] = 0;
-    std::vector<I> offsets;
-    SliceLayout lay;
-    std::vector<int64_t> scratch;
-    std::vector<char> used;
+    // Two passes over slices, each split across plan threads: choose every slice's diagonals,
+    // then (after prefix sums) place the entries. Each chunk keeps its own scratch state.
+    const int threads = plan_threads(a.nnz + a.rows);
+    std::vector<std::vector<I>> chunk_offsets(static_cast<size_t>(threads));
     auto none_d = [](int64_t, int64_t, int64_t) {};
     auto none_r = [](int64_t, int64_t) {};
+    parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int chunk) {
+      SliceLayout lay;
+      std::vector<int64_t> scratch;
+      std::vector<char> used;
+      for (int64_t s = s0; s < s1; ++s) {
+        place_slice<I>(a, s, c, min_count, lay, scratch, used, none_d, none_r);
+        for (int64_t o : lay.offsets) chunk_offsets[size_t(chunk)].push_back(I(o));
+        diag_ptr[s + 1] = int64_t(lay.offsets.size());
+        rem_ptr[s + 1] = lay.rem_width * c;
+      }
+    });
     for (int64_t s = 0; s < slices; ++s) {
-      place_slice<I>(a, s, c, min_count, lay, scratch, used, none_d, none_r);
-      for (int64_t o : lay.offsets) offsets.push_back(I(o));
-      diag_ptr[s + 1] = diag_ptr[s] + int64_t(lay.offsets.size());
-      rem_ptr[s + 1] = rem_ptr[s] + lay.rem_width * c;
+      diag_ptr[s + 1] += diag_ptr[s];
+      rem_ptr[s + 1] += rem_ptr[s];
     }
     const int64_t ndiag = diag_ptr[slices], nrem = rem_ptr[slices];
     check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(sizeof(V)), sizeof(I) == 4);
@@ -184,33 +194,42 @@ class SellDiagFormat final : public Format {
     HostArray dv = make_array<V>("diag_values", ndiag * c, true);
     HostArray rc = make_array<I>("rem_col", nrem);
     HostArray rv = make_array<V>("rem_values", nrem, true);
-    if (ndiag) std::memcpy(off.buf.data(), offsets.data(), size_t(ndiag) * sizeof(I));
+    I* offs = off.buf.as<I>();
+    for (const auto& co : chunk_offsets) offs = std::copy(co.begin(), co.end(), offs);
+    const I* offsets = off.buf.as<I>();
     V* dvals = dv.buf.as<V>();
     I* rcol = rc.buf.as<I>();
     V* rvals = rv.buf.as<V>();
-    std::fill(dvals, dvals + ndiag * c, V(0));
-    std::fill(rvals, rvals + nrem, V(0));
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
-    std::vector<int64_t> fill(static_cast<size_t>(c));
-    for (int64_t s = 0; s < slices; ++s) {
-      std::fill(fill.begin(), fill.end(), 0);
-      V* d0 = dvals + diag_ptr[s] * c;
-      I* c0 = rcol + rem_ptr[s];
-      V* v0 = rvals + rem_ptr[s];
-      lay.offsets.assign(offsets.begin() + diag_ptr[s], offsets.begin() + diag_ptr[s + 1]);
-      place_slice<I>(
-          a, s, c, 0, lay, scratch, used, [&](int64_t j, int64_t i, int64_t k) { d0[j * c + i] = av[k]; },
-          [&](int64_t i, int64_t k) {
-            c0[fill[size_t(i)] * c + i] = ci[k];
-            v0[fill[size_t(i)]++ * c + i] = av[k];
-          });
-      // Remainder padding repeats the row's last remainder column (or the diagonal's row) with 0.
-      for (int64_t i = 0; i < c; ++i) {
-        const I pad = fill[size_t(i)] ? c0[(fill[size_t(i)] - 1) * c + i] : I(std::min(s * c + i, std::max<int64_t>(a.cols - 1, 0)));
-        for (int64_t q = fill[size_t(i)]; q < lay.rem_width; ++q) c0[q * c + i] = pad;
+    parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
+      SliceLayout lay;
+      std::vector<int64_t> scratch;
+      std::vector<char> used;
+      std::vector<int64_t> fill(static_cast<size_t>(c));
+      std::fill(dvals + diag_ptr[s0] * c, dvals + diag_ptr[s1] * c, V(0));
+      std::fill(rvals + rem_ptr[s0], rvals + rem_ptr[s1], V(0));
+      for (int64_t s = s0; s < s1; ++s) {
+        std::fill(fill.begin(), fill.end(), 0);
+        V* d0 = dvals + diag_ptr[s] * c;
+        I* c0 = rcol + rem_ptr[s];
+        V* v0 = rvals + rem_ptr[s];
+        lay.offsets.assign(offsets + diag_ptr[s], offsets + diag_ptr[s + 1]);
+        lay.rem_width = (rem_ptr[s + 1] - rem_ptr[s]) / c;
+        place_slice<I>(
+            a, s, c, 0, lay, scratch, used, [&](int64_t j, int64_t i, int64_t k) { d0[j * c + i] = av[k]; },
+            [&](int64_t i, int64_t k) {
+              c0[fill[size_t(i)] * c + i] = ci[k];
+              v0[fill[size_t(i)]++ * c + i] = av[k];
+            });
+        // Remainder padding repeats the row's last remainder column (or the diagonal's row) with 0.
+        for (int64_t i = 0; i < c; ++i) {
+          const I pad = fill[size_t(i)] ? c0[(fill[size_t(i)] - 1) * c + i]
+                                        : I(std::min(s * c + i, std::max<int64_t>(a.cols - 1, 0)));
+          for (int64_t q = fill[size_t(i)]; q < lay.rem_width; ++q) c0[q * c + i] = pad;
+        }
       }
-    }
+    });
     FormatData d;
     d.format = name();
     d.params = p;
