@@ -1,9 +1,13 @@
 // GPU CSR-adaptive kernels (CSR arrays + plan-time row blocks, Greathouse & Daga style).
-// spmvjit_part_<e>: one block per row block (<= BLOCK rows, <= S nonzeros): the block streams
-// the block's nonzeros with 16-byte loads (fully coalesced whatever the row lengths), stores the
-// products in shared memory, then sums each row with a lane group sized to the rows per block
-// (1..32 lanes; the whole block when the row block is one row). A row longer than S is its own
-// row block: the stream step only applies beta to it (y = beta*y, or 0 when beta == 0).
+// spmvjit_part_<e>: one block per row block (<= ROWS rows, <= S nonzeros). A row block averaging
+// under 2 nonzeros per row is summed thread-per-row straight from global memory (each thread up
+// to ROWS / BLOCK rows, loads issued before the sums): for rows that short, neighbouring threads
+// read neighbouring nonzeros, so the loads are coalesced without the shared-memory round trip.
+// Otherwise the block streams the block's nonzeros with 16-byte loads (fully coalesced whatever
+// the row lengths), stores the products in shared memory, then sums each row with a lane group
+// sized to the rows per block (1..32 lanes; the whole block when the row block is one row; one
+// thread per row, several rows per thread, past BLOCK rows). A row longer than S is its own row
+// block: the stream step only applies beta to it (y = beta*y, or 0 when beta == 0).
 // spmvjit_long_<e>: one block per chunk of S nonzeros of a long row; the block sum is added to
 // y with one atomicAdd (alpha applied), after the stream step applied beta.
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V) (both padded to a multiple of 4
@@ -13,8 +17,9 @@
 #ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude_cuda.h"
 #endif
-// Must match kAdaptiveBlock / kAdaptiveS in engine/formats/csr_adaptive.cpp.
+// Must match kAdaptiveBlock / kAdaptiveRows / kAdaptiveS in engine/formats/csr_adaptive.cpp.
 #define SPMVJIT_ADAPTIVE_BLOCK 256
+#define SPMVJIT_ADAPTIVE_ROWS 1024
 #ifndef SPMVJIT_S
 #define SPMVJIT_S 2048
 #endif
@@ -22,6 +27,8 @@
 namespace adaptive {
 
 constexpr int kBlock = SPMVJIT_ADAPTIVE_BLOCK;
+constexpr int kRows = SPMVJIT_ADAPTIVE_ROWS;  // rows per row block at most
+constexpr int kRowsPerThread = (kRows + kBlock - 1) / kBlock;
 constexpr i64 kS = SPMVJIT_S;
 constexpr int kVec = 16 / int(sizeof(V));                           // entries per 16-byte load
 constexpr int kUnits = int((kS / kVec + 1 + kBlock - 1) / kBlock);  // loads per thread (<= S span)
@@ -100,11 +107,41 @@ SPMVJIT_DEVICE V block_sum(V s, V* ws) {
 
 }  // namespace adaptive
 
+// Rows [r0, r0 + nrows) thread-per-row from global memory (the row block averages < 2 nonzeros
+// per row): all row bounds, then all first entries, are loaded before any sum.
+template <int E>
+SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 r0, i64 nrows) {
+  using namespace adaptive;
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* y = (V*)a.y;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  i64 kb[kRowsPerThread], ke[kRowsPerThread];
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const i64 row = i64(threadIdx.x) + i64(j) * kBlock;
+    kb[j] = ke[j] = 0;
+    if (row < nrows) kb[j] = spmvjit_ldg(rp + r0 + row), ke[j] = spmvjit_ldg(rp + r0 + row + 1);
+  }
+  V s[kRowsPerThread];
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j)
+    s[j] = kb[j] < ke[j] ? spmvjit_ld_stream(va + kb[j]) * spmvjit_ldg(x + spmvjit_ld_stream(ci + kb[j])) : V(0);
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    for (i64 k = kb[j] + 1; k < ke[j]; ++k) s[j] += spmvjit_ld_stream(va + k) * spmvjit_ldg(x + spmvjit_ld_stream(ci + k));
+    const i64 row = i64(threadIdx.x) + i64(j) * kBlock;
+    if (row < nrows) y[r0 + row] = spmvjit_epilogue<E>(s[j], y, r0 + row, alpha, beta);
+  }
+}
+
 template <int E>
 SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   using namespace adaptive;
   SPMVJIT_SHARED V prod[kS];
-  SPMVJIT_SHARED i64 rps[kBlock + 1];
+  SPMVJIT_SHARED I rps[kRows + 1];
   SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
@@ -121,8 +158,12 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
     if (t == 0) y[r0] = (E & 1) ? V(0) : beta * y[r0];
     return;
   }
-  if (t < nrows) rps[t] = spmvjit_ldg(rp + r0 + t);
-  if (t == 0) rps[nrows] = k1;
+  if (k1 - k0 < 2 * nrows) {  // uniform per block: every thread takes the same branch
+    adaptive_thin<E>(a, r0, nrows);
+    return;
+  }
+  for (i64 i = t; i < nrows; i += kBlock) rps[i] = spmvjit_ldg(rp + r0 + i);
+  if (t == 0) rps[nrows] = I(k1);
   for_products(ci, va, x, k0, k1, [&](i64 k, V p) { prod[k - k0] = p; });
   spmvjit_sync_block();
   if (nrows == 1) {
@@ -132,6 +173,14 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
     if (t == 0) y[r0] = spmvjit_epilogue<E>(s, y, r0, alpha, beta);
     return;
   }
+  if (nrows > kBlock) {  // one thread per row, rows t, t + BLOCK, ...
+    for (i64 row = t; row < nrows; row += kBlock) {
+      V s = 0;
+      for (i64 k = i64(rps[row]) - k0, e = i64(rps[row + 1]) - k0; k < e; ++k) s += prod[k];
+      y[r0 + row] = spmvjit_epilogue<E>(s, y, r0 + row, alpha, beta);
+    }
+    return;
+  }
   // Lanes per row: the largest power of two <= 32 with nrows groups fitting in the block.
   int tpr = SPMVJIT_WARP;
   while (i64(tpr) * nrows > kBlock) tpr >>= 1;
@@ -139,7 +188,7 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   const int g = t & (tpr - 1);
   V s = 0;
   if (row < nrows)
-    for (i64 k = rps[row] - k0 + g, e = rps[row + 1] - k0; k < e; k += tpr) s += prod[k];
+    for (i64 k = i64(rps[row]) - k0 + g, e = i64(rps[row + 1]) - k0; k < e; k += tpr) s += prod[k];
   for (int d = tpr / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
   if (g == 0 && row < nrows) y[r0 + row] = spmvjit_epilogue<E>(s, y, r0 + row, alpha, beta);
 }

@@ -19,7 +19,8 @@ namespace {
 using namespace spmvjit;
 using Csr64 = HostCsr<int64_t, double>;
 
-constexpr int64_t kBlock = 256, kS = 2048;  // templates/gpu/csr_adaptive.cu
+constexpr int64_t kBlock = 256, kRows = 1024, kS = 2048;  // templates/gpu/csr_adaptive.cu
+constexpr int64_t kCpuRows = 256;                              // engine/formats/csr_adaptive.cpp
 
 struct Named {
   std::string name;
@@ -115,16 +116,24 @@ void replay_gpu(const FormatData& d, int64_t rows, double alpha, double beta, co
   for (int64_t b = 0; b < nb; ++b) {
     const int64_t r0 = blk[b], r1 = blk[b + 1], n = r1 - r0, k0 = rp[r0], k1 = rp[r1];
     REQUIRE(n >= 1);
-    REQUIRE(n <= kBlock);
+    REQUIRE(n <= kRows);
     if (k1 - k0 > kS) {
       REQUIRE(n == 1);
       y[size_t(r0)] = beta == 0 ? 0 : beta * y[size_t(r0)];
       continue;
     }
+    if (k1 - k0 < 2 * n) {  // thin row block: thread-per-row straight from global memory
+      for (int64_t r = r0; r < r1; ++r) {
+        long double s = 0;
+        for (int64_t k = rp[r]; k < rp[r + 1]; ++k) s += (long double)va[k] * x[size_t(ci[k])];
+        y[size_t(r)] = alpha * s + (beta == 0 ? 0 : beta * y[size_t(r)]);
+      }
+      continue;
+    }
     std::vector<long double> prod(size_t(k1 - k0));
     products(k0, k1, [&](int64_t k, long double p) { prod[size_t(k - k0)] = p; });
     int64_t tpr = n == 1 ? kBlock : 32;
-    while (tpr * n > kBlock) tpr >>= 1;
+    while (tpr > 1 && tpr * n > kBlock) tpr >>= 1;  // past kBlock rows: one thread per row
     REQUIRE(tpr >= 1);
     for (int64_t r = r0; r < r1; ++r) {
       long double s = 0;
@@ -255,7 +264,31 @@ TEST_CASE("csr_adaptive: row blocks and long-row chunks", "[formats]") {
   CHECK(d.steps[0].grid == d.ints[0]);
   CHECK(d.steps[1].entry == "spmvjit_long");
   CHECK(d.steps[1].grid == d.ints[2]);
-  // 2999 rows of 0..5 entries: blocks of at most 256 rows around the long row's own block.
-  CHECK(d.ints[0] >= 2999 / kBlock + 2);
-  CHECK(d.ints[0] <= 2999 / kBlock + 4);
+  // 2999 rows of 0..5 entries (2.5 on average): blocks of at most 1024 rows and 2048 nonzeros
+  // around the long row's own block.
+  CHECK(d.ints[0] >= 2999 / kRows + 2);
+  CHECK(d.ints[0] <= 2999 / kRows + 5);
+  // The CPU layout keeps 256-row blocks (its cost is tuned on them).
+  TargetInfo cpu;
+  cpu.backend = BackendKind::cpu;
+  cpu.threads = 2;
+  const FormatData c = find_format("csr_adaptive")->convert(ref, {}, cpu);
+  CHECK(c.ints[0] >= 2999 / kCpuRows + 2);
+  CHECK(c.ints[0] <= 2999 / kCpuRows + 4);
+}
+
+TEST_CASE("csr_adaptive: GPU row blocks for short rows", "[formats]") {
+  // 5000 rows of 0..2 entries: 1024-row blocks (thin, thread-per-row); 3000 rows of 8: blocks
+  // bounded by 2048 nonzeros (256 rows).
+  std::vector<std::vector<std::pair<int64_t, double>>> r(8000);
+  for (int64_t i = 0; i < 8000; ++i)
+    for (int64_t c = 0; c < (i < 5000 ? i % 3 : 8); ++c) r[size_t(i)].push_back({(i * 7 + c * 13) % 900, 1.0 + double(c)});
+  const Csr64 a = from_rows(8000, 900, r);
+  TargetInfo gpu;
+  gpu.backend = BackendKind::cuda;
+  const FormatData d = find_format("csr_adaptive")->convert(a.ref(), {}, gpu);
+  const int64_t* blk = d.arrays[3].buf.as<int64_t>();
+  REQUIRE(d.ints[0] >= 5000 / kRows + 3000 / 256);
+  CHECK(blk[1] == kRows);
+  CHECK(d.ints[0] <= 5000 / kRows + 1 + 3000 / 256 + 2);
 }
