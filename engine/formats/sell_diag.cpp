@@ -34,6 +34,26 @@ void choose_diagonals(const CsrRef& a, int64_t r0, int64_t r1, int64_t min_count
                       std::vector<int64_t>& scratch) {
   const I* rp = a.rp<I>();
   const I* ci = a.ci<I>();
+  // Fast path for banded matrices: when every entry lies on one of the previous slice's
+  // diagonals and each still holds min_count entries, the sort below would return that same
+  // set, so keep it (the converter's main cost on stencils was this sort).
+  if (!lay.offsets.empty() && lay.offsets.size() <= 32) {
+    int64_t counts[32] = {};
+    bool same = true;
+    for (int64_t r = r0; r < r1 && same; ++r)
+      for (int64_t k = rp[r]; k < rp[r + 1]; ++k) {
+        const int64_t d = int64_t(ci[k]) - r;
+        size_t j = 0;
+        while (j < lay.offsets.size() && lay.offsets[j] != d) ++j;
+        if (j == lay.offsets.size()) {
+          same = false;
+          break;
+        }
+        ++counts[j];
+      }
+    for (size_t j = 0; same && j < lay.offsets.size(); ++j) same = counts[j] >= min_count;
+    if (same) return;
+  }
   scratch.clear();
   for (int64_t r = r0; r < r1; ++r)
     for (int64_t k = rp[r]; k < rp[r + 1]; ++k) scratch.push_back(int64_t(ci[k]) - r);
