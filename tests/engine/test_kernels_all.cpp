@@ -17,10 +17,13 @@
 #include "engine/reference.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tests/test_support.hpp"
+#include "tests/test_matrices.hpp"
 
 namespace {
 
 using namespace spmvjit;
+using test::from_rows;
+using test::triplets_of;
 using Csr64 = HostCsr<int64_t, double>;
 
 struct TestMatrix {
@@ -28,23 +31,6 @@ struct TestMatrix {
   Csr64 a;
   int base = 0;  // index base handed to spmv_plan
 };
-
-// Appends the rows given as (col, value) lists; columns kept in the given order.
-Csr64 from_rows(int64_t rows, int64_t cols,
-                const std::vector<std::vector<std::pair<int64_t, double>>>& r) {
-  Csr64 a;
-  a.rows = rows;
-  a.cols = cols;
-  for (int64_t i = 0; i < rows; ++i) {
-    if (size_t(i) < r.size())
-      for (const auto& [c, v] : r[size_t(i)]) {
-        a.col_idx.push_back(c);
-        a.val.push_back(v);
-      }
-    a.row_ptr.push_back(int64_t(a.col_idx.size()));
-  }
-  return a;
-}
 
 // One row of `long_len` entries (row `at`) among `rows` - 1 rows of 0..3 entries.
 Csr64 huge_row_matrix(int64_t rows, int64_t at, int64_t long_len) {

@@ -13,10 +13,13 @@
 #include "engine/stats.hpp"
 #include "spmvjit/spmvjit.h"
 #include "tests/test_support.hpp"
+#include "tests/test_matrices.hpp"
 
 namespace {
 
 using namespace spmvjit;
+using test::from_rows;
+using test::triplets_of;
 using Csr64 = HostCsr<int64_t, double>;
 
 constexpr int64_t kBlock = 256, kRows = 1024, kS = 2048;  // templates/gpu/csr_adaptive.cu
@@ -26,18 +29,6 @@ struct Named {
   std::string name;
   Csr64 a;
 };
-
-Csr64 from_rows(int64_t rows, int64_t cols, const std::vector<std::vector<std::pair<int64_t, double>>>& r) {
-  Csr64 a;
-  a.rows = rows;
-  a.cols = cols;
-  for (int64_t i = 0; i < rows; ++i) {
-    if (size_t(i) < r.size())
-      for (const auto& [c, v] : r[size_t(i)]) a.col_idx.push_back(c), a.val.push_back(v);
-    a.row_ptr.push_back(int64_t(a.col_idx.size()));
-  }
-  return a;
-}
 
 // `rows` rows of 0..5 entries, with row `at` holding `len` entries (columns 0..len-1).
 Csr64 huge_row_matrix(int64_t rows, int64_t at, int64_t len) {
@@ -173,7 +164,7 @@ void check_layouts(const Named& m) {
     CHECK(d.steps.size() == size_t((d.ints[0] > 0) + (d.ints[2] > 0)));
     std::vector<Triplet> got;
     f.to_triplets(d, ref, got);
-    std::sort(got.begin(), got.end());
+    test::sort_triplets(got);
     std::vector<Triplet> want;
     for (int64_t r = 0; r < a.rows; ++r)
       for (int64_t k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k)

@@ -13,10 +13,13 @@
 #include "engine/stats.hpp"
 #include "spmvjit/spmvjit.h"
 #include "tests/test_support.hpp"
+#include "tests/test_matrices.hpp"
 
 namespace {
 
 using namespace spmvjit;
+using test::from_rows;
+using test::triplets_of;
 using Csr64 = HostCsr<int64_t, double>;
 
 const char* const kFormats[] = {"coo", "csr_vector", "ell", "hyb", "jds", "merge"};
@@ -25,20 +28,6 @@ struct Named {
   std::string name;
   Csr64 a;
 };
-
-// Rows given as (col, value) lists.
-Csr64 from_rows(int64_t rows, int64_t cols,
-                const std::vector<std::vector<std::pair<int64_t, double>>>& r) {
-  Csr64 a;
-  a.rows = rows;
-  a.cols = cols;
-  for (int64_t i = 0; i < rows; ++i) {
-    if (size_t(i) < r.size())
-      for (const auto& [c, v] : r[size_t(i)]) a.col_idx.push_back(c), a.val.push_back(v);
-    a.row_ptr.push_back(int64_t(a.col_idx.size()));
-  }
-  return a;
-}
 
 // Row `at` holds `len` entries (columns 0..len-1); the others 0..3 entries; `cols` >= len.
 Csr64 long_row_matrix(int64_t rows, int64_t at, int64_t len) {
@@ -86,15 +75,6 @@ const std::vector<Named>& matrices() {
   return m;
 }
 
-std::vector<Triplet> triplets_of(const Csr64& a) {
-  std::vector<Triplet> t;
-  for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k)
-      if (a.val[size_t(k)] != 0.0) t.push_back({r, a.col_idx[size_t(k)], a.val[size_t(k)]});
-  std::sort(t.begin(), t.end());
-  return t;
-}
-
 template <class I, class V>
 void check_round_trip(const Format& f, const Named& m, BackendKind backend) {
   const HostCsr<I, V> a = m.a.cast<I, V>();
@@ -126,7 +106,7 @@ void check_round_trip(const Format& f, const Named& m, BackendKind backend) {
     CHECK(!d.steps.empty());
     std::vector<Triplet> got;
     f.to_triplets(d, ref, got);
-    std::sort(got.begin(), got.end());
+    test::sort_triplets(got);
     std::vector<Triplet> want = triplets_of(a.template cast<int64_t, double>());
     for (auto& w : want) w.value = double(V(w.value));
     REQUIRE(got.size() == want.size());

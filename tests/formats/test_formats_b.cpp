@@ -13,8 +13,11 @@
 #include "engine/stats.hpp"
 #include "spmvjit/spmvjit.h"
 #include "tests/test_support.hpp"
+#include "tests/test_matrices.hpp"
 
 using namespace spmvjit;
+using test::from_rows;
+using test::triplets_of;
 
 namespace {
 
@@ -69,18 +72,6 @@ std::vector<Case> cases() {
   return out;
 }
 
-template <class I, class V>
-std::vector<Triplet> triplets_of(const HostCsr<I, V>& a) {
-  std::vector<Triplet> t;
-  for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k)
-      if (a.val[size_t(k)] != V(0)) t.push_back({r, int64_t(a.col_idx[size_t(k)]), double(a.val[size_t(k)])});
-  std::sort(t.begin(), t.end(), [](const Triplet& x, const Triplet& y) {
-    return x < y || (!(y < x) && x.value < y.value);
-  });
-  return t;
-}
-
 // Converts with every candidate (CPU layout with 3 parts, GPU layout) and compares triplets.
 // Returns false when the format refuses the matrix (padding), which only sliced formats may.
 template <class I, class V>
@@ -106,9 +97,7 @@ void check_round_trip(const Format& f, const HostCsr<I, V>& a, const std::string
       }
       std::vector<Triplet> got;
       f.to_triplets(d, a.ref(), got);
-      std::sort(got.begin(), got.end(), [](const Triplet& x, const Triplet& y) {
-        return x < y || (!(y < x) && x.value < y.value);
-      });
+      test::sort_triplets(got);
       REQUIRE(got.size() == expect.size());
       CHECK(got == expect);
       if (b == BackendKind::cpu) CHECK(!d.steps.empty());
