@@ -64,9 +64,11 @@ int cmd_run(int argc, char** argv) {
   std::printf("plan     format %s %s, kernel cache: %s\n", r.format.c_str(), r.params.c_str(), r.cache.c_str());
   std::printf("why      %s\n", json_string_field(r.describe, "why").c_str());
   std::vector<std::vector<std::string>> rows = {
-      {"plan total", fmt(r.plan_s * 1e3)}, {"  stats", fmt(r.stats_s * 1e3)},
+      {"plan total", fmt(r.plan_s * 1e3)},  {"  validate", fmt(r.validate_s * 1e3)},
+      {"  stats", fmt(r.stats_s * 1e3)},     {"  estimate", fmt(r.estimate_s * 1e3)},
       {"  convert", fmt(r.convert_s * 1e3)}, {"  compile", fmt(r.compile_s * 1e3)},
-      {"  load", fmt(r.load_s * 1e3)},       {"spmv (median)", fmt(r.exec_s * 1e3, 4)}};
+      {"  load", fmt(r.load_s * 1e3)},       {"  upload", fmt(r.upload_s * 1e3)},
+      {"spmv (median)", fmt(r.exec_s * 1e3, 4)}};
   std::fputs(format_table({"stage", "ms"}, rows).c_str(), stdout);
   std::printf("rate     %.2f GB/s on format bytes (%.1f MB), %.2f GB/s CSR-equivalent, %.2f GFLOP/s\n",
               r.gbs(), r.bytes * 1e-6, r.csr_gbs(), 2.0 * double(a.nnz()) / r.exec_s * 1e-9);

@@ -71,7 +71,10 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   r.describe = p.describe();
   const auto& t = p.timings();
   r.plan_s = t.total;
+  r.validate_s = t.validate;
   r.stats_s = t.stats;
+  r.estimate_s = t.plan;
+  r.upload_s = t.upload;
   r.convert_s = t.convert;
   r.compile_s = t.compile;
   r.load_s = t.load;

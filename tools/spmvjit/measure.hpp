@@ -14,7 +14,8 @@ struct MeasureResult {
   std::string cache;   // memory / disk / compiled
   bool ok = false;     // planned and verified
   std::string error;   // why not
-  double plan_s = 0, stats_s = 0, convert_s = 0, compile_s = 0, load_s = 0;
+  double plan_s = 0, validate_s = 0, stats_s = 0, estimate_s = 0, convert_s = 0, compile_s = 0,
+         load_s = 0, upload_s = 0;
   double exec_s = 0;          // median seconds of one SpMV (beta = 0)
   double bytes = 0;           // bytes this format moves per SpMV
   double csr_bytes = 0;       // CSR-equivalent bytes per SpMV
