@@ -8,38 +8,13 @@
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
+#include "engine/formats/slice_util.hpp"
 #include "engine/parallel.hpp"
 
 namespace spmvjit {
 namespace {
 
-// Padding beyond this many times the nonzeros (plus one slice row each) is refused.
-constexpr int64_t kMaxPaddingFactor = 3;
-
-// Row order after sorting each window of sigma rows by decreasing length (stable). Large
-// windows use a counting sort on the lengths (O(rows + max length)), small ones a comparison sort.
-std::vector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
-  std::vector<int64_t> order(static_cast<size_t>(a.rows));
-  std::iota(order.begin(), order.end(), int64_t(0));
-  if (sigma <= 1) return order;
-  std::vector<int64_t> len(static_cast<size_t>(a.rows));
-  int64_t max_len = 0;
-  for (int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, len[size_t(r)] = a.row_len(r));
-  std::vector<int64_t> start;
-  for (int64_t w = 0; w < a.rows; w += sigma) {
-    const int64_t e = std::min(a.rows, w + sigma);
-    if (e - w > 4096 && max_len < 4 * (e - w)) {
-      start.assign(size_t(max_len) + 2, 0);
-      for (int64_t r = w; r < e; ++r) ++start[size_t(max_len - len[size_t(r)]) + 1];
-      for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
-      for (int64_t r = w; r < e; ++r) order[size_t(w + start[size_t(max_len - len[size_t(r)])]++)] = r;
-    } else {
-      std::stable_sort(order.begin() + w, order.begin() + e,
-                       [&](int64_t x, int64_t y) { return len[size_t(x)] > len[size_t(y)]; });
-    }
-  }
-  return order;
-}
+using namespace slice_util;
 
 // Stored entries of SELL-C-sigma without building the order: per window, the slice widths are
 // the lengths at sorted positions 0, C, 2C, ... Cheap enough for the planner (no O(nnz) work).
@@ -180,12 +155,7 @@ class SellFormat final : public Format {
     });
     for (int64_t s = 0; s < slices; ++s) slice_ptr[s + 1] += slice_ptr[s];
     const int64_t stored = slice_ptr[slices];
-    if (stored > kMaxPaddingFactor * a.nnz + c * slices)
-      fail(SPMV_STATUS_UNSUPPORTED, "sell: C=" + std::to_string(c) + " sigma=" + std::to_string(sigma) +
-                                        " pads " + std::to_string(a.nnz) + " nonzeros to " +
-                                        std::to_string(stored) + " entries; refusing");
-    if (std::is_same_v<I, int32_t> && stored > INT32_MAX)
-      fail(SPMV_STATUS_SIZE_OVERFLOW, "sell: padded size " + std::to_string(stored) + " overflows int32");
+    check_padding("sell", stored, a.nnz, c * slices, double(sizeof(I) + sizeof(V)), std::is_same_v<I, int32_t>);
     HostArray col = make_array<I>("col_idx", stored);
     HostArray val = make_array<V>("values", stored, true);
     I* cols = col.buf.as<I>();
@@ -216,17 +186,8 @@ class SellFormat final : public Format {
     FormatData d;
     d.format = name();
     d.params = p;
-    d.arrays.push_back(std::move(sp));
-    d.arrays.push_back(std::move(col));
-    d.arrays.push_back(std::move(val));
-    HostArray perm = make_array<I>("perm", sigma > 1 ? a.rows : 0);
-    for (int64_t r = 0; r < perm.count; ++r) perm.buf.as<I>()[r] = I(order[size_t(r)]);
-    d.arrays.push_back(std::move(perm));
-    d.stored_entries = stored;
-    d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[0] = slices;
-    d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"padding_ratio\":" +
-                   std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
+    finish_sliced<I>(d, std::move(sp), std::move(col), std::move(val), order, sigma > 1, a.rows, slices,
+                     stored, a.nnz);
     if (t.backend == BackendKind::cpu) {
       const auto bounds = split_prefix(slices, t.threads, [&](int64_t u) { return slice_ptr[u] + u * c; });
       add_cpu_parts(d, bounds);

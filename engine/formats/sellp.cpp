@@ -154,17 +154,8 @@ class SellpFormat final : public Format {
     FormatData d;
     d.format = name();
     d.params = p;
-    d.arrays.push_back(std::move(sp));
-    d.arrays.push_back(std::move(col));
-    d.arrays.push_back(std::move(val));
-    HostArray perm = make_array<I>("perm", sigma > 1 ? a.rows : 0);
-    for (int64_t r = 0; r < perm.count; ++r) perm.buf.as<I>()[r] = I(order[size_t(r)]);
-    d.arrays.push_back(std::move(perm));
-    d.stored_entries = stored;
-    d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[0] = slices;
-    d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"padding_ratio\":" +
-                   std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
+    finish_sliced<I>(d, std::move(sp), std::move(col), std::move(val), order, sigma > 1, a.rows, slices,
+                     stored, a.nnz);
     if (tg.backend == BackendKind::cpu) {
       add_cpu_parts(d, split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] + u * c; }));
     } else if (slices > 0) {

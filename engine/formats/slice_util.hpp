@@ -1,4 +1,4 @@
-// Helpers shared by the sliced formats of formats-b (sellp, sell_block, sell_diag, csr5).
+// Helpers shared by the sliced formats (sell, sellp, sell_block, sell_diag, csr5).
 #pragma once
 
 #include <algorithm>
@@ -13,7 +13,7 @@
 namespace spmvjit::slice_util {
 
 // Value slots beyond this many times the nonzeros (plus one slice of padding each) are refused
-// before anything is allocated: same rule as sell.cpp.
+// before anything is allocated.
 inline constexpr int64_t kMaxPaddingFactor = 3;
 
 // SIMD lanes of V on the CPU, warp lanes on a GPU.
@@ -22,17 +22,49 @@ inline int64_t lanes(const TargetInfo& t, size_t value_bytes) {
                                        : t.warp_size;
 }
 
-// Row order after sorting each window of sigma rows by decreasing length (stable), as SELL-C-sigma.
+// Row order after sorting each window of sigma rows by decreasing length (stable), as in
+// SELL-C-sigma. Large windows use a counting sort on the lengths (O(rows + max length)), small
+// ones a comparison sort.
 inline std::vector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
-  std::vector<int64_t> order(size_t(a.rows));
+  std::vector<int64_t> order(static_cast<size_t>(a.rows));
   std::iota(order.begin(), order.end(), int64_t(0));
   if (sigma <= 1) return order;
+  std::vector<int64_t> len(static_cast<size_t>(a.rows));
+  int64_t max_len = 0;
+  for (int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, len[size_t(r)] = a.row_len(r));
+  std::vector<int64_t> start;
   for (int64_t w = 0; w < a.rows; w += sigma) {
     const int64_t e = std::min(a.rows, w + sigma);
-    std::stable_sort(order.begin() + w, order.begin() + e,
-                     [&](int64_t x, int64_t y) { return a.row_len(x) > a.row_len(y); });
+    if (e - w > 4096 && max_len < 4 * (e - w)) {
+      start.assign(size_t(max_len) + 2, 0);
+      for (int64_t r = w; r < e; ++r) ++start[size_t(max_len - len[size_t(r)]) + 1];
+      for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+      for (int64_t r = w; r < e; ++r) order[size_t(w + start[size_t(max_len - len[size_t(r)])]++)] = r;
+    } else {
+      std::stable_sort(order.begin() + w, order.begin() + e,
+                       [&](int64_t x, int64_t y) { return len[size_t(x)] > len[size_t(y)]; });
+    }
   }
   return order;
+}
+
+// Finishes a SELL-family FormatData: arrays slice_ptr, col_idx, values, perm (sorted position ->
+// row; empty when unsorted), sizes, byte count and facts. Launch steps are the caller's.
+template <class I>
+void finish_sliced(FormatData& d, HostArray sp, HostArray col, HostArray val,
+                   const std::vector<int64_t>& order, bool permuted, int64_t rows, int64_t slices,
+                   int64_t stored, int64_t nnz) {
+  d.arrays.push_back(std::move(sp));
+  d.arrays.push_back(std::move(col));
+  d.arrays.push_back(std::move(val));
+  HostArray perm = make_array<I>("perm", permuted ? rows : 0);
+  for (int64_t r = 0; r < perm.count; ++r) perm.buf.as<I>()[r] = I(order[size_t(r)]);
+  d.arrays.push_back(std::move(perm));
+  d.stored_entries = stored;
+  d.matrix_bytes = sum_matrix_bytes(d);
+  d.ints[0] = slices;
+  d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"padding_ratio\":" +
+                 std::to_string(nnz ? double(stored) / double(nnz) : 1.0) + "}";
 }
 
 // Calls f(s) for at most `max_samples` slices spread evenly over [0, slices); returns the
