@@ -32,7 +32,7 @@ class HybFormat final : public Format {
  public:
   std::string name() const override { return "hyb"; }
   std::vector<std::string> template_libraries(BackendKind b) const override {
-    return b == BackendKind::cpu ? std::vector<std::string>{} : std::vector<std::string>{"coo_segments.cuh"};
+    return b == BackendKind::cpu ? std::vector<std::string>{"ell_block.h"} : std::vector<std::string>{"ell_rows.cuh", "coo_segments.cuh"};
   }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,

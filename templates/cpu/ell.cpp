@@ -5,27 +5,24 @@
 #ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
 #endif
+#ifndef SPMVJIT_ELL_BLOCK_INCLUDED
+#include "ell_block.h"
+#endif
 
 template <int E>
 static void ell_part(const SpmvArgs& a, i64 p) {
-  constexpr i64 B = 64;
+  constexpr i64 B = SPMVJIT_ELL_BLOCK_ROWS;
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[0];
   const V* SPMVJIT_RESTRICT val = (const V*)a.a[1];
   const i64* parts = (const i64*)a.a[2];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
-  const i64 w = a.n[0], stride = a.n[1];
   for (i64 rb = parts[p]; rb < parts[p + 1]; rb += B) {
     const i64 n = parts[p + 1] - rb < B ? parts[p + 1] - rb : B;
     V acc[B];
     for (i64 i = 0; i < B; ++i) acc[i] = 0;
-    for (i64 j = 0; j < w; ++j) {
-      const I* SPMVJIT_RESTRICT c = col + j * stride + rb;
-      const V* SPMVJIT_RESTRICT v = val + j * stride + rb;
-#pragma clang loop vectorize(enable)
-      for (i64 i = 0; i < n; ++i) acc[i] += v[i] * x[c[i]];
-    }
+    ell_block_sum(col, val, x, a.n[0], a.n[1], rb, n, acc);
     for (i64 i = 0; i < n; ++i) y[rb + i] = spmvjit_epilogue<E>(acc[i], y, rb + i, alpha, beta);
   }
 }

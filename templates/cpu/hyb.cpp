@@ -7,10 +7,13 @@
 #ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
 #endif
+#ifndef SPMVJIT_ELL_BLOCK_INCLUDED
+#include "ell_block.h"
+#endif
 
 template <int E>
 static void hyb_part(const SpmvArgs& a, i64 p) {
-  constexpr i64 B = 64;
+  constexpr i64 B = SPMVJIT_ELL_BLOCK_ROWS;
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[0];
   const V* SPMVJIT_RESTRICT val = (const V*)a.a[1];
   const I* SPMVJIT_RESTRICT trow = (const I*)a.a[2];
@@ -28,12 +31,7 @@ static void hyb_part(const SpmvArgs& a, i64 p) {
     const i64 n = parts[p + 1] - rb < B ? parts[p + 1] - rb : B;
     V acc[B];
     for (i64 i = 0; i < B; ++i) acc[i] = 0;
-    for (i64 j = 0; j < k; ++j) {
-      const I* SPMVJIT_RESTRICT c = col + j * stride + rb;
-      const V* SPMVJIT_RESTRICT v = val + j * stride + rb;
-#pragma clang loop vectorize(enable)
-      for (i64 i = 0; i < n; ++i) acc[i] += v[i] * x[c[i]];
-    }
+    ell_block_sum(col, val, x, k, stride, rb, n, acc);
     for (; t < tend && (i64)trow[t] < rb + n; ++t) acc[(i64)trow[t] - rb] += tval[t] * x[tcol[t]];
     for (i64 i = 0; i < n; ++i) y[rb + i] = spmvjit_epilogue<E>(acc[i], y, rb + i, alpha, beta);
   }

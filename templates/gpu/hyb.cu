@@ -12,23 +12,9 @@
 #ifndef SPMVJIT_COO_SEGMENTS_INCLUDED
 #include "coo_segments.cuh"
 #endif
-
-template <int E>
-SPMVJIT_DEVICE void hyb_ell(const SpmvArgs& a) {
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[0];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[1];
-  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
-  V* y = (V*)a.y;
-  const i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= a.rows) return;
-  const i64 k = a.n[0], stride = a.n[1];
-  V s = 0;
-  for (i64 j = 0; j < k; ++j) {
-    const i64 q = j * stride + r;
-    s += spmvjit_ld_stream(val + q) * spmvjit_ldg(x + spmvjit_ld_stream(col + q));
-  }
-  y[r] = spmvjit_epilogue<E>(s, y, r, (V)a.alpha, (V)a.beta);
-}
+#ifndef SPMVJIT_ELL_ROWS_INCLUDED
+#include "ell_rows.cuh"
+#endif
 
 template <int E>
 SPMVJIT_DEVICE void hyb_tail(const SpmvArgs& a) {
@@ -36,5 +22,5 @@ SPMVJIT_DEVICE void hyb_tail(const SpmvArgs& a) {
                   a.n[2], a.n[3], (V)a.alpha);
 }
 
-SPMVJIT_EXPORT_KERNEL(hyb_ell, spmvjit_part, HYB_BLOCK)
+SPMVJIT_EXPORT_KERNEL(ell_rows, spmvjit_part, HYB_BLOCK)
 SPMVJIT_EXPORT_KERNEL(hyb_tail, spmvjit_tail, HYB_BLOCK)

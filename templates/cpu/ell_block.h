@@ -1,0 +1,25 @@
+// CPU library piece shared by the ELL and HYB templates: the ELL columns of a block of rows.
+// Codegen pastes it after the prelude for formats that list it (Format::template_libraries).
+#ifndef SPMVJIT_ELL_BLOCK_INCLUDED
+#define SPMVJIT_ELL_BLOCK_INCLUDED
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude.h"
+#endif
+
+// Rows per block: the accumulators of a block stay in registers/L1 while the W columns stream.
+#define SPMVJIT_ELL_BLOCK_ROWS 64
+
+// acc[i] += the W padded column entries of row rb + i, for i < n <= SPMVJIT_ELL_BLOCK_ROWS.
+// Column-major storage: each column of the block is two unit-stride loads (vectorized across rows).
+static inline void ell_block_sum(const I* SPMVJIT_RESTRICT col, const V* SPMVJIT_RESTRICT val,
+                                 const V* SPMVJIT_RESTRICT x, i64 w, i64 stride, i64 rb, i64 n,
+                                 V* SPMVJIT_RESTRICT acc) {
+  for (i64 j = 0; j < w; ++j) {
+    const I* SPMVJIT_RESTRICT c = col + j * stride + rb;
+    const V* SPMVJIT_RESTRICT v = val + j * stride + rb;
+#pragma clang loop vectorize(enable)
+    for (i64 i = 0; i < n; ++i) acc[i] += v[i] * x[c[i]];
+  }
+}
+
+#endif  // SPMVJIT_ELL_BLOCK_INCLUDED

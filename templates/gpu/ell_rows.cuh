@@ -1,0 +1,27 @@
+// GPU library piece shared by the ELL and HYB templates: one thread per row over the padded
+// columns (column-major, so each step's loads are coalesced across the warp).
+// Reads a[0] col_idx (I, stride n[1]), a[1] values (V); n[0] = width, n[1] = rows (stride).
+#ifndef SPMVJIT_ELL_ROWS_INCLUDED
+#define SPMVJIT_ELL_ROWS_INCLUDED
+#ifndef SPMVJIT_PRELUDE_INCLUDED
+#include "prelude_cuda.h"
+#endif
+
+template <int E>
+SPMVJIT_DEVICE void ell_rows(const SpmvArgs& a) {
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[0];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[1];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* y = (V*)a.y;
+  const i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= a.rows) return;
+  const i64 w = a.n[0], stride = a.n[1];
+  V s = 0;
+  for (i64 j = 0; j < w; ++j) {
+    const i64 k = j * stride + r;
+    s += spmvjit_ld_stream(val + k) * spmvjit_ldg(x + spmvjit_ld_stream(col + k));
+  }
+  y[r] = spmvjit_epilogue<E>(s, y, r, (V)a.alpha, (V)a.beta);
+}
+
+#endif  // SPMVJIT_ELL_ROWS_INCLUDED
