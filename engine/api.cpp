@@ -3,6 +3,7 @@
 #include <new>
 #include <string>
 
+#include "engine/device_plan.hpp"
 #include "engine/log.hpp"
 #include "engine/measure_planning.hpp"
 #include "engine/plan.hpp"
@@ -154,6 +155,14 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
             ++n;
           }
     }
+    // The device-planning kernels (CSR arrays already in device memory), one module per types.
+    if (kind != BackendKind::cpu)
+      for (ValueType v : {ValueType::f32, ValueType::f64})
+        for (IndexType i : {IndexType::i32, IndexType::i64}) {
+          CacheOutcome o;
+          ensure_cached(b, device_plan_spec(b, i, v), dir, &o);
+          ++n;
+        }
     if (count) *count = n;
   });
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "engine/device_plan.hpp"
 #include "engine/log.hpp"
 #include "engine/parallel.hpp"
 #include "engine/validate.hpp"
@@ -59,25 +60,57 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
   cols_ = a.cols;
   nnz_ = a.nnz;
 
-  // The converters read a zero-based host CSR. Host base-0 input is read in place (no copy);
-  // base-1 or device input is copied (and rebased) first.
-  auto t0 = Clock::now();
-  CsrRef user{a.rows, a.cols, a.nnz, index_, value_, a.row_ptr, a.col_idx, a.values};
-  if (a.memory == SPMV_MEMORY_DEVICE) {
-    if (backend_->is_host())
-      fail(SPMV_STATUS_INVALID_VALUE, "matrix arrays are in device memory but the plan is for the CPU");
-  } else if (a.memory != SPMV_MEMORY_HOST) {
+  if (a.memory != SPMV_MEMORY_HOST && a.memory != SPMV_MEMORY_DEVICE)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(a.memory)));
-  }
+  if (a.memory == SPMV_MEMORY_DEVICE && backend_->is_host())
+    fail(SPMV_STATUS_INVALID_VALUE, "matrix arrays are in device memory but the plan is for the CPU");
   if (a.rows < 0 || a.cols < 0 || a.nnz < 0)
     fail(SPMV_STATUS_INVALID_MATRIX, "negative size: rows " + std::to_string(a.rows) + ", cols " +
                                          std::to_string(a.cols) + ", nnz " + std::to_string(a.nnz));
   if (!a.row_ptr) fail(SPMV_STATUS_INVALID_VALUE, "row_ptr is null");
   if (a.index_base != 0 && a.index_base != 1)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
+  cache_dir_ = resolve_cache_dir(options.cache_dir);
+  const std::string forced = options.format ? options.format : "";
+  const bool automatic = forced.empty() || forced == "auto";
+  // CSR arrays already in device memory are validated, analysed and converted there (no copy
+  // through the host), unless the caller forces a format the device cannot build.
+  const Format* forced_format = automatic ? nullptr : find_format(forced);
+  const bool on_device =
+      a.memory == SPMV_MEMORY_DEVICE && (automatic || (forced_format && forced_format->converts_on_device()));
+  CsrRef user{a.rows, a.cols, a.nnz, index_, value_, a.row_ptr, a.col_idx, a.values};
+  if (on_device)
+    plan_on_device(user, a.index_base, forced);
+  else
+    plan_on_host(user, a.memory == SPMV_MEMORY_DEVICE, a.index_base, forced);
+
+  spec_.backend = backend_->kind();
+  spec_.target = target_.target;
+  spec_.format = choice_.format->name();
+  spec_.template_name = choice_.format->template_name();
+  spec_.index = index_;
+  spec_.value = value_;
+  spec_.constants = choice_.format->kernel_constants(choice_.params);
+  module_ = get_kernel(*backend_, spec_, cache_dir_, &cache_);
+  timings_.codegen = cache_.generate_seconds;
+  timings_.compile += cache_.compile_seconds;
+  timings_.load += cache_.load_seconds;
+  log_info("plan: " + spec_.serialize() + " (" + cache_.where + ")");
+
+  const auto t0 = Clock::now();
+  upload_arrays();
+  bind_entries();
+  timings_.upload = since(t0);
+  executor_ = backend_->make_executor(worker_threads_);
+  timings_.total = since(t_start);
+}
+
+void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const std::string& forced) {
+  // The converters read a zero-based host CSR. Host base-0 input is read in place (no copy);
+  // base-1 or device input is copied (and rebased) first.
+  auto t0 = Clock::now();
   const size_t is = size_of(index_), vs = size_of(value_);
-  const bool dev = a.memory == SPMV_MEMORY_DEVICE;
-  const bool copy_input = dev || a.index_base != 0;
+  const bool copy_input = dev || base != 0;
   auto fetch = [&](void* dst, const void* src, size_t bytes) {
     if (!bytes) return;
     if (!src) fail(SPMV_STATUS_INVALID_VALUE, "null CSR array with nonzero size");
@@ -86,26 +119,26 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
   AlignedBuffer device_values;  // host copy of device values, only during conversion
   CsrRef csr = user;
   if (copy_input) {
-    validate_sizes(user, a.index_base);
-    pattern_row_ptr_ = AlignedBuffer(is * size_t(a.rows + 1));
-    pattern_col_idx_ = AlignedBuffer(is * size_t(a.nnz));
-    fetch(pattern_row_ptr_.data(), a.row_ptr, pattern_row_ptr_.bytes());
-    fetch(pattern_col_idx_.data(), a.col_idx, pattern_col_idx_.bytes());
+    validate_sizes(user, base);
+    pattern_row_ptr_ = AlignedBuffer(is * size_t(user.rows + 1));
+    pattern_col_idx_ = AlignedBuffer(is * size_t(user.nnz));
+    fetch(pattern_row_ptr_.data(), user.row_ptr, pattern_row_ptr_.bytes());
+    fetch(pattern_col_idx_.data(), user.col_idx, pattern_col_idx_.bytes());
     csr.row_ptr = pattern_row_ptr_.data();
     csr.col_idx = pattern_col_idx_.data();
-    validate_csr(csr, a.index_base);
-    if (a.index_base) {
+    validate_csr(csr, base);
+    if (base) {
       if (index_ == IndexType::i32) {
-        copy_rebased<int32_t>(pattern_row_ptr_.data(), pattern_row_ptr_.data(), a.rows + 1, 1);
-        copy_rebased<int32_t>(pattern_col_idx_.data(), pattern_col_idx_.data(), a.nnz, 1);
+        copy_rebased<int32_t>(pattern_row_ptr_.data(), pattern_row_ptr_.data(), user.rows + 1, 1);
+        copy_rebased<int32_t>(pattern_col_idx_.data(), pattern_col_idx_.data(), user.nnz, 1);
       } else {
-        copy_rebased<int64_t>(pattern_row_ptr_.data(), pattern_row_ptr_.data(), a.rows + 1, 1);
-        copy_rebased<int64_t>(pattern_col_idx_.data(), pattern_col_idx_.data(), a.nnz, 1);
+        copy_rebased<int64_t>(pattern_row_ptr_.data(), pattern_row_ptr_.data(), user.rows + 1, 1);
+        copy_rebased<int64_t>(pattern_col_idx_.data(), pattern_col_idx_.data(), user.nnz, 1);
       }
     }
     if (dev) {
-      device_values = AlignedBuffer(vs * size_t(a.nnz));
-      fetch(device_values.data(), a.values, device_values.bytes());
+      device_values = AlignedBuffer(vs * size_t(user.nnz));
+      fetch(device_values.data(), user.val, device_values.bytes());
       csr.val = device_values.data();
     }
   } else {
@@ -115,6 +148,64 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
 
   stats_ = compute_stats(csr);
   timings_.stats = stats_.seconds;
+  fit_threads(user);
+  choice_ = choose_format(csr, stats_, target_, forced);
+  timings_.plan = choice_.seconds;
+
+  t0 = Clock::now();
+  convert_with_fallback(forced,
+                        [&](const Format& f, const FormatParams& p) { return f.convert(csr, p, target_); });
+  // update_values reconverts from the pattern after the caller may have freed its arrays: keep
+  // a copy, unless the format's own arrays are the CSR pattern.
+  if (!copy_input && data_.format != "csr") {
+    pattern_row_ptr_ = AlignedBuffer(is * size_t(user.rows + 1));
+    pattern_col_idx_ = AlignedBuffer(is * size_t(user.nnz));
+    parallel_copy(pattern_row_ptr_.data(), user.row_ptr, pattern_row_ptr_.bytes());
+    parallel_copy(pattern_col_idx_.data(), user.col_idx, pattern_col_idx_.bytes());
+  }
+  timings_.convert = since(t0);
+}
+
+void Plan::plan_on_device(const CsrRef& user, int base, const std::string& forced) {
+  auto t0 = Clock::now();
+  validate_sizes(user, base);
+  DevicePlanner dp(*backend_, user, base, cache_dir_);
+  timings_.compile += dp.compile_seconds();
+  timings_.load += dp.load_seconds();
+  stats_ = dp.analyze();  // validation runs inside the statistics kernels
+  timings_.stats = since(t0);
+  // The estimates of device-convertible formats read only the statistics: give them no arrays.
+  CsrRef shape = user;
+  shape.row_ptr = shape.col_idx = shape.val = nullptr;
+  choice_ = choose_format(shape, stats_, target_, forced, true);
+  timings_.plan = choice_.seconds;
+  t0 = Clock::now();
+  convert_with_fallback(
+      forced, [&](const Format& f, const FormatParams& p) { return f.convert_device(dp, p, target_); });
+  // update_values rebuilds the values on the device from the pattern: the format's own CSR
+  // arrays when it has them, else a device copy.
+  if (has_csr_pattern()) {
+    for (int i = 0; i < 2; ++i) {
+      device_pattern_[i].name = data_.arrays[size_t(i)].name;
+      device_pattern_[i].count = data_.arrays[size_t(i)].count;
+      device_pattern_[i].elem = data_.arrays[size_t(i)].elem;
+      device_pattern_[i].device = data_.arrays[size_t(i)].device;  // shared, not copied
+    }
+  } else {
+    device_pattern_[0] = dp.row_ptr();
+    device_pattern_[1] = dp.col_idx(nnz_);
+  }
+  backend_->synchronize(nullptr);
+  converted_on_device_ = true;
+  timings_.convert = since(t0);
+}
+
+bool Plan::has_csr_pattern() const {
+  return data_.arrays.size() >= 2 && data_.arrays[0].name == "row_ptr" && data_.arrays[1].name == "col_idx" &&
+         data_.arrays[0].count == rows_ + 1;
+}
+
+void Plan::fit_threads(const CsrRef& a) {
   // Tiny matrices: waking threads costs more than the SpMV.
   if (target_.backend == BackendKind::cpu)
     target_.threads = int(std::max<int64_t>(1, std::min<int64_t>(target_.threads, (a.nnz + a.rows) / 16384)));
@@ -122,25 +213,24 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
   // pool balance dynamically when one core runs slower (shared or virtual machines).
   worker_threads_ = target_.threads;
   if (target_.backend == BackendKind::cpu && target_.threads > 1) target_.threads *= kPartsPerThread;
+}
 
-  choice_ = choose_format(csr, stats_, target_, options.format ? options.format : "");
-  timings_.plan = choice_.seconds;
-
-  t0 = Clock::now();
+template <class Convert>
+void Plan::convert_with_fallback(const std::string& forced, Convert&& convert) {
   // Estimates may sample; if the chosen candidate refuses on conversion (UNSUPPORTED), fall
   // back to the next applicable one rather than failing the plan.
   for (size_t i = 0;; ++i) {
     try {
-      data_ = choice_.format->convert(csr, choice_.params, target_);
+      data_ = convert(*choice_.format, choice_.params);
       break;
     } catch (const Error& e) {
       if (e.status() != SPMV_STATUS_UNSUPPORTED) throw;
-      const bool forced = options.format && std::string(options.format) != "auto";
+      const bool is_forced = !forced.empty() && forced != "auto";
       size_t next = i + 1;
       while (next < choice_.considered.size() && (choice_.considered[next].format == choice_.format &&
                                                   choice_.considered[next].params == choice_.params))
         ++next;
-      if (forced || next >= choice_.considered.size() || !std::isfinite(choice_.considered[next].score))
+      if (is_forced || next >= choice_.considered.size() || !std::isfinite(choice_.considered[next].score))
         throw;
       log_info(std::string("plan: ") + e.what() + "; trying the next candidate");
       choice_.why = std::string(e.what()) + "; fell back to the next candidate. " + choice_.why;
@@ -150,35 +240,6 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
       i = next - 1;
     }
   }
-  // update_values reconverts from the pattern after the caller may have freed its arrays: keep
-  // a copy, unless the format's own arrays are the CSR pattern.
-  if (!copy_input && data_.format != "csr") {
-    pattern_row_ptr_ = AlignedBuffer(is * size_t(a.rows + 1));
-    pattern_col_idx_ = AlignedBuffer(is * size_t(a.nnz));
-    parallel_copy(pattern_row_ptr_.data(), a.row_ptr, pattern_row_ptr_.bytes());
-    parallel_copy(pattern_col_idx_.data(), a.col_idx, pattern_col_idx_.bytes());
-  }
-  timings_.convert = since(t0);
-
-  spec_.backend = backend_->kind();
-  spec_.target = target_.target;
-  spec_.format = choice_.format->name();
-  spec_.template_name = choice_.format->template_name();
-  spec_.index = index_;
-  spec_.value = value_;
-  spec_.constants = choice_.format->kernel_constants(choice_.params);
-  module_ = get_kernel(*backend_, spec_, resolve_cache_dir(options.cache_dir), &cache_);
-  timings_.codegen = cache_.generate_seconds;
-  timings_.compile = cache_.compile_seconds;
-  timings_.load = cache_.load_seconds;
-  log_info("plan: " + spec_.serialize() + " (" + cache_.where + ")");
-
-  t0 = Clock::now();
-  upload_arrays();
-  bind_entries();
-  timings_.upload = since(t0);
-  executor_ = backend_->make_executor(worker_threads_);
-  timings_.total = since(t_start);
 }
 
 DeviceBuffer::~DeviceBuffer() {
@@ -207,6 +268,12 @@ void Plan::upload_arrays() {
     device_arrays_.reserve(data_.arrays.size());
     for (size_t i = 0; i < data_.arrays.size(); ++i) {
       const HostArray& h = data_.arrays[i];
+      if (h.device) {  // built on the device: nothing to upload
+        device_arrays_.emplace_back();
+        args_.a[i] = h.device.get();
+        device_bytes_ += h.count * int64_t(h.elem);
+        continue;
+      }
       // "parts" are CPU thread-pool ranges: GPU kernels never read them.
       const bool upload = h.buf.bytes() && h.name != "parts";
       device_arrays_.emplace_back(*backend_, upload ? h.buf.bytes() : 0);
@@ -255,6 +322,7 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
   if (!values && nnz_ > 0) fail(SPMV_STATUS_INVALID_VALUE, "values is null");
   if (memory != SPMV_MEMORY_HOST && memory != SPMV_MEMORY_DEVICE)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(memory)));
+  if (converted_on_device_) return update_values_on_device(values, memory);
   AlignedBuffer vals(size_of(value_) * size_t(nnz_));
   if (nnz_) {
     if (memory == SPMV_MEMORY_DEVICE) {
@@ -278,6 +346,60 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     if (!backend_->is_host() && device_arrays_[i].get())
       backend_->upload(device_arrays_[i].get(), old.buf.data(), old.buf.bytes());
   }
+}
+
+void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
+  // The device rebuilds the format from the kept pattern and the new values; only the value
+  // arrays are swapped in, after everything succeeded (a failure changes nothing).
+  std::shared_ptr<void> staged;
+  if (memory == SPMV_MEMORY_HOST && nnz_) {
+    staged = device_alloc(*backend_, size_of(value_) * size_t(nnz_));
+    backend_->upload(staged.get(), values, size_of(value_) * size_t(nnz_));
+    values = staged.get();
+  }
+  const CsrRef pattern{
+      rows_, cols_, nnz_, index_, value_, device_pattern_[0].device.get(), device_pattern_[1].device.get(),
+      values};
+  DevicePlanner dp(*backend_, pattern, 0, cache_dir_);
+  dp.analyze();
+  FormatData fresh = choice_.format->convert_device(dp, choice_.params, target_);
+  SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
+  for (size_t i = 0; i < data_.arrays.size(); ++i) {
+    if (!data_.arrays[i].values) continue;
+    SPMVJIT_ASSERT(fresh.arrays[i].count == data_.arrays[i].count, "reconversion changed a size");
+  }
+  backend_->synchronize(nullptr);
+  for (size_t i = 0; i < data_.arrays.size(); ++i) {
+    if (!data_.arrays[i].values) continue;
+    data_.arrays[i].device = fresh.arrays[i].device;
+    args_.a[i] = data_.arrays[i].device.get();
+  }
+}
+
+FormatData Plan::host_data() const {
+  FormatData d;
+  d.format = data_.format;
+  d.params = data_.params;
+  for (const HostArray& h : data_.arrays) {
+    HostArray c;
+    c.name = h.name;
+    c.count = h.count;
+    c.elem = h.elem;
+    c.values = h.values;
+    c.buf = AlignedBuffer(size_t(h.count) * h.elem);
+    if (h.device)
+      backend_->download(c.buf.data(), h.device.get(), c.buf.bytes());
+    else if (h.buf.bytes())
+      std::memcpy(c.buf.data(), h.buf.data(), c.buf.bytes());
+    d.arrays.push_back(std::move(c));
+  }
+  std::copy(std::begin(data_.ints), std::end(data_.ints), std::begin(d.ints));
+  d.stored_entries = data_.stored_entries;
+  d.matrix_bytes = data_.matrix_bytes;
+  d.scratch_bytes = data_.scratch_bytes;
+  d.steps = data_.steps;
+  d.facts_json = data_.facts_json;
+  return d;
 }
 
 int64_t Plan::bytes_per_spmv(bool beta_zero) const {
@@ -306,18 +428,20 @@ const std::string& Plan::describe() {
                 "\"compile\":%.6g,\"load\":%.6g,\"upload\":%.6g,\"total\":%.6g}",
                 timings_.validate, timings_.stats, timings_.plan, timings_.convert, timings_.codegen,
                 timings_.compile, timings_.load, timings_.upload, timings_.total);
-  describe_ = "{\"format\":\"" + data_.format + "\",\"params\":" + params_json(data_.params) +
-              ",\"backend\":\"" + to_string(backend_->kind()) + "\",\"target\":\"" + esc(target_.target) +
-              "\",\"threads\":" + std::to_string(worker_threads_) + ",\"parts\":" + std::to_string(target_.threads) + ",\"index\":\"" + to_string(index_) +
-              "\",\"value\":\"" + to_string(value_) + "\",\"kernel\":{\"spec\":\"" + esc(spec_.serialize()) +
-              "\",\"key\":\"" + cache_.key + "\",\"cache\":\"" + cache_.where + "\",\"note\":\"" +
-              esc(cache_.note) + "\"},\"bytes\":{\"matrix\":" + std::to_string(data_.matrix_bytes) +
-              ",\"per_spmv\":" + std::to_string(bytes_per_spmv(false)) +
-              ",\"csr_equivalent\":" + std::to_string(csr_equivalent_bytes(false)) +
-              ",\"stored_entries\":" + std::to_string(data_.stored_entries) +
-              ",\"device\":" + std::to_string(device_bytes_) + "},\"facts\":" + data_.facts_json +
-              ",\"planner\":{\"why\":\"" + esc(choice_.why) + "\",\"candidates\":" + choice_.considered_json() + ",\"measured\":" + measured_json_ +
-              "},\"stats\":" + stats_.to_json() + ",\"timings\":" + t + "}";
+  describe_ =
+      "{\"format\":\"" + data_.format + "\",\"params\":" + params_json(data_.params) + ",\"backend\":\"" +
+      to_string(backend_->kind()) + "\",\"target\":\"" + esc(target_.target) + "\",\"conversion\":\"" +
+      (converted_on_device_ ? "device" : "host") + "\",\"threads\":" + std::to_string(worker_threads_) +
+      ",\"parts\":" + std::to_string(target_.threads) + ",\"index\":\"" + to_string(index_) +
+      "\",\"value\":\"" + to_string(value_) + "\",\"kernel\":{\"spec\":\"" + esc(spec_.serialize()) +
+      "\",\"key\":\"" + cache_.key + "\",\"cache\":\"" + cache_.where + "\",\"note\":\"" + esc(cache_.note) +
+      "\"},\"bytes\":{\"matrix\":" + std::to_string(data_.matrix_bytes) +
+      ",\"per_spmv\":" + std::to_string(bytes_per_spmv(false)) +
+      ",\"csr_equivalent\":" + std::to_string(csr_equivalent_bytes(false)) +
+      ",\"stored_entries\":" + std::to_string(data_.stored_entries) +
+      ",\"device\":" + std::to_string(device_bytes_) + "},\"facts\":" + data_.facts_json +
+      ",\"planner\":{\"why\":\"" + esc(choice_.why) + "\",\"candidates\":" + choice_.considered_json() +
+      ",\"measured\":" + measured_json_ + "},\"stats\":" + stats_.to_json() + ",\"timings\":" + t + "}";
   return describe_;
 }
 

@@ -72,8 +72,20 @@ class Plan {
   int64_t bytes_per_spmv(bool beta_zero) const;
   // The same for plain CSR with this matrix's types: the common yardstick for GB/s.
   int64_t csr_equivalent_bytes(bool beta_zero) const;
+  // True when the CSR was in device memory and the device built the format's arrays.
+  bool converted_on_device() const { return converted_on_device_; }
+  // data() with every array's contents in host memory (device-built arrays downloaded): for
+  // tests and tools that inspect what a plan built.
+  FormatData host_data() const;
 
  private:
+  void plan_on_host(const CsrRef& user, bool device_memory, int base, const std::string& forced);
+  void plan_on_device(const CsrRef& user, int base, const std::string& forced);
+  template <class Convert>
+  void convert_with_fallback(const std::string& forced, Convert&& convert);
+  void fit_threads(const CsrRef& a);
+  bool has_csr_pattern() const;
+  void update_values_on_device(const void* values, spmv_memory_t memory);
   void upload_arrays();
   void bind_entries();
 
@@ -98,6 +110,9 @@ class Plan {
   int64_t device_bytes_ = 0;                         // device memory the plan holds
   AlignedBuffer host_scratch_;
   AlignedBuffer pattern_row_ptr_, pattern_col_idx_;  // zero-based pattern, for update_values
+  HostArray device_pattern_[2];                      // the same in device memory, for plans converted there
+  bool converted_on_device_ = false;
+  std::string cache_dir_;
   SpmvArgs args_{};
   PlanTimings timings_;
   std::string describe_;

@@ -49,7 +49,7 @@ double cpu_factor(const std::string& format, const MatrixStats& s) {
 }  // namespace
 
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
-                         const std::string& forced) {
+                         const std::string& forced, bool device_input) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool automatic = forced.empty() || forced == "auto";
   if (!automatic && !find_format(forced)) {
@@ -60,7 +60,9 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   PlanChoice choice;
   for (const Format* f : all_formats()) {
     if (!f->supports(t.backend) || (!automatic && f->name() != forced)) continue;
+    if (device_input && !f->converts_on_device()) continue;
     for (const FormatParams& p : f->candidates(a, s, t)) {
+      if (device_input && !f->device_convertible(p)) continue;
       Candidate c{f, p, f->estimate(a, s, p, t), 0};
       c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
                                       : std::numeric_limits<double>::infinity();
@@ -73,6 +75,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   if (choice.considered.empty() || !std::isfinite(choice.considered.front().score)) {
     std::string why = automatic ? "no format applies to this matrix on " + std::string(to_string(t.backend))
                                 : "format '" + forced + "' does not apply";
+    if (device_input) why += " (device-resident input: formats the device can convert)";
     if (!choice.considered.empty()) why += ": " + choice.considered.front().estimate.reason;
     fail(SPMV_STATUS_UNSUPPORTED, why);
   }

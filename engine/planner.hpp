@@ -26,8 +26,10 @@ struct PlanChoice {
 };
 
 // forced: "" or "auto" lets the planner decide; otherwise the named format (its best params).
+// device_input: the CSR is in device memory (a.row_ptr ... are device pointers, never read):
+// only candidates a device can convert (Format::device_convertible) are considered.
 // Throws INVALID_VALUE for an unknown format name, UNSUPPORTED if nothing applies.
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
-                         const std::string& forced);
+                         const std::string& forced, bool device_input = false);
 
 }  // namespace spmvjit

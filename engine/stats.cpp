@@ -1,6 +1,7 @@
 // Computes MatrixStats in one pass over the CSR structure.
 #include "engine/stats.hpp"
 
+#include "engine/formats/adaptive_layout.hpp"
 #include "engine/parallel.hpp"
 
 #include <algorithm>
@@ -24,7 +25,34 @@ struct Partial {
   double sum_sq = 0, span_sum = 0;
   std::array<int64_t, 48> hist{};
   std::vector<uint64_t> diag_bits;
+  std::array<int64_t, MatrixStats::kWidths> widths{}, idle{}, rem{};
+  int64_t long_rows = 0, long_chunks = 0, blocks = 0;
 };
+
+// Row-length facts of rows [r0, r1): r0 is a multiple of adaptive_layout::kWindow (so of every
+// slice height), r1 too or the last row.
+template <class I>
+void row_shape(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
+  namespace al = adaptive_layout;
+  const I* rp = a.rp<I>();
+  constexpr int K = MatrixStats::kWidths;
+  int64_t slice_max[K] = {};
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t len = rp[r + 1] - rp[r];
+    for (int k = 0; k < K; ++k) {
+      const int64_t mask = (int64_t(1) << k) - 1;
+      p.rem[size_t(k)] += len & mask;
+      p.idle[size_t(k)] += (-len) & mask;
+      slice_max[k] = std::max(slice_max[k], len);
+      if (((r + 1) & mask) == 0 || r + 1 == a.rows) p.widths[size_t(k)] += slice_max[k], slice_max[k] = 0;
+    }
+  }
+  for (int64_t w = r0; w < r1; w += al::kWindow)
+    al::window(
+        w, std::min(r1, w + al::kWindow), al::kGpuRows, [&](int64_t r) { return int64_t(rp[r + 1] - rp[r]); },
+        [&](int64_t) { ++p.blocks; },
+        [&](int64_t, int64_t len) { ++p.long_rows, p.long_chunks += al::chunks_of(len); });
+}
 
 template <class I>
 void scan(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
@@ -56,6 +84,7 @@ void scan(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
     }
     p.span_sum += double(cmax - cmin + 1);
   }
+  row_shape<I>(a, r0, r1, p);
 }
 
 void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
@@ -70,22 +99,37 @@ void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
     t.span_sum += p.span_sum;
     for (size_t k = 0; k < t.hist.size(); ++k) t.hist[k] += p.hist[k];
     for (size_t k = 0; k < t.diag_bits.size(); ++k) t.diag_bits[k] |= p.diag_bits[k];
+    for (size_t k = 0; k < t.widths.size(); ++k)
+      t.widths[k] += p.widths[k], t.idle[k] += p.idle[k], t.rem[k] += p.rem[k];
+    t.long_rows += p.long_rows;
+    t.long_chunks += p.long_chunks;
+    t.blocks += p.blocks;
   }
+  s.slice_width_sum = t.widths;
+  s.lane_idle = t.idle;
+  s.lane_rem = t.rem;
+  s.long_rows = t.long_rows;
+  s.long_chunks = t.long_chunks;
+  s.adaptive_blocks = t.blocks;
   s.row_min = a.rows ? t.row_min : 0;
   s.row_max = t.row_max;
   s.empty_rows = t.empty;
   s.row_hist = t.hist;
   for (uint64_t w : t.diag_bits) s.distinct_diagonals += __builtin_popcountll(w);
   const int64_t nonempty = a.rows - s.empty_rows;
-  s.row_mean = a.rows ? double(a.nnz) / double(a.rows) : 0;
-  s.row_std = a.rows ? std::sqrt(std::max(0.0, t.sum_sq / double(a.rows) - s.row_mean * s.row_mean)) : 0;
-  s.row_cv = s.row_mean > 0 ? s.row_std / s.row_mean : 0;
+  finish_row_moments(s, t.sum_sq);
   // runs counts nonzeros in a run: the entry before or after it holds the adjacent column.
   s.dense_run_fraction = a.nnz ? double(t.runs) / double(a.nnz) : 0;
   s.avg_col_span = nonempty ? t.span_sum / double(nonempty) : 0;
 }
 
 }  // namespace
+
+void finish_row_moments(MatrixStats& s, double sum_sq) {
+  s.row_mean = s.rows ? double(s.nnz) / double(s.rows) : 0;
+  s.row_std = s.rows ? std::sqrt(std::max(0.0, sum_sq / double(s.rows) - s.row_mean * s.row_mean)) : 0;
+  s.row_cv = s.row_mean > 0 ? s.row_std / s.row_mean : 0;
+}
 
 MatrixStats compute_stats(const CsrRef& a) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -104,7 +148,9 @@ MatrixStats compute_stats(const CsrRef& a) {
       const int64_t mid = lo + (hi - lo) / 2;
       if (a.row_begin(mid) < target) lo = mid + 1; else hi = mid;
     }
-    bounds[size_t(c)] = lo;
+    // Chunks start at window boundaries: row_shape's slices and greedy windows never straddle two.
+    bounds[size_t(c)] =
+        std::max(bounds[size_t(c) - 1], lo / adaptive_layout::kWindow * adaptive_layout::kWindow);
   }
   std::vector<Partial> parts(static_cast<size_t>(chunks));
   parallel_for(chunks, chunks, [&](int64_t c0, int64_t c1, int) {
@@ -124,13 +170,21 @@ std::string MatrixStats::to_json() const {
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "{\"rows\":%lld,\"cols\":%lld,\"nnz\":%lld,\"row_min\":%lld,\"row_max\":%lld,"
-                "\"row_mean\":%.6g,\"row_std\":%.6g,\"row_cv\":%.6g,\"empty_rows\":%lld,"
-                "\"distinct_diagonals\":%lld,\"dense_run_fraction\":%.6g,\"avg_col_span\":%.6g,"
-                "\"seconds\":%.6g,\"row_hist_log2\":[",
-                (long long)rows, (long long)cols, (long long)nnz, (long long)row_min,
-                (long long)row_max, row_mean, row_std, row_cv, (long long)empty_rows,
-                (long long)distinct_diagonals, dense_run_fraction, avg_col_span, seconds);
+                "\"row_mean\":%.6g,\"row_std\":%.6g,\"row_cv\":%.6g,\"empty_rows\":%lld,",
+                (long long)rows, (long long)cols, (long long)nnz, (long long)row_min, (long long)row_max,
+                row_mean, row_std, row_cv, (long long)empty_rows);
   std::string out = buf;
+  if (entry_facts) {
+    std::snprintf(buf, sizeof buf,
+                  "\"distinct_diagonals\":%lld,\"dense_run_fraction\":%.6g,\"avg_col_span\":%.6g,",
+                  (long long)distinct_diagonals, dense_run_fraction, avg_col_span);
+    out += buf;
+  } else {
+    out += "\"distinct_diagonals\":null,\"dense_run_fraction\":null,\"avg_col_span\":null,";
+  }
+  std::snprintf(buf, sizeof buf, "\"long_rows\":%lld,\"seconds\":%.6g,\"row_hist_log2\":[",
+                (long long)long_rows, seconds);
+  out += buf;
   size_t last = 0;
   for (size_t k = 0; k < row_hist.size(); ++k)
     if (row_hist[k]) last = k;

@@ -25,6 +25,19 @@ struct MatrixStats {
   int64_t distinct_diagonals = 0;   // distinct values of (col - row)
   double dense_run_fraction = 0;    // nonzeros stored next to an adjacent column (c-1 or c+1)
   double avg_col_span = 0;          // mean over non-empty rows of (max col - min col + 1)
+  // The three facts above need a pass over the column indices. Statistics computed on a device
+  // (CSR arrays already in device memory) skip it: false there, and the JSON shows null.
+  bool entry_facts = true;
+
+  // Row-length facts the estimates read instead of rescanning row_ptr; a device computes the
+  // same ones (engine/device_plan.cpp). Index k stands for 2^k rows or lanes, k = 0 .. 6.
+  static constexpr int kWidths = 7;
+  std::array<int64_t, kWidths> slice_width_sum{};  // over slices of 2^k rows: the longest row
+  std::array<int64_t, kWidths> lane_idle{};        // over rows: (-len) mod 2^k
+  std::array<int64_t, kWidths> lane_rem{};         // over rows: len mod 2^k
+  int64_t long_rows = 0;                           // rows longer than adaptive_layout::kS nonzeros
+  int64_t long_chunks = 0;                         // sum of ceil(len / kS) over those rows
+  int64_t adaptive_blocks = 0;                     // csr_adaptive's GPU row blocks (adaptive_layout.hpp)
   double seconds = 0;               // time it took to compute these
 
   std::string to_json() const;
@@ -33,6 +46,8 @@ struct MatrixStats {
 
 // One O(nnz) pass (plus a bitmap of rows + cols bits for the diagonals).
 MatrixStats compute_stats(const CsrRef& a);
+// Fills the derived fields (mean, std, cv) from rows, nnz and the sum of squared row lengths.
+void finish_row_moments(MatrixStats& s, double sum_sq);
 
 // Smallest k with 2^k >= n (n >= 1); used by histograms and power-of-two parameters.
 int ceil_log2(int64_t n);

@@ -29,6 +29,10 @@ std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule) {
   });
 }
 
+FormatData Format::convert_device(DeviceConverter&, const FormatParams&, const TargetInfo&) const {
+  fail(SPMV_STATUS_UNSUPPORTED, name() + ": no device conversion");
+}
+
 int64_t sum_matrix_bytes(const FormatData& d) {
   int64_t b = 0;
   for (const auto& h : d.arrays)

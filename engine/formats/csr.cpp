@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/parallel.hpp"
@@ -35,6 +36,17 @@ class CsrFormat final : public Format {
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     csr_layout_to_triplets(d, shape, out);
   }
+  bool converts_on_device() const override { return true; }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    d.arrays.push_back(dc.row_ptr());
+    d.arrays.push_back(dc.col_idx(dc.shape().nnz));
+    d.arrays.push_back(dc.values(dc.shape().nnz));
+    finish(d, dc.shape(), t);
+    return d;
+  }
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     FormatData d;
     d.format = name();
@@ -52,17 +64,22 @@ class CsrFormat final : public Format {
     d.arrays.push_back(std::move(rp));
     d.arrays.push_back(std::move(ci));
     d.arrays.push_back(std::move(va));
+    finish(d, a, t);
+    return d;
+  }
+
+ private:
+  static void finish(FormatData& d, const CsrRef& a, const TargetInfo& t) {
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
     if (t.backend == BackendKind::cpu) {
       const auto bounds = balance_rows(a, t.threads, 1);
       add_cpu_parts(d, bounds);
-    } else if (t.backend == BackendKind::cuda) {
+    } else {
       // One thread per row (templates/gpu/csr.cu, SPMVJIT_CSR_BLOCK).
       constexpr int kCsrGpuBlock = 256;
       d.steps.push_back({"spmvjit_part", (a.rows + kCsrGpuBlock - 1) / kCsrGpuBlock, kCsrGpuBlock, 0});
     }
-    return d;
   }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
 
@@ -47,12 +48,9 @@ class CsrVectorFormat final : public Format {
     e.matrix_bytes =
         int64_t(size_of(a.index)) * (a.rows + 1 + a.nnz) + int64_t(size_of(a.value)) * a.nnz;
     // Lane waste: entries of the last, partial group of L per row (scalar remainder on the CPU,
-    // idle lanes on the GPU). O(rows) from row_ptr.
-    int64_t waste = 0;
-    for (int64_t r = 0; r < a.rows; ++r) {
-      const int64_t len = a.row_len(r);
-      waste += t.backend == BackendKind::cpu ? len % l : (len + l - 1) / l * l - len;
-    }
+    // idle lanes on the GPU), from the statistics' row-length facts (L <= 64).
+    const int k = ceil_log2(l);
+    const int64_t waste = t.backend == BackendKind::cpu ? s.lane_rem[size_t(k)] : s.lane_idle[size_t(k)];
     const double per_entry = double(size_of(a.index) + size_of(a.value));
     if (t.backend == BackendKind::cpu) {
       // Loop setup plus the horizontal sum of L accumulators; remainder entries run scalar.
@@ -73,14 +71,21 @@ class CsrVectorFormat final : public Format {
     csr_layout_to_triplets(d, shape, out);
   }
 
+  bool converts_on_device() const override { return true; }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    check_lanes(p.at("L"), t);
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    d.arrays.push_back(dc.row_ptr());
+    d.arrays.push_back(dc.col_idx(dc.shape().nnz));
+    d.arrays.push_back(dc.values(dc.shape().nnz));
+    finish(d, dc.shape(), t);
+    return d;
+  }
+
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    const int64_t l = p.at("L");
-    if (l < 1 || (l & (l - 1)) || l > 64)
-      fail(SPMV_STATUS_INVALID_VALUE,
-           "csr_vector: L must be a power of two in [1, 64], got " + std::to_string(l));
-    if (t.backend != BackendKind::cpu && l > t.warp_size)
-      fail(SPMV_STATUS_INVALID_VALUE,
-           "csr_vector: L=" + std::to_string(l) + " exceeds the warp size");
+    check_lanes(p.at("L"), t);
     return dispatch_types(a.index, a.value, [&]<class I, class V>() {
       FormatData d;
       d.format = name();
@@ -88,16 +93,28 @@ class CsrVectorFormat final : public Format {
       d.arrays.push_back(copy_array<I>("row_ptr", a.rp<I>(), a.rows + 1));
       d.arrays.push_back(copy_array<I>("col_idx", a.ci<I>(), a.nnz));
       d.arrays.push_back(copy_array<V>("values", a.vals<V>(), a.nnz, true));
-      d.stored_entries = a.nnz;
-      d.matrix_bytes = sum_matrix_bytes(d);
-      if (t.backend == BackendKind::cpu) {
-        const auto bounds = balance_rows(a, t.threads, 1);
-        add_cpu_parts(d, bounds);
-      } else {
-        d.steps.push_back({"spmvjit_part", gpu_grid(a.rows, kGpuBlock / l), kGpuBlock, 0});
-      }
+      finish(d, a, t);
       return d;
     });
+  }
+
+ private:
+  static void check_lanes(int64_t l, const TargetInfo& t) {
+    if (l < 1 || (l & (l - 1)) || l > 64)
+      fail(SPMV_STATUS_INVALID_VALUE,
+           "csr_vector: L must be a power of two in [1, 64], got " + std::to_string(l));
+    if (t.backend != BackendKind::cpu && l > t.warp_size)
+      fail(SPMV_STATUS_INVALID_VALUE, "csr_vector: L=" + std::to_string(l) + " exceeds the warp size");
+  }
+  static void finish(FormatData& d, const CsrRef& a, const TargetInfo& t) {
+    d.stored_entries = a.nnz;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    if (t.backend == BackendKind::cpu) {
+      const auto bounds = balance_rows(a, t.threads, 1);
+      add_cpu_parts(d, bounds);
+    } else {
+      d.steps.push_back({"spmvjit_part", gpu_grid(a.rows, kGpuBlock / d.params.at("L")), kGpuBlock, 0});
+    }
   }
 };
 

@@ -32,13 +32,15 @@ struct TargetInfo {
 using FormatParams = std::map<std::string, int64_t>;
 std::string params_json(const FormatParams& p);
 
-// A converted array. `values` marks arrays rebuilt by update_values.
+// A converted array. `values` marks arrays rebuilt by update_values. Arrays built on a device
+// (Format::convert_device) leave `buf` empty and own their device memory through `device`.
 struct HostArray {
   std::string name;
   AlignedBuffer buf;
   int64_t count = 0;
   size_t elem = 0;
   bool values = false;
+  std::shared_ptr<void> device;
 };
 
 // One kernel launch of an SpMV. CPU: `grid` parts run on the thread pool. GPU: grid x block.
@@ -83,6 +85,8 @@ struct Triplet {
   bool operator==(const Triplet& o) const { return row == o.row && col == o.col && value == o.value; }
 };
 
+class DeviceConverter;
+
 class Format {
  public:
   virtual ~Format() = default;
@@ -95,6 +99,15 @@ class Format {
                             const TargetInfo& t) const = 0;
   // Throws Error(UNSUPPORTED) when the format does not apply (e.g. padding would blow memory).
   virtual FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const = 0;
+  // Conversion on a device, for CSR arrays already in its memory. Formats that say true to
+  // converts_on_device implement convert_device for the params device_convertible accepts, and
+  // their candidates and estimates read only the statistics, never row_ptr.
+  virtual bool converts_on_device() const { return false; }
+  virtual bool device_convertible(const FormatParams& p) const {
+    (void)p;
+    return converts_on_device();
+  }
+  virtual FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const;
   // Every stored slot with a nonzero value as (row, col, value), in any order: the converter
   // round-trip check (input minus explicit zeros must come back exactly).
   virtual void to_triplets(const FormatData& d, const CsrRef& shape,

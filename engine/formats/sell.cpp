@@ -5,6 +5,7 @@
 #include <functional>
 #include <numeric>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
@@ -16,10 +17,14 @@ namespace {
 
 using namespace slice_util;
 
+bool power_of_two_slice(int64_t c) { return c >= 1 && c <= 64 && (c & (c - 1)) == 0; }
+
 // Stored entries of SELL-C-sigma without building the order: per window, the slice widths are
 // the lengths at sorted positions 0, C, 2C, ... Cheap enough for the planner (no O(nnz) work).
-int64_t padded_entries(const CsrRef& a, int64_t c, int64_t sigma) {
+// Unsorted slices of 1-64 rows come from the statistics (never reading row_ptr).
+int64_t padded_entries(const CsrRef& a, const MatrixStats& s, int64_t c, int64_t sigma) {
   int64_t total = 0;
+  if (sigma <= 1 && power_of_two_slice(c)) return c * s.slice_width_sum[size_t(ceil_log2(c))];
   if (sigma <= 1) {
     for (int64_t s = 0; s * c < a.rows; ++s) {
       int64_t w = 0;
@@ -68,7 +73,7 @@ class SellFormat final : public Format {
                     const TargetInfo& t) const override {
     const int64_t c = p.at("C"), sigma = p.at("sigma");
     Estimate e;
-    e.stored_entries = padded_entries(a, c, sigma);
+    e.stored_entries = padded_entries(a, s, c, sigma);
     if (t.backend != BackendKind::cpu) {
       // One GPU thread per row: the longest row is one thread's serial chain while the device
       // idles; compare it with the chain of the same work spread over every resident thread
@@ -123,6 +128,29 @@ class SellFormat final : public Format {
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+  }
+
+  bool converts_on_device() const override { return true; }
+  bool device_convertible(const FormatParams& p) const override {
+    return p.at("sigma") <= 1 && power_of_two_slice(p.at("C"));
+  }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    if (!device_convertible(p))
+      fail(SPMV_STATUS_UNSUPPORTED, "sell: no device conversion for these parameters");
+    const CsrRef& a = dc.shape();
+    const int64_t c = p.at("C"), slices = (a.rows + c - 1) / c;
+    HostArray sp, col, val;
+    dc.sell(c, sp, col, val);
+    const int64_t stored = col.count;
+    FormatData d;
+    d.format = name();
+    d.params = p;
+    dispatch_types(a.index, a.value, [&]<class I, class V>() {
+      finish_sliced<I>(d, std::move(sp), std::move(col), std::move(val), {}, false, a.rows, slices, stored,
+                       a.nnz);
+    });
+    add_gpu_step(d, a.rows);
+    return d;
   }
 
  private:
@@ -191,12 +219,15 @@ class SellFormat final : public Format {
     if (t.backend == BackendKind::cpu) {
       const auto bounds = split_prefix(slices, t.threads, [&](int64_t u) { return slice_ptr[u] + u * c; });
       add_cpu_parts(d, bounds);
-    } else if (t.backend == BackendKind::cuda) {
-      // One thread per sorted row position (templates/gpu/sell.cu, SPMVJIT_SELL_BLOCK).
-      constexpr int kSellGpuBlock = 256;
-      d.steps.push_back({"spmvjit_part", (a.rows + kSellGpuBlock - 1) / kSellGpuBlock, kSellGpuBlock, 0});
+    } else {
+      add_gpu_step(d, a.rows);
     }
     return d;
+  }
+  // One thread per sorted row position (templates/gpu/sell.cu, SPMVJIT_SELL_BLOCK).
+  static void add_gpu_step(FormatData& d, int64_t rows) {
+    constexpr int kSellGpuBlock = 256;
+    d.steps.push_back({"spmvjit_part", (rows + kSellGpuBlock - 1) / kSellGpuBlock, kSellGpuBlock, 0});
   }
 };
 

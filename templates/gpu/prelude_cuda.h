@@ -46,7 +46,16 @@ template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) { return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d); }
 SPMVJIT_DEVICE unsigned spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
+template <class T>
+SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
+  return __shfl_xor_sync(SPMVJIT_FULL_MASK, v, mask);
+}
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
+// 64-bit counters of the device planning kernels (templates/gpu/device_plan.cu).
+SPMVJIT_DEVICE void spmvjit_atomic_add_u64(unsigned long long* p, unsigned long long v) { atomicAdd(p, v); }
+SPMVJIT_DEVICE void spmvjit_atomic_min_u64(unsigned long long* p, unsigned long long v) { atomicMin(p, v); }
+SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long long v) { atomicMax(p, v); }
+SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared storage (block-cooperative kernels such as csr_adaptive).
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
 #define SPMVJIT_SHARED __shared__

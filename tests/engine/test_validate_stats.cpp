@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/stats.hpp"
 #include "engine/validate.hpp"
@@ -69,6 +70,22 @@ MatrixStats slow_stats(const HostCsr<int64_t, double>& a) {
     if (len) span += double(hi - lo + 1);
   }
   s.distinct_diagonals = std::count(diags.begin(), diags.end(), 1);
+  // Row-shape facts: slices and lane groups of 2^k rows, long rows of csr_adaptive.
+  auto len = [&](int64_t r) { return a.row_ptr[size_t(r) + 1] - a.row_ptr[size_t(r)]; };
+  for (int k = 0; k < MatrixStats::kWidths; ++k) {
+    const int64_t c = int64_t(1) << k;
+    for (int64_t s0 = 0; s0 < a.rows; s0 += c) {
+      int64_t w = 0;
+      for (int64_t r = s0; r < std::min(a.rows, s0 + c); ++r) w = std::max(w, len(r));
+      s.slice_width_sum[size_t(k)] += w;
+    }
+    for (int64_t r = 0; r < a.rows; ++r) {
+      s.lane_rem[size_t(k)] += len(r) % c;
+      s.lane_idle[size_t(k)] += (c - len(r) % c) % c;
+    }
+  }
+  for (int64_t r = 0; r < a.rows; ++r)
+    if (len(r) > 2048) ++s.long_rows, s.long_chunks += (len(r) + 2047) / 2048;
   s.row_mean = a.rows ? double(s.nnz) / double(a.rows) : 0;
   s.row_std = a.rows ? std::sqrt(sq / double(a.rows) - s.row_mean * s.row_mean) : 0;
   s.dense_run_fraction = s.nnz ? double(in_runs) / double(s.nnz) : 0;
@@ -89,6 +106,22 @@ void check_same(const MatrixStats& got, const MatrixStats& want) {
   CHECK(got.distinct_diagonals == want.distinct_diagonals);
   CHECK(got.dense_run_fraction == Approx(want.dense_run_fraction).epsilon(1e-12));
   CHECK(got.avg_col_span == Approx(want.avg_col_span).epsilon(1e-12));
+  CHECK(got.entry_facts);
+  CHECK(got.slice_width_sum == want.slice_width_sum);
+  CHECK(got.lane_idle == want.lane_idle);
+  CHECK(got.lane_rem == want.lane_rem);
+  CHECK(got.long_rows == want.long_rows);
+  CHECK(got.long_chunks == want.long_chunks);
+}
+
+// csr_adaptive's GPU layout, built on the host: its row-block count is what the statistics hold.
+template <class I>
+int64_t adaptive_gpu_blocks(const HostCsr<I, double>& a) {
+  TargetInfo t;
+  t.backend = BackendKind::cuda;
+  t.target = "sm_90";
+  t.sm_count = 132;
+  return find_format("csr_adaptive")->convert(a.ref(), {}, t).ints[0];
 }
 
 }  // namespace
@@ -276,6 +309,7 @@ TEST_CASE("compute_stats matches a slow count on big matrices (parallel pass)", 
     const auto a = generate_matrix(spec, 5);
     REQUIRE(a.nnz() + a.rows >= 2 * (1 << 18));  // big enough for two chunks
     check_same(compute_stats(a.ref()), slow_stats(a));
+    CHECK(compute_stats(a.ref()).adaptive_blocks == adaptive_gpu_blocks(a));
     const auto b = a.cast<int32_t, double>();
     check_same(compute_stats(b.ref()), slow_stats(a));
   }

@@ -17,7 +17,9 @@ namespace {
 const char* kHelp =
     "usage: spmvjit bench FILE.mtx|--gen SPEC|--suite [options]\n"
     "  --formats all|auto|a,b,c  formats to run (default all; 'auto' = planner only,\n"
-    "                            'measure' = planner in measure mode)\n"
+    "                            'measure' = planner in measure mode; on CUDA each auto\n"
+    "                            row is followed by 'device', the same for the CSR already\n"
+    "                            in device memory, planned there, warm-cache plan time)\n"
     "  --suite                   the generated suite (--large: the GPU-sized one)\n"
     "  --backend, --index, --value, --threads, --device, --cache-dir as for run\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
@@ -64,6 +66,8 @@ int cmd_bench(int argc, char** argv) {
     formats.push_back("");
   } else {
     formats = split(fl);
+    for (std::string& f : formats)
+      if (f == "auto") f.clear();
   }
   spmv_options_t o = options_from(args);
   const std::string cache_dir = args.get("cache-dir");

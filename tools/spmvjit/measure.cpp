@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/device_plan.hpp"
 #include "engine/plan.hpp"
 #include "engine/reference.hpp"
 #include "spmvjit/spmvjit.hpp"
@@ -54,11 +55,28 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   MeasureResult r;
   r.format = format.empty() ? "auto" : format;
   spmv_options_t o = options;
-  // "measure" is the planner in measure mode; "" the planner's estimate.
-  const bool measured = format == "measure";
+  // "measure" is the planner in measure mode; "" the planner's estimate; "device" the planner's
+  // estimate for the CSR already in device memory (planned on the device; the plan time is the
+  // second, warm-cache plan).
+  const bool measured = format == "measure", device_input = format == "device";
   if (measured) o.planning = SPMV_PLANNING_MEASURE;
-  o.format = format.empty() || measured ? nullptr : format.c_str();
-  const spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
+  o.format = format.empty() || measured || device_input ? nullptr : format.c_str();
+  spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
+  std::shared_ptr<void> device_csr[3];
+  if (device_input) {
+    Backend& b = get_backend(BackendKind::cuda, options.device);
+    const void* host[3] = {a.row_ptr.data(), a.col_idx.data(), a.val.data()};
+    const size_t bytes[3] = {a.row_ptr.size() * sizeof(I), a.col_idx.size() * sizeof(I),
+                             a.val.size() * sizeof(V)};
+    for (int i = 0; i < 3; ++i) {
+      device_csr[i] = device_alloc(b, bytes[i]);
+      if (bytes[i]) b.upload(device_csr[i].get(), host[i], bytes[i]);
+    }
+    desc.row_ptr = device_csr[0].get(), desc.col_idx = device_csr[1].get(), desc.values = device_csr[2].get();
+    desc.memory = SPMV_MEMORY_DEVICE;
+    spmv_plan_t warm = nullptr;
+    if (spmv_plan(&warm, &desc, &o) == SPMV_STATUS_SUCCESS) spmv_plan_destroy(warm);
+  }
   spmv_plan_t plan = nullptr;
   if (spmv_plan(&plan, &desc, &o) != SPMV_STATUS_SUCCESS) {
     r.error = spmv_last_error();

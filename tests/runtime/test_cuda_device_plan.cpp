@@ -1,0 +1,237 @@
+// Planning on the device for CSR arrays already in device memory: the device validates, computes
+// the statistics and builds the arrays exactly as the host does (byte for byte), reports a bad
+// matrix with the host's message, and its plans compute the reference SpMV.
+#ifdef SPMVJIT_WITH_CUDA
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "engine/device_plan.hpp"
+#include "engine/plan.hpp"
+#include "tests/runtime/cuda_test_support.hpp"
+
+using namespace spmvjit;
+using namespace spmvjit::cuda_test;
+
+namespace {
+
+// A matrix's arrays in device memory (indices shifted by `base`), freed on scope exit.
+template <class I, class V>
+struct DeviceCsr {
+  Backend& b;
+  void* rp = nullptr;
+  void* ci = nullptr;
+  void* va = nullptr;
+  spmv_csr_t desc{};
+  DeviceCsr(Backend& be, const HostCsr<I, V>& a, int base = 0) : b(be) {
+    std::vector<I> r = a.row_ptr, c = a.col_idx;
+    for (I& x : r) x += I(base);
+    for (I& x : c) x += I(base);
+    rp = b.alloc(r.size() * sizeof(I));
+    b.upload(rp, r.data(), r.size() * sizeof(I));
+    if (a.nnz()) {
+      ci = b.alloc(c.size() * sizeof(I));
+      va = b.alloc(a.val.size() * sizeof(V));
+      b.upload(ci, c.data(), c.size() * sizeof(I));
+      b.upload(va, a.val.data(), a.val.size() * sizeof(V));
+    }
+    desc = view(a);
+    desc.row_ptr = rp, desc.col_idx = ci, desc.values = va;
+    desc.index_base = base;
+    desc.memory = SPMV_MEMORY_DEVICE;
+  }
+  ~DeviceCsr() {
+    b.free(rp);
+    b.free(ci);
+    b.free(va);
+  }
+};
+
+spmv_options_t cuda_options(const char* format) {
+  spmv_options_t o;
+  spmv_options_init(&o);
+  o.backend = SPMV_BACKEND_CUDA;
+  o.format = format;
+  return o;
+}
+
+void check_same_stats(const MatrixStats& dev, const MatrixStats& host) {
+  CHECK_FALSE(dev.entry_facts);
+  CHECK(dev.rows == host.rows);
+  CHECK(dev.cols == host.cols);
+  CHECK(dev.nnz == host.nnz);
+  CHECK(dev.row_min == host.row_min);
+  CHECK(dev.row_max == host.row_max);
+  CHECK(dev.row_mean == host.row_mean);
+  CHECK(dev.row_std == Approx(host.row_std).epsilon(1e-9).margin(1e-12));
+  CHECK(dev.empty_rows == host.empty_rows);
+  CHECK(dev.row_hist == host.row_hist);
+  CHECK(dev.slice_width_sum == host.slice_width_sum);
+  CHECK(dev.lane_idle == host.lane_idle);
+  CHECK(dev.lane_rem == host.lane_rem);
+  CHECK(dev.long_rows == host.long_rows);
+  CHECK(dev.long_chunks == host.long_chunks);
+  CHECK(dev.adaptive_blocks == host.adaptive_blocks);
+}
+
+void check_same_data(const FormatData& dev, const FormatData& host) {
+  CHECK(dev.format == host.format);
+  CHECK(dev.params == host.params);
+  REQUIRE(dev.arrays.size() == host.arrays.size());
+  for (size_t i = 0; i < dev.arrays.size(); ++i) {
+    const HostArray &d = dev.arrays[i], &h = host.arrays[i];
+    INFO("array " << i << " " << h.name);
+    CHECK(d.name == h.name);
+    CHECK(d.values == h.values);
+    REQUIRE(d.count == h.count);
+    REQUIRE(d.elem == h.elem);
+    CHECK(std::memcmp(d.buf.data(), h.buf.data(), size_t(h.count) * h.elem) == 0);
+  }
+  for (int i = 0; i < kMaxArrays; ++i) CHECK(dev.ints[i] == host.ints[i]);
+  CHECK(dev.stored_entries == host.stored_entries);
+  CHECK(dev.matrix_bytes == host.matrix_bytes);
+  CHECK(dev.facts_json == host.facts_json);
+  REQUIRE(dev.steps.size() == host.steps.size());
+  for (size_t i = 0; i < dev.steps.size(); ++i) {
+    CHECK(dev.steps[i].entry == host.steps[i].entry);
+    CHECK(dev.steps[i].grid == host.steps[i].grid);
+    CHECK(dev.steps[i].block == host.steps[i].block);
+  }
+}
+
+template <class I, class V>
+void device_plans_match_host() {
+  if (!cuda_available(0)) {
+    WARN("no CUDA device: skipped");
+    return;
+  }
+  Backend& b = cuda_backend(0);
+  uint64_t seed = 900;
+  int planned = 0, refused = 0;
+  for (const TestMatrix& m : test_matrices()) {
+    const HostCsr<I, V> a = m.a.template cast<I, V>();
+    for (int base : {0, 1}) {
+      const DeviceCsr<I, V> d(b, a, base);
+      for (const char* name : {"auto", "csr", "csr_vector", "csr_adaptive", "sell"}) {
+        INFO("format " << name << ", base " << base << ", matrix " << m.name << " (" << a.rows << " x "
+                       << a.cols << ", nnz " << a.nnz() << ")");
+        const spmv_options_t o = cuda_options(name);
+        spmv_plan_t p = nullptr;
+        const spmv_status_t st = spmv_plan(&p, &d.desc, &o);
+        if (st == SPMV_STATUS_UNSUPPORTED && std::string(name) != "auto") {
+          ++refused;
+          continue;
+        }
+        INFO(spmv_last_error());
+        REQUIRE(st == SPMV_STATUS_SUCCESS);
+        ++planned;
+        Plan& plan = plan_impl(p);
+        CHECK(plan.converted_on_device());
+        check_same_stats(plan.stats(), compute_stats(a.ref()));
+        // The host converter, given the parameters the device used, builds the same bytes.
+        const Format* f = find_format(plan.data().format);
+        REQUIRE(f != nullptr);
+        CHECK(f->device_convertible(plan.data().params));
+        check_same_data(plan.host_data(), f->convert(a.ref(), plan.data().params, b.target()));
+        CHECK(check_plan(p, a, ++seed) == "");
+        spmv_plan_destroy(p);
+      }
+    }
+  }
+  std::printf("cuda device planning: %d device-built plans matched the host, %d refused\n", planned, refused);
+}
+
+}  // namespace
+
+TEST_CASE("cuda device planning: int32 double matches the host", "[cuda]") {
+  device_plans_match_host<int32_t, double>();
+}
+TEST_CASE("cuda device planning: int32 float matches the host", "[cuda]") {
+  device_plans_match_host<int32_t, float>();
+}
+TEST_CASE("cuda device planning: int64 double matches the host", "[cuda]") {
+  device_plans_match_host<int64_t, double>();
+}
+TEST_CASE("cuda device planning: int64 float matches the host", "[cuda]") {
+  device_plans_match_host<int64_t, float>();
+}
+
+TEST_CASE("cuda device planning: a bad device CSR fails with the host's message", "[cuda]") {
+  if (!cuda_available(0)) {
+    WARN("no CUDA device: skipped");
+    return;
+  }
+  Backend& b = cuda_backend(0);
+  const HostCsr<int32_t, double> good = generate_matrix("random:300:1:9", 3).cast<int32_t, double>();
+  struct Case {
+    const char* what;
+    void (*spoil)(HostCsr<int32_t, double>&);
+  };
+  const Case cases[] = {
+      {"row_ptr not monotone", [](HostCsr<int32_t, double>& a) { a.row_ptr[100] = a.row_ptr[101] + 1; }},
+      {"row_ptr[0] not the base", [](HostCsr<int32_t, double>& a) { a.row_ptr[0] = 1; }},
+      {"row_ptr[rows] not nnz", [](HostCsr<int32_t, double>& a) { a.row_ptr.back() -= 1; }},
+      {"column too large", [](HostCsr<int32_t, double>& a) { a.col_idx[77] = int32_t(a.cols); }},
+      {"column negative", [](HostCsr<int32_t, double>& a) { a.col_idx[5] = -2; }},
+  };
+  for (const Case& c : cases)
+    for (int base : {0, 1}) {
+      INFO(c.what << ", base " << base);
+      HostCsr<int32_t, double> bad = good;
+      c.spoil(bad);
+      // The host's verdict on the same arrays (shifted to the base) in host memory.
+      std::vector<int32_t> rp = bad.row_ptr, ci = bad.col_idx;
+      for (auto& x : rp) x += base;
+      for (auto& x : ci) x += base;
+      spmv_csr_t h = view(bad);
+      h.row_ptr = rp.data(), h.col_idx = ci.data(), h.index_base = base;
+      const spmv_options_t o = cuda_options(nullptr);
+      spmv_plan_t p = nullptr;
+      REQUIRE(spmv_plan(&p, &h, &o) == SPMV_STATUS_INVALID_MATRIX);
+      const std::string host_msg = spmv_last_error();
+      const DeviceCsr<int32_t, double> d(b, bad, base);
+      CHECK(spmv_plan(&p, &d.desc, &o) == SPMV_STATUS_INVALID_MATRIX);
+      CHECK(p == nullptr);
+      CHECK(std::string(spmv_last_error()) == host_msg);
+    }
+}
+
+TEST_CASE("cuda device planning: update_values, describe, and formats the device cannot build", "[cuda]") {
+  if (!cuda_available(0)) {
+    WARN("no CUDA device: skipped");
+    return;
+  }
+  Backend& b = cuda_backend(0);
+  // Rows of 1-40 nonzeros: every format here applies (powerlaw's long rows pad SELL too much).
+  const HostCsr<int32_t, double> a = generate_matrix("random:6000:1:40", 4).cast<int32_t, double>();
+  const DeviceCsr<int32_t, double> d(b, a, 1);
+  for (const char* name : {"csr", "csr_adaptive", "sell", "csr5"}) {
+    INFO("format " << name);
+    const spmv_options_t o = cuda_options(name);
+    spmv_plan_t p = nullptr;
+    REQUIRE(spmv_plan(&p, &d.desc, &o) == SPMV_STATUS_SUCCESS);
+    Plan& plan = plan_impl(p);
+    // csr5 has no device converter: the arrays are copied to the host and converted there.
+    CHECK(plan.converted_on_device() == (std::string(name) != "csr5"));
+    const char* json = nullptr;
+    REQUIRE(spmv_plan_describe(p, &json) == SPMV_STATUS_SUCCESS);
+    const std::string desc = json;
+    CHECK(desc.find(plan.converted_on_device() ? "\"conversion\":\"device\"" : "\"conversion\":\"host\"") !=
+          std::string::npos);
+    CHECK((desc.find("\"distinct_diagonals\":null") != std::string::npos) == plan.converted_on_device());
+    CHECK(check_plan(p, a, 11) == "");
+    // New values from device memory, then from host memory.
+    HostCsr<int32_t, double> a2 = a;
+    a2.val = random_vector<double>(a.nnz(), 12);
+    void* nv = b.alloc(a2.val.size() * sizeof(double));
+    b.upload(nv, a2.val.data(), a2.val.size() * sizeof(double));
+    REQUIRE(spmv_plan_update_values(p, nv, SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
+    b.free(nv);
+    CHECK(check_plan(p, a2, 13) == "");
+    a2.val = random_vector<double>(a.nnz(), 14);
+    REQUIRE(spmv_plan_update_values(p, a2.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
+    CHECK(check_plan(p, a2, 15) == "");
+    spmv_plan_destroy(p);
+  }
+}
+
+#endif  // SPMVJIT_WITH_CUDA
