@@ -194,8 +194,8 @@ HostArray DevicePlanner::values(int64_t padded) {
   return h;
 }
 
-AdaptiveCounts DevicePlanner::adaptive_layout(HostArray& blocks, HostArray& chunk_row,
-                                              HostArray& chunk_start) {
+AdaptiveCounts DevicePlanner::adaptive_layout(HostArray& blocks, HostArray& chunk_row, HostArray& chunk_start,
+                                              HostArray& block_nnz) {
   SPMVJIT_ASSERT(analyzed_, "adaptive_layout before analyze");
   SpmvArgs a = args();
   a.n[0] = windows_;
@@ -210,6 +210,7 @@ AdaptiveCounts DevicePlanner::adaptive_layout(HostArray& blocks, HostArray& chun
   blocks = alloc("row_blocks", nb + 1, is);
   chunk_row = alloc("chunk_row", nc, is);
   chunk_start = alloc("chunk_start", nc, is);
+  block_nnz = alloc("block_nnz", nb + 1, is);
   a = args();
   a.a[0] = in_.row_ptr;
   a.a[1] = win_blocks_.get();
@@ -217,6 +218,8 @@ AdaptiveCounts DevicePlanner::adaptive_layout(HostArray& blocks, HostArray& chun
   a.a[3] = blocks.device.get();
   a.a[4] = chunk_row.device.get();
   a.a[5] = chunk_start.device.get();
+  a.a[6] = block_nnz.device.get();
+  a.n[0] = in_.nnz;
   a.n[1] = windows_;
   launch("spmvjit_dp_adaptive_write", std::max<int64_t>(windows_, 1), a, kWindowBlock);
   int64_t long_rows = 0;

@@ -36,7 +36,8 @@ class DevicePlanner final : public DeviceConverter {
   HostArray row_ptr() override;
   HostArray col_idx(int64_t padded) override;
   HostArray values(int64_t padded) override;
-  AdaptiveCounts adaptive_layout(HostArray& blocks, HostArray& chunk_row, HostArray& chunk_start) override;
+  AdaptiveCounts adaptive_layout(HostArray& blocks, HostArray& chunk_row, HostArray& chunk_start,
+                                 HostArray& block_nnz) override;
   void sell(int64_t c, HostArray& slice_ptr, HostArray& col_idx, HostArray& values) override;
 
  private:

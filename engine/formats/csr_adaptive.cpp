@@ -85,7 +85,7 @@ class CsrAdaptiveFormat final : public Format {
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
     Estimate e;
     e.stored_entries = a.nnz;
-    e.matrix_bytes = is * (a.rows + 1 + a.nnz + nb + 1 + 2 * nc) + vs * a.nnz;
+    e.matrix_bytes = is * (a.rows + 1 + a.nnz + 2 * (nb + 1) + 2 * nc) + vs * a.nnz;
     e.reason = std::to_string(nb) + " row blocks, " + std::to_string(long_rows) + " long rows in " +
                std::to_string(nc) + " chunks";
     if (t.backend == BackendKind::cpu) {
@@ -120,8 +120,8 @@ class CsrAdaptiveFormat final : public Format {
     d.arrays.push_back(dc.row_ptr());
     d.arrays.push_back(dc.col_idx(padded));
     d.arrays.push_back(dc.values(padded));
-    d.arrays.resize(6);
-    const AdaptiveCounts c = dc.adaptive_layout(d.arrays[3], d.arrays[4], d.arrays[5]);
+    d.arrays.resize(7);
+    const AdaptiveCounts c = dc.adaptive_layout(d.arrays[3], d.arrays[4], d.arrays[5], d.arrays[6]);
     finish(d, dc.shape(), c.blocks, c.long_rows, c.chunks, t);
     return d;
   }
@@ -146,6 +146,9 @@ class CsrAdaptiveFormat final : public Format {
       d.arrays.push_back(index_array<I>("row_blocks", l.blocks));
       d.arrays.push_back(index_array<I>("chunk_row", l.chunk_row));
       d.arrays.push_back(index_array<I>("chunk_start", l.chunk_start));
+      HostArray bk = make_array<I>("block_nnz", int64_t(l.blocks.size()));
+      for (size_t i = 0; i < l.blocks.size(); ++i) bk.buf.template as<I>()[i] = I(a.row_begin(l.blocks[i]));
+      d.arrays.push_back(std::move(bk));
       finish(d, a, int64_t(l.blocks.size()) - 1, l.long_rows, int64_t(l.chunk_row.size()), t);
       return d;
     });

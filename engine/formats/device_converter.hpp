@@ -23,9 +23,11 @@ class DeviceConverter {
   virtual HostArray row_ptr() = 0;
   virtual HostArray col_idx(int64_t padded) = 0;
   virtual HostArray values(int64_t padded) = 0;
-  // csr_adaptive's GPU layout (adaptive_layout.hpp): row-block starts then rows, and the
-  // (row, first nonzero) of every chunk of a long row, all in the index type.
-  virtual AdaptiveCounts adaptive_layout(HostArray& blocks, HostArray& chunk_row, HostArray& chunk_start) = 0;
+  // csr_adaptive's GPU layout (adaptive_layout.hpp): row-block starts then rows, the (row, first
+  // nonzero) of every chunk of a long row, and each row block's first nonzero then nnz, all in
+  // the index type.
+  virtual AdaptiveCounts adaptive_layout(HostArray& blocks, HostArray& chunk_row, HostArray& chunk_start,
+                                         HostArray& block_nnz) = 0;
   // SELL-C with sigma = 1 (C a power of two <= 64): slice_ptr (int64, slices + 1), then col_idx
   // and values slice by slice, column-major, padded with the row's last column and zeros.
   // Refuses blown-up padding (slice_util::check_padding) before allocating col_idx and values.

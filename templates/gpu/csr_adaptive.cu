@@ -12,7 +12,8 @@
 // y with one atomicAdd (alpha applied), after the stream step applied beta.
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V) (both padded to a multiple of 4
 // entries so the last 16-byte load stays inside), a[3] row-block starts (I, n[0] + 1),
-// a[4] chunk row (I, n[2]), a[5] chunk first nonzero (I, n[2]).
+// a[4] chunk row (I, n[2]), a[5] chunk first nonzero (I, n[2]), a[6] each row block's first
+// nonzero (I, n[0] + 1; saves the dependent row_ptr load before the block can stream).
 // Launch: stream grid n[0], long grid n[2], both block SPMVJIT_ADAPTIVE_BLOCK.
 #ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude_cuda.h"
@@ -147,13 +148,15 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
   const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
   const I* SPMVJIT_RESTRICT blk = (const I*)a.a[3];
+  const I* SPMVJIT_RESTRICT bnz = (const I*)a.a[6];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
   const int t = int(threadIdx.x);
+  // Four independent loads: the block's rows and nonzeros come in one memory round trip.
   const i64 r0 = spmvjit_ldg(blk + blockIdx.x), r1 = spmvjit_ldg(blk + blockIdx.x + 1);
+  const i64 k0 = spmvjit_ldg(bnz + blockIdx.x), k1 = spmvjit_ldg(bnz + blockIdx.x + 1);
   const i64 nrows = r1 - r0;
-  const i64 k0 = spmvjit_ldg(rp + r0), k1 = spmvjit_ldg(rp + r1);
   if (k1 - k0 > kS) {  // a long row (alone in its row block): the long step adds its sum
     if (t == 0) y[r0] = (E & 1) ? V(0) : beta * y[r0];
     return;
@@ -162,9 +165,20 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
     adaptive_thin<E>(a, r0, nrows);
     return;
   }
-  for (i64 i = t; i < nrows; i += kBlock) rps[i] = spmvjit_ldg(rp + r0 + i);
-  if (t == 0) rps[nrows] = I(k1);
+  // Row bounds are loaded with the stream (registers), stored to shared memory after it.
+  I rv[kRowsPerThread];
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const i64 i = t + i64(j) * kBlock;
+    if (i < nrows) rv[j] = spmvjit_ldg(rp + r0 + i);
+  }
   for_products(ci, va, x, k0, k1, [&](i64 k, V p) { prod[k - k0] = p; });
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    const i64 i = t + i64(j) * kBlock;
+    if (i < nrows) rps[i] = rv[j];
+  }
+  if (t == 0) rps[nrows] = I(k1);
   spmvjit_sync_block();
   if (nrows == 1) {
     V s = 0;

@@ -264,7 +264,7 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_DP_BLOCK) spmvjit_dp_adapti
 
 // csr_adaptive, pass 2: writes the layout at the scanned offsets. a[0] row_ptr, a[1] / a[2]
 // block and chunk offsets per window (scanned, totals at [windows]), a[3] row_blocks, a[4]
-// chunk_row, a[5] chunk_start (index type); n[1] windows; n[7] base.
+// chunk_row, a[5] chunk_start, a[6] block_nnz (index type); n[0] nnz, n[1] windows; n[7] base.
 extern "C" __global__ void __launch_bounds__(SPMVJIT_DP_BLOCK) spmvjit_dp_adaptive_write(const SpmvArgs a) {
   using namespace dp;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
@@ -273,14 +273,19 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_DP_BLOCK) spmvjit_dp_adapti
   I* blocks = (I*)a.a[3];
   I* crow = (I*)a.a[4];
   I* cstart = (I*)a.a[5];
+  I* bnnz = (I*)a.a[6];
   const i64 windows = a.n[1], base = a.n[7];
   const i64 id = i64(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id == 0) blocks[boff[windows]] = I(a.rows);
+  if (id == 0) blocks[boff[windows]] = I(a.rows), bnnz[boff[windows]] = I(a.n[0]);
   for (i64 w = id; w < windows; w += i64(gridDim.x) * blockDim.x) {
     const i64 r0 = w * kWindow, r1 = r0 + kWindow < a.rows ? r0 + kWindow : a.rows;
     i64 nb = boff[w], nc = coff[w];
     adaptive_window(
-        rp, r0, r1, [&](i64 r) { blocks[nb++] = I(r); },
+        rp, r0, r1,
+        [&](i64 r) {
+          bnnz[nb] = I(spmvjit_ldg(rp + r) - base);
+          blocks[nb++] = I(r);
+        },
         [&](i64 r, i64 len, i64 b) {
           for (i64 k = b - base; k < b - base + len; k += kS) crow[nc] = I(r), cstart[nc] = I(k), ++nc;
         });
