@@ -194,6 +194,7 @@ void Plan::plan_on_device(const CsrRef& user, int base, const std::string& force
   } else {
     device_pattern_[0] = dp.row_ptr();
     device_pattern_[1] = dp.col_idx(nnz_);
+    for (const HostArray& h : device_pattern_) device_bytes_ += h.count * int64_t(h.elem);
   }
   backend_->synchronize(nullptr);
   converted_on_device_ = true;

@@ -218,6 +218,13 @@ TEST_CASE("cuda device planning: update_values, describe, and formats the device
     CHECK(desc.find(plan.converted_on_device() ? "\"conversion\":\"device\"" : "\"conversion\":\"host\"") !=
           std::string::npos);
     CHECK((desc.find("\"distinct_diagonals\":null") != std::string::npos) == plan.converted_on_device());
+    // Device bytes held: the format's arrays, plus the kept pattern when they are not CSR.
+    int64_t held = 0;
+    for (const HostArray& h : plan.data().arrays)
+      if (h.name != "parts") held += h.count * int64_t(h.elem);
+    if (std::string(name) == "sell") held += (a.rows + 1 + a.nnz()) * int64_t(sizeof(int32_t));
+    if (plan.converted_on_device())
+      CHECK(desc.find("\"device\":" + std::to_string(held) + "}") != std::string::npos);
     CHECK(check_plan(p, a, 11) == "");
     // New values from device memory, then from host memory.
     HostCsr<int32_t, double> a2 = a;
