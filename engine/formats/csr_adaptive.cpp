@@ -43,20 +43,6 @@ Layout make_layout(const CsrRef& a, const TargetInfo& t) {
   return l;
 }
 
-// The row-block and chunk counts of the layout without building it (the CPU estimate).
-Layout count_layout(const CsrRef& a, const TargetInfo& t) {
-  const int64_t max_rows = t.backend == BackendKind::cpu ? kCpuRows : kGpuRows;
-  Layout l;
-  int64_t blocks = 0, chunks = 0;
-  for (int64_t w = 0; w < a.rows; w += kWindow)
-    window(
-        w, std::min(a.rows, w + kWindow), max_rows, [&](int64_t r) { return a.row_len(r); },
-        [&](int64_t) { ++blocks; }, [&](int64_t, int64_t len) { ++l.long_rows, chunks += chunks_of(len); });
-  l.blocks.resize(size_t(blocks) + 1);
-  l.chunk_row.resize(size_t(chunks));
-  return l;
-}
-
 template <class I>
 HostArray index_array(const std::string& name, const std::vector<int64_t>& v) {
   HostArray h = make_array<I>(name, int64_t(v.size()));
@@ -79,7 +65,7 @@ class CsrAdaptiveFormat final : public Format {
     // host); CPU: its 256-row layout, counted here.
     int64_t nb = s.adaptive_blocks, long_rows = s.long_rows, nc = s.long_chunks;
     if (t.backend == BackendKind::cpu) {
-      const Layout l = count_layout(a, t);
+      const Layout l = make_layout(a, t);
       nb = int64_t(l.blocks.size()) - 1, long_rows = l.long_rows, nc = int64_t(l.chunk_row.size());
     }
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
