@@ -142,8 +142,10 @@ template <int E>
 SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   using namespace adaptive;
   SPMVJIT_SHARED V prod[kS];
-  SPMVJIT_SHARED I rps[kRows + 1];
+  SPMVJIT_SHARED int rps[kRows + 1];
   SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
+  SPMVJIT_SHARED int wide[kS / (SPMVJIT_WARP + 1) + 1];  // rows queued for a warp
+  SPMVJIT_SHARED int nwide;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
   const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
@@ -156,7 +158,7 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   // Four independent loads: the block's rows and nonzeros come in one memory round trip.
   const i64 r0 = spmvjit_ldg(blk + blockIdx.x), r1 = spmvjit_ldg(blk + blockIdx.x + 1);
   const i64 k0 = spmvjit_ldg(bnz + blockIdx.x), k1 = spmvjit_ldg(bnz + blockIdx.x + 1);
-  const i64 nrows = r1 - r0;
+  const int nrows = int(r1 - r0);
   if (k1 - k0 > kS) {  // a long row (alone in its row block): the long step adds its sum
     if (t == 0) y[r0] = (E & 1) ? V(0) : beta * y[r0];
     return;
@@ -165,46 +167,72 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
     adaptive_thin<E>(a, r0, nrows);
     return;
   }
-  // Row bounds are loaded with the stream (registers), stored to shared memory after it.
+  // Row bounds are loaded with the stream (registers), stored to shared memory after it, as
+  // offsets from k0.
   I rv[kRowsPerThread];
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j) {
-    const i64 i = t + i64(j) * kBlock;
+    const int i = t + j * kBlock;
     if (i < nrows) rv[j] = spmvjit_ldg(rp + r0 + i);
   }
   for_products(ci, va, x, k0, k1, [&](i64 k, V p) { prod[k - k0] = p; });
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j) {
-    const i64 i = t + i64(j) * kBlock;
-    if (i < nrows) rps[i] = rv[j];
+    const int i = t + j * kBlock;
+    if (i < nrows) rps[i] = int(i64(rv[j]) - k0);
   }
-  if (t == 0) rps[nrows] = I(k1);
+  if (t == 0) rps[nrows] = int(k1 - k0), nwide = 0;
   spmvjit_sync_block();
   if (nrows == 1) {
     V s = 0;
-    for (i64 i = t; i < k1 - k0; i += kBlock) s += prod[i];
+    for (int i = t; i < int(k1 - k0); i += kBlock) s += prod[i];
     s = block_sum(s, ws);
     if (t == 0) y[r0] = spmvjit_epilogue<E>(s, y, r0, alpha, beta);
     return;
   }
-  if (nrows > kBlock) {  // one thread per row, rows t, t + BLOCK, ...
-    for (i64 row = t; row < nrows; row += kBlock) {
+  // Lane groups: the largest power of two <= 32 lanes per row with nrows groups fitting in the
+  // block (1 past BLOCK / 32 rows: a thread per row, several rows per thread past BLOCK). A row
+  // longer than 32 times its group is queued for a whole warp instead, so one long row among
+  // many short ones does not hold the block.
+  int tpr = SPMVJIT_WARP;
+  while (tpr > 1 && tpr * nrows > kBlock) tpr >>= 1;
+  bool queued = false;
+  if (tpr == 1) {
+    for (int row = t; row < nrows; row += kBlock) {
+      const int b = rps[row], e = rps[row + 1];
+      if (e - b > SPMVJIT_WARP) {
+        wide[spmvjit_atomic_inc_shared(&nwide)] = row, queued = true;
+        continue;
+      }
       V s = 0;
-      for (i64 k = i64(rps[row]) - k0, e = i64(rps[row + 1]) - k0; k < e; ++k) s += prod[k];
+      for (int k = b; k < e; ++k) s += prod[k];
       y[r0 + row] = spmvjit_epilogue<E>(s, y, r0 + row, alpha, beta);
     }
-    return;
+  } else {  // at most one row per group: every lane reaches the shuffles
+    const int row = t / tpr, g = t & (tpr - 1);
+    const int b = row < nrows ? rps[row] : 0, e = row < nrows ? rps[row + 1] : 0;
+    const bool w = tpr < SPMVJIT_WARP && e - b > SPMVJIT_WARP * tpr;
+    V s = 0;
+    if (!w)
+      for (int k = b + g; k < e; k += tpr) s += prod[k];
+    for (int d = tpr / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
+    if (g == 0 && row < nrows) {
+      if (w)
+        wide[spmvjit_atomic_inc_shared(&nwide)] = row, queued = true;
+      else
+        y[r0 + row] = spmvjit_epilogue<E>(s, y, r0 + row, alpha, beta);
+    }
   }
-  // Lanes per row: the largest power of two <= 32 with nrows groups fitting in the block.
-  int tpr = SPMVJIT_WARP;
-  while (i64(tpr) * nrows > kBlock) tpr >>= 1;
-  const i64 row = t / tpr;
-  const int g = t & (tpr - 1);
-  V s = 0;
-  if (row < nrows)
-    for (i64 k = i64(rps[row]) - k0 + g, e = i64(rps[row + 1]) - k0; k < e; k += tpr) s += prod[k];
-  for (int d = tpr / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
-  if (g == 0 && row < nrows) y[r0 + row] = spmvjit_epilogue<E>(s, y, r0 + row, alpha, beta);
+  if (!spmvjit_sync_block_or(queued)) return;
+  // Queued rows, one warp each (each row's sum in a fixed order whatever the queue order).
+  const int lane = spmvjit_lane();
+  for (int i = t / SPMVJIT_WARP; i < nwide; i += kBlock / SPMVJIT_WARP) {
+    const int row = wide[i], e = rps[row + 1];
+    V s = 0;
+    for (int k = rps[row] + lane; k < e; k += SPMVJIT_WARP) s += prod[k];
+    for (int d = SPMVJIT_WARP / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
+    if (lane == 0) y[r0 + row] = spmvjit_epilogue<E>(s, y, r0 + row, alpha, beta);
+  }
 }
 
 template <int E>

@@ -58,6 +58,10 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared storage (block-cooperative kernels such as csr_adaptive).
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
+// Barrier that also returns whether p held in any thread of the block.
+SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
+// Returns the old value (shared memory).
+SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 #define SPMVJIT_SHARED __shared__
 
 // E bit 0: beta == 0 (y is not read); bit 1: alpha == 1.
