@@ -293,6 +293,10 @@ void Plan::upload_arrays() {
 }
 
 void Plan::bind_entries() {
+  // An early step starts before the previous step ends; the first has no step of its own to wait
+  // for (it would overlap the caller's kernels that produce x).
+  SPMVJIT_ASSERT(data_.steps.empty() || !data_.steps[0].early,
+                 "the first launch step of " + data_.format + " is marked early");
   for (int e = 0; e < kEpilogueVariants; ++e) {
     entries_[e].clear();
     for (const LaunchStep& s : data_.steps) entries_[e].push_back(module_->entry(s.entry + "_" + std::to_string(e)));

@@ -87,7 +87,7 @@ class CooFormat final : public Format {
       const int64_t warps = (a.nnz + chunk - 1) / chunk;
       d.ints[1] = chunk;
       d.steps.push_back({"spmvjit_scale", gpu_grid(a.rows), kGpuBlock, 0});
-      d.steps.push_back({"spmvjit_part", gpu_grid(warps, kGpuBlock / t.warp_size), kGpuBlock, 0});
+      d.steps.push_back({"spmvjit_part", gpu_grid(warps, kGpuBlock / t.warp_size), kGpuBlock, 0, true});
     }
     return d;
   }

@@ -215,8 +215,8 @@ class Csr5Format final : public Format {
     } else {
       constexpr int kBlock = 128, kFixupBlock = 256;  // a warp per tile (and one for the tail)
       d.steps.push_back({"spmvjit_part", ceil_div((ntiles + 1) * 32, kBlock), kBlock, 0});
-      d.steps.push_back({"spmvjit_fixup", ceil_div(ntiles + 1 + int64_t(empty.size()), kFixupBlock),
-                         kFixupBlock, 0});
+      d.steps.push_back(
+          {"spmvjit_fixup", ceil_div(ntiles + 1 + int64_t(empty.size()), kFixupBlock), kFixupBlock, 0, true});
     }
     return d;
   }

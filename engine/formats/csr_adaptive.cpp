@@ -157,7 +157,7 @@ class CsrAdaptiveFormat final : public Format {
     // The row-block step goes first: it applies beta to the long rows the chunks add into.
     const bool cpu = t.backend == BackendKind::cpu;
     if (nb > 0) d.steps.push_back({"spmvjit_part", cpu ? parts : nb, cpu ? 1 : int(kBlock), 0});
-    if (nc > 0) d.steps.push_back({"spmvjit_long", cpu ? parts : nc, cpu ? 1 : int(kBlock), 0});
+    if (nc > 0) d.steps.push_back({"spmvjit_long", cpu ? parts : nc, cpu ? 1 : int(kBlock), 0, !cpu});
   }
 };
 

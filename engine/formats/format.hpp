@@ -49,6 +49,9 @@ struct LaunchStep {
   int64_t grid = 1;
   int block = 1;
   size_t shmem = 0;
+  // GPU: may start before the previous step ends (programmatic dependent launch where the device
+  // has it); the kernel calls spmvjit_grid_wait() before it touches what earlier steps write.
+  bool early = false;
 };
 
 inline constexpr int kMaxArrays = 8;

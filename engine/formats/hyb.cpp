@@ -170,9 +170,8 @@ class HybFormat final : public Format {
       if (tail) {
         const int64_t chunk = coo_warp_chunk(tail, t);
         d.ints[3] = chunk;
-        d.steps.push_back({"spmvjit_tail",
-                           gpu_grid((tail + chunk - 1) / chunk, kGpuBlock / t.warp_size), kGpuBlock,
-                           0});
+        d.steps.push_back({"spmvjit_tail", gpu_grid((tail + chunk - 1) / chunk, kGpuBlock / t.warp_size),
+                           kGpuBlock, 0, true});
       }
     }
     return d;

@@ -98,7 +98,7 @@ class MergeFormat final : public Format {
         d.ints[1] = kGpuItems;
         d.scratch_bytes = segs * int64_t(8 + sizeof(V));  // carry rows (i64), then carry sums
         d.steps.push_back({"spmvjit_part", gpu_grid(segs), kGpuBlock, 0});
-        d.steps.push_back({"spmvjit_fixup", gpu_grid(segs), kGpuBlock, 0});
+        d.steps.push_back({"spmvjit_fixup", gpu_grid(segs), kGpuBlock, 0, true});
       }
       return d;
     });

@@ -38,6 +38,8 @@ const Loaded<DriverApi>& load_driver() {
       l.why = "no CUDA device/driver: libcuda.so.1 lacks " + missing + " (driver too old)";
       return l;
     }
+    api.cuLaunchKernelEx =
+        reinterpret_cast<decltype(api.cuLaunchKernelEx)>(::dlsym(handle, SPMVJIT_CU_NAME(cuLaunchKernelEx)));
     const CUresult r = api.cuInit(0);
     if (r != CUDA_SUCCESS) {
       const char* name = nullptr;

@@ -34,6 +34,8 @@ namespace spmvjit::cuda {
 
 struct DriverApi {
   SPMVJIT_DRIVER_FUNCTIONS(SPMVJIT_CU_MEMBER)
+  // Optional (CUDA 11.8+ drivers): nullptr means plain cuLaunchKernel launches only.
+  SPMVJIT_CU_MEMBER(cuLaunchKernelEx)
 };
 struct NvrtcApi {
   SPMVJIT_NVRTC_FUNCTIONS(SPMVJIT_CU_MEMBER)

@@ -182,10 +182,17 @@ class CudaBackend final : public CudaBackendBase {
     api_->cuDeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev_);
     // Nominal DDR bandwidth; the benchmark measures the real copy bandwidth.
     info_.bandwidth_gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) * 1e-9;
+    // Programmatic dependent launch: sm_90 and later, a driver with cuLaunchKernelEx, and not
+    // turned off with SPMVJIT_CUDA_PDL=0 (for measuring).
+    int major = 0;
+    api_->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_);
+    const char* pdl = std::getenv("SPMVJIT_CUDA_PDL");
+    pdl_ = major >= 9 && api_->cuLaunchKernelEx && !(pdl && std::string(pdl) == "0");
     char name[256] = {};
     api_->cuDeviceGetName(name, sizeof name, dev_);
     log_info("cuda: device " + std::to_string(device) + " " + name + " " + info_.target + ", " +
-             std::to_string(info_.sm_count) + " SMs, " + compiler_.version());
+             std::to_string(info_.sm_count) + " SMs, " + compiler_.version() +
+             (pdl_ ? ", early launches" : ""));
   }
 
   // Every entry point may run on a thread that never touched CUDA or holds another context.
@@ -195,6 +202,7 @@ class CudaBackend final : public CudaBackendBase {
       check(api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
   }
   const cuda::DriverApi& api() const { return *api_; }
+  bool pdl() const { return pdl_; }
 
   std::shared_ptr<LoadedModule> load(const std::vector<char>& binary, const std::string& key) override {
     make_current();
@@ -289,6 +297,7 @@ class CudaBackend final : public CudaBackendBase {
   CUcontext ctx_ = nullptr;
   std::mutex stage_mu_, upload_mu_;
   bool stage_tried_ = false;
+  bool pdl_ = false;
   void* stage_[2] = {nullptr, nullptr};  // pinned; kept for the process (the backend is never freed)
 };
 
@@ -298,9 +307,25 @@ void CudaExecutor::run(void* fn, const LaunchStep& step, const SpmvArgs& args, v
     fail(SPMV_STATUS_SIZE_OVERFLOW, "cuda: launch of " + std::to_string(step.grid) + " blocks exceeds the grid limit");
   b_.make_current();
   void* params[] = {const_cast<SpmvArgs*>(&args)};
-  const CUresult r = b_.api().cuLaunchKernel(static_cast<CUfunction>(fn), unsigned(step.grid), 1, 1,
-                                             unsigned(step.block), 1, 1, unsigned(step.shmem),
-                                             static_cast<CUstream>(stream), params, nullptr);
+  const auto f = static_cast<CUfunction>(fn);
+  const auto st = static_cast<CUstream>(stream);
+  CUresult r;
+  if (step.early && b_.pdl()) {
+    CUlaunchAttribute attr = {};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg = {};
+    cfg.gridDimX = unsigned(step.grid), cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = unsigned(step.block), cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = unsigned(step.shmem);
+    cfg.hStream = st;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    r = b_.api().cuLaunchKernelEx(&cfg, f, params, nullptr);
+  } else {
+    r = b_.api().cuLaunchKernel(f, unsigned(step.grid), 1, 1, unsigned(step.block), 1, 1,
+                                unsigned(step.shmem), st, params, nullptr);
+  }
   if (r != CUDA_SUCCESS)
     fail(SPMV_STATUS_EXECUTION_FAILED, "cuLaunchKernel(" + step.entry + ", grid " + std::to_string(step.grid) +
                                            ", block " + std::to_string(step.block) + ") failed: " +

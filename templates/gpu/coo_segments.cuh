@@ -18,7 +18,8 @@ SPMVJIT_DEVICE int coo_top_lane(unsigned m) {
 // Sums alpha * val[k] * x[col[k]] into y[row[k]] for k in this warp's chunk of entries (sorted
 // by row): a segmented suffix sum over each batch of SPMVJIT_WARP entries, one atomic per row
 // segment, and the batch's last segment carried into the next batch so a long row costs one
-// atomic per warp rather than per batch. y must already hold beta * y.
+// atomic per warp rather than per batch. y must already hold beta * y: the step that wrote it may
+// still run (an early launch) until spmvjit_grid_wait, before the first atomic.
 template <int E>
 SPMVJIT_DEVICE void coo_segments(const I* SPMVJIT_RESTRICT row, const I* SPMVJIT_RESTRICT col,
                                  const V* SPMVJIT_RESTRICT val, const V* SPMVJIT_RESTRICT x, V* y,
@@ -42,6 +43,7 @@ SPMVJIT_DEVICE void coo_segments(const I* SPMVJIT_RESTRICT row, const I* SPMVJIT
       const i64 orow = spmvjit_shfl_down(r, d);
       if (lane + d < SPMVJIT_WARP && orow == r) v += o;
     }
+    if (base == begin) spmvjit_grid_wait();
     const i64 prow = spmvjit_shfl_up(r, 1);
     const bool head = ok && (lane == 0 || prow != r);
     const int last_head = coo_top_lane(spmvjit_ballot(head));  // lane 0 is always a valid head

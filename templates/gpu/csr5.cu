@@ -126,11 +126,13 @@ SPMVJIT_DEVICE void csr5_fixup(const SpmvArgs& a) {
   if (g <= ntiles) {
     const i64 r = csr5_row(tp[g]);
     if (r >= a.rows || (g > 0 && csr5_row(tp[g - 1]) == r)) return;
+    spmvjit_grid_wait();  // launched early: the carries are the part step's
     V s = g > 0 ? tail[g - 1] : V(0);
     for (i64 u = g; u <= ntiles && csr5_row(tp[u]) == r; ++u) s += head[u];
     y[r] = spmvjit_epilogue<E>(s, y, r, alpha, beta);
   } else if (g - ntiles - 1 < a.n[5]) {
     const i64 r = (i64)aux[a.n[4] + g - ntiles - 1];
+    spmvjit_grid_wait();
     y[r] = spmvjit_epilogue<E>(V(0), y, r, alpha, beta);
   }
 }

@@ -9,7 +9,9 @@
 // thread per row, several rows per thread, past BLOCK rows). A row longer than S is its own row
 // block: the stream step only applies beta to it (y = beta*y, or 0 when beta == 0).
 // spmvjit_long_<e>: one block per chunk of S nonzeros of a long row; the block sum is added to
-// y with one atomicAdd (alpha applied), after the stream step applied beta.
+// y with one atomicAdd (alpha applied), after the stream step applied beta. It is launched early
+// (programmatic dependent launch, sm_90+): its blocks stream and sum their chunk in the stream
+// step's tail and wait for that step only before the atomic.
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V) (both padded to a multiple of 4
 // entries so the last 16-byte load stays inside), a[3] row-block starts (I, n[0] + 1),
 // a[4] chunk row (I, n[2]), a[5] chunk first nonzero (I, n[2]), a[6] each row block's first
@@ -155,6 +157,7 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   V* y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
   const int t = int(threadIdx.x);
+  spmvjit_grid_launch_dependents();  // the long step's blocks may fill this step's tail
   // Four independent loads: the block's rows and nonzeros come in one memory round trip.
   const i64 r0 = spmvjit_ldg(blk + blockIdx.x), r1 = spmvjit_ldg(blk + blockIdx.x + 1);
   const i64 k0 = spmvjit_ldg(bnz + blockIdx.x), k1 = spmvjit_ldg(bnz + blockIdx.x + 1);
@@ -253,7 +256,10 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   V s = 0;
   for_products(ci, va, x, ks, ke, [&](i64, V p) { s += p; });
   s = block_sum(s, ws);
-  if (threadIdx.x == 0) spmvjit_atomic_add(y + r, (E & 2) ? s : V(a.alpha) * s);
+  if (threadIdx.x == 0) {
+    spmvjit_grid_wait();  // launched early: the row-block step must have applied beta to y[r]
+    spmvjit_atomic_add(y + r, (E & 2) ? s : V(a.alpha) * s);
+  }
 }
 
 SPMVJIT_EXPORT_KERNEL(adaptive_stream, spmvjit_part, SPMVJIT_ADAPTIVE_BLOCK)

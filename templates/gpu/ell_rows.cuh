@@ -13,6 +13,7 @@ SPMVJIT_DEVICE void ell_rows(const SpmvArgs& a) {
   const V* SPMVJIT_RESTRICT val = (const V*)a.a[1];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
+  spmvjit_grid_launch_dependents();  // HYB's tail step streams its entries in this step's tail
   const i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= a.rows) return;
   const i64 w = a.n[0], stride = a.n[1];

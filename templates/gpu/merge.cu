@@ -27,6 +27,7 @@ SPMVJIT_DEVICE void merge_part(const SpmvArgs& a) {
   const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
+  spmvjit_grid_launch_dependents();
   const i64 seg = (i64)blockIdx.x * blockDim.x + threadIdx.x;
   const i64 segs = a.n[0];
   if (seg >= segs) return;
@@ -54,6 +55,7 @@ template <int E>
 SPMVJIT_DEVICE void merge_fixup(const SpmvArgs& a) {
   const i64 seg = (i64)blockIdx.x * blockDim.x + threadIdx.x;
   if (seg >= a.n[0]) return;
+  spmvjit_grid_wait();  // launched early: the carries are the part step's
   const i64* carry_row = (const i64*)a.scratch;
   const V* carry_val = (const V*)(carry_row + a.n[0]);
   const i64 r = carry_row[seg];

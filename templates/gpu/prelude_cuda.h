@@ -63,6 +63,20 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 // Returns the old value (shared memory).
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 #define SPMVJIT_SHARED __shared__
+// Programmatic dependent launch (sm_90+; no-ops below, and when the launch did not ask for it).
+// A step launched early (LaunchStep::early) calls spmvjit_grid_wait() before it touches anything
+// the previous step writes; a step may call spmvjit_grid_launch_dependents() to let the next
+// step's blocks start in its tail.
+SPMVJIT_DEVICE void spmvjit_grid_wait() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+SPMVJIT_DEVICE void spmvjit_grid_launch_dependents() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
 
 // E bit 0: beta == 0 (y is not read); bit 1: alpha == 1.
 template <int E>
