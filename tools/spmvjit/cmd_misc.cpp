@@ -13,10 +13,14 @@
 namespace spmvjit::cli {
 
 int cmd_inspect(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "json"}, {"gen", "seed", "backend"});
+  Args args(argc, argv, 2, {"help", "json"}, {"gen", "seed", "backend", "target"});
   if (args.has("help")) {
-    std::fputs("usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda]\n"
-               "  prints MatrixStats and, when the backend exists, the planner's ranking\n", stdout);
+    std::fputs(
+        "usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda] [--target sm_XY]\n"
+        "  prints MatrixStats and, when the backend exists, the planner's ranking; with\n"
+        "  --backend cuda --target, ranks for that GPU without one (the GPU cost model reads\n"
+        "  no device facts)\n",
+        stdout);
     return 0;
   }
   std::string name;
@@ -32,12 +36,21 @@ int cmd_inspect(int argc, char** argv) {
                            : b == SPMV_BACKEND_CPU ? BackendKind::cpu
                            : backend_available(BackendKind::cuda, 0) ? BackendKind::cuda
                                                                       : BackendKind::cpu;
-  if (!backend_available(kind, 0)) return 0;
+  const bool nominal = kind == BackendKind::cuda && args.has("target");
+  if (!nominal && !backend_available(kind, 0)) return 0;
   const auto i32 = a.cast<int32_t, double>();
-  TargetInfo t = get_backend(kind, 0).target();
+  TargetInfo t;
+  if (nominal)
+    t.backend = BackendKind::cuda, t.target = args.get("target"), t.simd_bytes = 0;
+  else
+    t = get_backend(kind, 0).target();
   const PlanChoice c = choose_format(i32.ref(), s, t, "");
-  std::printf("planner (%s, int32/double): %s %s\n  %s\n", to_string(kind), c.format->name().c_str(),
-              params_json(c.params).c_str(), c.why.c_str());
+  std::printf("planner (%s %s, int32/double): %s %s\n  %s\nranking (cost in byte-equivalents):\n",
+              to_string(kind), t.target.c_str(), c.format->name().c_str(), params_json(c.params).c_str(),
+              c.why.c_str());
+  for (const Candidate& k : c.considered)
+    std::printf("  %-12s %-26s %12.4g  %s\n", k.format->name().c_str(), params_json(k.params).c_str(),
+                k.score, k.estimate.reason.c_str());
   return 0;
 }
 
