@@ -1,10 +1,15 @@
 // Code generation: canonical KernelSpec text, constants ahead of the prelude, every CPU template
-// compiling standalone, and compile errors surfacing with the compiler's diagnostic.
+// compiling standalone, compile errors surfacing with the compiler's diagnostic, and GPU launch
+// steps that start early only where their kernels wait for the step before.
 #include <catch2/catch.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "codegen/kernel_spec.hpp"
+#include "engine/formats/format.hpp"
+#include "engine/gen/generators.hpp"
+#include "engine/stats.hpp"
 #include "runtime/backend.hpp"
 #include "tests/test_support.hpp"
 
@@ -161,4 +166,42 @@ TEST_CASE("a compile error is COMPILE_FAILED with clang's diagnostic", "[codegen
   }
   // A load of garbage bytes is an error too, not a crash.
   CHECK_THROWS_AS(b.load(std::vector<char>(64, 'x'), "garbage"), Error);
+}
+
+TEST_CASE("GPU launch steps start early only after the first and in kernels that wait", "[codegen]") {
+  TargetInfo t;
+  t.backend = BackendKind::cuda;
+  t.target = "sm_90";
+  t.simd_bytes = 0;
+  std::set<std::string> early;
+  for (const char* spec : {"denserows:3000:3:8", "powerlaw:3000", "random:400:1:40"}) {
+    const auto a = generate_matrix(spec, 3);
+    const MatrixStats s = compute_stats(a.ref());
+    for (const Format* f : all_formats()) {
+      if (!f->supports(BackendKind::cuda)) continue;
+      for (const FormatParams& p : f->candidates(a.ref(), s, t)) {
+        INFO(f->name() << " " << params_json(p) << " on " << spec);
+        FormatData d;
+        try {
+          d = f->convert(a.ref(), p, t);
+        } catch (const Error& e) {
+          CHECK(e.status() == SPMV_STATUS_UNSUPPORTED);
+          continue;
+        }
+        REQUIRE_FALSE(d.steps.empty());
+        CHECK_FALSE(d.steps[0].early);  // it would overlap the caller's kernels that write x
+        for (const LaunchStep& step : d.steps) {
+          if (!step.early) continue;
+          early.insert(f->name());
+          const char* body = find_template("gpu/" + f->template_name() + ".cu");
+          REQUIRE(body);
+          std::string text = body;
+          for (const std::string& lib : f->template_libraries(BackendKind::cuda))
+            text += find_template("gpu/" + lib);
+          CHECK(text.find("spmvjit_grid_wait();") != std::string::npos);
+        }
+      }
+    }
+  }
+  CHECK(early == std::set<std::string>{"coo", "csr5", "csr_adaptive", "hyb", "merge"});
 }
