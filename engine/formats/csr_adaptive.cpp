@@ -86,15 +86,9 @@ class CsrAdaptiveFormat final : public Format {
     return e;
   }
 
+  // Arrays 0-2 are the CSR arrays (the padding past nnz is never reached through row_ptr).
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* rp = d.arrays[0].buf.template as<I>();
-      const I* ci = d.arrays[1].buf.template as<I>();
-      const V* va = d.arrays[2].buf.template as<V>();
-      for (int64_t r = 0; r < shape.rows; ++r)
-        for (int64_t k = rp[r]; k < rp[r + 1]; ++k)
-          if (va[k] != V(0)) out.push_back({r, int64_t(ci[k]), double(va[k])});
-    });
+    csr_layout_to_triplets(d, shape, out);
   }
 
   bool converts_on_device() const override { return true; }
