@@ -4,18 +4,19 @@
 #include <string>
 #include <vector>
 
-#include "engine/csr.hpp"
-#include "engine/formats/format.hpp"
+#include "core/target.hpp"
+#include "core/types.hpp"
 
 namespace spmvjit {
 
 // Everything baked into one kernel module. Matrix sizes and pointers are never part of it,
-// so the set of specs is finite and `warmup` can enumerate it.
+// so the set of specs is finite and `warmup` can enumerate it. Codegen reads nothing but this.
 struct KernelSpec {
   BackendKind backend = BackendKind::cpu;
-  std::string target;  // exact device: "sm_90", "gfx90a", host CPU name + features
-  std::string format;
-  std::string template_name;
+  std::string target;         // exact device: "sm_90", "gfx90a:sramecc+:xnack-", host CPU name + features
+  int warp_size = 0;          // GPU: threads per warp/wavefront (SPMVJIT_WARP); 0 on the CPU
+  std::string format;         // the format (or other module, e.g. "device_plan") it serves
+  std::string template_name;  // templates/<cpu|gpu>/<template_name>.<cpp|cu>
   IndexType index = IndexType::i32;
   ValueType value = ValueType::f64;
   FormatParams constants;  // baked as #define SPMVJIT_<NAME>
@@ -24,19 +25,19 @@ struct KernelSpec {
   std::string serialize() const;
 };
 
+// The spec's exact target from a backend's description (backend, target string, warp size).
+KernelSpec spec_for(const TargetInfo& t, const std::string& format, const std::string& template_name,
+                    IndexType index, ValueType value, FormatParams constants = {});
+
 struct KernelSource {
   std::string name;  // "<format>.cpp" / "<format>.cu": the compiler's file name
   std::string text;
   std::vector<std::string> options;  // compiler options, part of the cache key
 };
 
-// Epilogue variants compiled into every module: entry names end in _<e>.
-inline constexpr int kEpilogueBetaZero = 1;
-inline constexpr int kEpilogueAlphaOne = 2;
-inline constexpr int kEpilogueVariants = 4;
-
-// Constants header + backend prelude + format template. Throws INTERNAL_ERROR if the template
-// does not exist.
+// Constants, then the template with its #include "..." lines resolved from the embedded
+// templates (each file once; "gpu/prelude.h" stands for the backend's own prelude). Throws
+// INTERNAL_ERROR if a template or an included file does not exist.
 KernelSource generate_source(const KernelSpec& spec);
 
 // Hex digest of (source, options, backend, target, compiler version, cache-format version).
@@ -46,9 +47,5 @@ std::string cache_key(const KernelSpec& spec, const KernelSource& src,
 // Embedded template text by relative path ("cpu/csr.cpp"); nullptr if absent.
 const char* find_template(const std::string& path);
 std::vector<std::string> template_names();
-
-// 128-bit non-cryptographic digest as 32 hex characters.
-std::string digest_hex(const void* data, size_t bytes);
-uint64_t checksum64(const void* data, size_t bytes);
 
 }  // namespace spmvjit

@@ -3,13 +3,10 @@
 #include <new>
 #include <string>
 
+#include "core/log.hpp"
 #include "engine/device_plan.hpp"
-#include "engine/log.hpp"
 #include "engine/measure_planning.hpp"
 #include "engine/plan.hpp"
-#ifdef SPMVJIT_WITH_CUDA
-#include "runtime/cuda/cuda_backend.hpp"
-#endif
 #include "spmvjit/spmvjit.h"
 
 struct spmv_plan_s {
@@ -132,15 +129,8 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
     const BackendKind kind = backend == SPMV_BACKEND_CUDA ? BackendKind::cuda
                              : backend == SPMV_BACKEND_HIP ? BackendKind::hip
                                                            : BackendKind::cpu;
-    require(target == nullptr || std::string(target) == "native" || kind != BackendKind::cpu,
-            "the CPU backend only warms up its own host ('native')");
-#ifdef SPMVJIT_WITH_CUDA
-    // CUDA: NVRTC alone compiles for a named sm_XY, no device needed; NULL/"native" = device 0.
-    const bool named = target != nullptr && std::string(target) != "native";
-    Backend& b = kind == BackendKind::cuda && named ? cuda_compiler(target) : get_backend(kind, 0);
-#else
-    Backend& b = get_backend(kind, 0);
-#endif
+    // GPUs: the compiler alone builds for a named target, no device needed; NULL/"native" = device 0.
+    Backend& b = backend_compiler(kind, target);
     const std::string dir = resolve_cache_dir(cache_dir);
     require(!dir.empty(), "warmup needs a cache directory");
     int n = 0;
@@ -149,7 +139,7 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
       for (ValueType v : {ValueType::f32, ValueType::f64})
         for (IndexType i : {IndexType::i32, IndexType::i64})
           for (const FormatParams& c : f->kernel_variants(b.target(), v)) {
-            KernelSpec spec{kind, b.target().target, f->name(), f->template_name(), i, v, c};
+            const KernelSpec spec = spec_for(b.target(), f->name(), f->template_name(), i, v, c);
             CacheOutcome o;
             ensure_cached(b, spec, dir, &o);
             ++n;

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <vector>
 
+#include "core/log.hpp"
 #include "engine/formats/adaptive_layout.hpp"
 #include "engine/formats/slice_util.hpp"
-#include "engine/log.hpp"
 #include "engine/validate.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 
@@ -42,7 +42,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 KernelSpec device_plan_spec(const Backend& backend, IndexType index, ValueType value) {
-  return KernelSpec{backend.kind(), backend.target().target, "device_plan", "device_plan", index, value, {}};
+  return spec_for(backend.target(), "device_plan", "device_plan", index, value);
 }
 
 std::shared_ptr<void> device_alloc(Backend& backend, size_t bytes) {

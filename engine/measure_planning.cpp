@@ -10,7 +10,8 @@
 #include <limits>
 #include <vector>
 
-#include "engine/log.hpp"
+#include "core/digest.hpp"
+#include "core/log.hpp"
 #include "engine/reference.hpp"
 
 namespace spmvjit {

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/log.hpp"
+#include "core/parallel.hpp"
 #include "engine/device_plan.hpp"
-#include "engine/log.hpp"
-#include "engine/parallel.hpp"
 #include "engine/validate.hpp"
 
 namespace spmvjit {
@@ -24,8 +24,7 @@ BackendKind pick_backend(spmv_backend_t b, int device) {
     case SPMV_BACKEND_CPU: return BackendKind::cpu;
     case SPMV_BACKEND_CUDA: return BackendKind::cuda;
     case SPMV_BACKEND_HIP: return BackendKind::hip;
-    case SPMV_BACKEND_AUTO:
-      return backend_available(BackendKind::cuda, device) ? BackendKind::cuda : BackendKind::cpu;
+    case SPMV_BACKEND_AUTO: return auto_backend(device);
   }
   fail(SPMV_STATUS_INVALID_VALUE, "unknown backend " + std::to_string(int(b)));
 }
@@ -84,13 +83,8 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
   else
     plan_on_host(user, a.memory == SPMV_MEMORY_DEVICE, a.index_base, forced);
 
-  spec_.backend = backend_->kind();
-  spec_.target = target_.target;
-  spec_.format = choice_.format->name();
-  spec_.template_name = choice_.format->template_name();
-  spec_.index = index_;
-  spec_.value = value_;
-  spec_.constants = choice_.format->kernel_constants(choice_.params);
+  spec_ = spec_for(target_, choice_.format->name(), choice_.format->template_name(), index_, value_,
+                   choice_.format->kernel_constants(choice_.params));
   module_ = get_kernel(*backend_, spec_, cache_dir_, &cache_);
   timings_.codegen = cache_.generate_seconds;
   timings_.compile += cache_.compile_seconds;

@@ -1,8 +1,8 @@
 // Computes MatrixStats in one pass over the CSR structure.
 #include "engine/stats.hpp"
 
+#include "core/parallel.hpp"
 #include "engine/formats/adaptive_layout.hpp"
-#include "engine/parallel.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "engine/parallel.hpp"
+#include "core/parallel.hpp"
 
 namespace spmvjit {
 namespace {

@@ -1,56 +1,50 @@
-// Backend registry: which backends this build has and whether their devices are present.
+// Backend registry: the providers the backends' translation units registered at start-up.
 #include "runtime/backend.hpp"
 
+#include <array>
+
+#include "core/error.hpp"
+
 namespace spmvjit {
+namespace {
 
-#ifdef SPMVJIT_WITH_CPU
-Backend& cpu_backend();
-#endif
-#ifdef SPMVJIT_WITH_CUDA
-Backend& cuda_backend(int device);  // throws NO_DEVICE
-bool cuda_available(int device);
-#endif
-
-Backend& get_backend(BackendKind kind, int device) {
-  switch (kind) {
-    case BackendKind::cpu:
-#ifdef SPMVJIT_WITH_CPU
-      return cpu_backend();
-#else
-      fail(SPMV_STATUS_UNSUPPORTED, "this spmvjit build has no CPU backend (built without LLVM 19)");
-#endif
-    case BackendKind::cuda:
-#ifdef SPMVJIT_WITH_CUDA
-      return cuda_backend(device);
-#else
-      (void)device;
-      fail(SPMV_STATUS_UNSUPPORTED, "this spmvjit build has no CUDA backend");
-#endif
-    case BackendKind::hip:
-      fail(SPMV_STATUS_UNSUPPORTED, "this spmvjit build has no HIP backend");
-  }
-  fail(SPMV_STATUS_INVALID_VALUE, "unknown backend");
+// One slot per kind; filled during static initialization, read-only afterwards.
+std::array<const BackendProvider*, 3>& providers() {
+  static std::array<const BackendProvider*, 3> p{};
+  return p;
 }
 
+const BackendProvider& provider(BackendKind kind) {
+  const BackendProvider* p = providers()[size_t(kind)];
+  static const char* const kNames[] = {"CPU backend (built without LLVM 19)", "CUDA backend", "HIP backend"};
+  if (!p) fail(SPMV_STATUS_UNSUPPORTED, std::string("this spmvjit build has no ") + kNames[size_t(kind)]);
+  return *p;
+}
+
+}  // namespace
+
+bool register_backend(const BackendProvider& p) {
+  providers()[size_t(p.kind)] = &p;
+  return true;
+}
+
+Backend& get_backend(BackendKind kind, int device) { return provider(kind).device(device); }
+
 bool backend_available(BackendKind kind, int device) {
-  (void)device;
-  switch (kind) {
-    case BackendKind::cpu:
-#ifdef SPMVJIT_WITH_CPU
-      return true;
-#else
-      return false;
-#endif
-    case BackendKind::cuda:
-#ifdef SPMVJIT_WITH_CUDA
-      return cuda_available(device);
-#else
-      return false;
-#endif
-    case BackendKind::hip:
-      return false;
-  }
-  return false;
+  const BackendProvider* p = providers()[size_t(kind)];
+  return p && p->available(device);
+}
+
+Backend& backend_compiler(BackendKind kind, const char* target) {
+  const std::string t = target ? target : "native";
+  if (t == "native") return get_backend(kind, 0);
+  return provider(kind).compiler(t);
+}
+
+BackendKind auto_backend(int device) {
+  for (BackendKind k : {BackendKind::cuda, BackendKind::hip})
+    if (backend_available(k, device)) return k;
+  return BackendKind::cpu;
 }
 
 }  // namespace spmvjit

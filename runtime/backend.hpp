@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "codegen/kernel_spec.hpp"
-#include "engine/formats/format.hpp"
-#include "runtime/kernel_args.hpp"
+#include "core/error.hpp"
+#include "core/kernel_args.hpp"
+#include "core/target.hpp"
 
 namespace spmvjit {
 
@@ -61,10 +62,31 @@ inline KernelSource generate_source_for(Backend& backend, const KernelSpec& spec
   return src;
 }
 
-// The backend singleton for a kind and device. Throws NO_DEVICE / UNSUPPORTED when the build
-// lacks it or no device is present.
+// How a backend plugs in: each backend's translation unit registers one provider at static
+// initialization (SPMVJIT_REGISTER_BACKEND); nothing else names it. A build without a backend
+// simply has no provider for that kind.
+struct BackendProvider {
+  BackendKind kind;
+  // True if a usable device exists (never throws).
+  bool (*available)(int device);
+  // The backend singleton of a device. Throws NO_DEVICE saying why.
+  Backend& (*device)(int device);
+  // A backend that compiles for a named target ("sm_90", "gfx90a", "native") with no device:
+  // `warmup` uses it. Throws INVALID_VALUE for a malformed target.
+  Backend& (*compiler)(const std::string& target);
+};
+bool register_backend(const BackendProvider& provider);
+#define SPMVJIT_REGISTER_BACKEND(provider) \
+  static const bool spmvjit_backend_registered_ = ::spmvjit::register_backend(provider)
+
+// The backend singleton for a kind and device. Throws UNSUPPORTED when the build lacks it and
+// NO_DEVICE when no device is present.
 Backend& get_backend(BackendKind kind, int device);
 // True if a usable device of that kind exists (never throws).
 bool backend_available(BackendKind kind, int device);
+// The device-less compiler for `target` (null or "native": device 0's own backend).
+Backend& backend_compiler(BackendKind kind, const char* target);
+// SPMV_BACKEND_AUTO: the first GPU kind with a device (CUDA, then HIP), else the CPU.
+BackendKind auto_backend(int device);
 
 }  // namespace spmvjit

@@ -6,15 +6,6 @@
 
 namespace spmvjit {
 
-const char* to_string(BackendKind b) {
-  switch (b) {
-    case BackendKind::cpu: return "cpu";
-    case BackendKind::cuda: return "cuda";
-    case BackendKind::hip: return "hip";
-  }
-  return "?";
-}
-
 std::string params_json(const FormatParams& p) {
   std::string out = "{";
   for (const auto& [k, v] : p) out += (out.size() > 1 ? ",\"" : "\"") + k + "\":" + std::to_string(v);

@@ -14,9 +14,6 @@ namespace {
 class CooFormat final : public Format {
  public:
   std::string name() const override { return "coo"; }
-  std::vector<std::string> template_libraries(BackendKind b) const override {
-    return b == BackendKind::cpu ? std::vector<std::string>{} : std::vector<std::string>{"coo_segments.cuh"};
-  }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {

@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/parallel.hpp"
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
-#include "engine/parallel.hpp"
 
 namespace spmvjit {
 namespace {

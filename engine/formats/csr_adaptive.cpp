@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/parallel.hpp"
 #include "engine/formats/adaptive_layout.hpp"
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
-#include "engine/parallel.hpp"
 
 namespace spmvjit {
 namespace {

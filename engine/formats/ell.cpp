@@ -31,9 +31,6 @@ std::string padding_message(int64_t rows, int64_t w, int64_t nnz) {
 class EllFormat final : public Format {
  public:
   std::string name() const override { return "ell"; }
-  std::vector<std::string> template_libraries(BackendKind b) const override {
-    return b == BackendKind::cpu ? std::vector<std::string>{"ell_block.h"} : std::vector<std::string>{"ell_rows.cuh"};
-  }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {

@@ -8,28 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "engine/buffer.hpp"
+#include "core/buffer.hpp"
+#include "core/kernel_args.hpp"
+#include "core/target.hpp"
 #include "engine/csr.hpp"
 #include "engine/stats.hpp"
 
 namespace spmvjit {
 
-enum class BackendKind { cpu, cuda, hip };
-const char* to_string(BackendKind b);
-
-// What the planner and converters know about the device a plan targets.
-struct TargetInfo {
-  BackendKind backend = BackendKind::cpu;
-  std::string target;        // "x86-64-v4:znver4" style for CPU, "sm_90", "gfx90a"
-  int simd_bytes = 32;       // CPU vector register width
-  int threads = 1;           // CPU worker threads (partitions)
-  int warp_size = 32;        // GPU
-  int sm_count = 0;          // GPU multiprocessors
-  double bandwidth_gbs = 0;  // measured or nominal memory bandwidth, for the cost model
-};
-
-// Parameters of one format instance. Sorted map: serialization is canonical.
-using FormatParams = std::map<std::string, int64_t>;
 std::string params_json(const FormatParams& p);
 
 // A converted array. `values` marks arrays rebuilt by update_values. Arrays built on a device
@@ -42,19 +28,6 @@ struct HostArray {
   bool values = false;
   std::shared_ptr<void> device;
 };
-
-// One kernel launch of an SpMV. CPU: `grid` parts run on the thread pool. GPU: grid x block.
-struct LaunchStep {
-  std::string entry;  // "spmvjit_part", "spmvjit_fixup", "spmvjit_scale", ... (+ "_<epilogue>")
-  int64_t grid = 1;
-  int block = 1;
-  size_t shmem = 0;
-  // GPU: may start before the previous step ends (programmatic dependent launch where the device
-  // has it); the kernel calls spmvjit_grid_wait() before it touches what earlier steps write.
-  bool early = false;
-};
-
-inline constexpr int kMaxArrays = 8;
 
 // The result of converting a CSR matrix into one format.
 struct FormatData {
@@ -121,11 +94,6 @@ class Format {
   virtual std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const {
     (void)t, (void)v;
     return {FormatParams{}};
-  }
-  // Shared template pieces (files under templates/<cpu|gpu>/) pasted after the prelude.
-  virtual std::vector<std::string> template_libraries(BackendKind b) const {
-    (void)b;
-    return {};
   }
   // Template file under templates/<cpu|gpu>/ (without extension).
   virtual std::string template_name() const { return name(); }

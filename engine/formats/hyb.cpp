@@ -31,9 +31,6 @@ int64_t hyb_width(const CsrRef& a, const TargetInfo& t) {
 class HybFormat final : public Format {
  public:
   std::string name() const override { return "hyb"; }
-  std::vector<std::string> template_libraries(BackendKind b) const override {
-    return b == BackendKind::cpu ? std::vector<std::string>{"ell_block.h"} : std::vector<std::string>{"ell_rows.cuh", "coo_segments.cuh"};
-  }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
                                        const TargetInfo& t) const override {

@@ -5,12 +5,12 @@
 #include <functional>
 #include <numeric>
 
+#include "core/parallel.hpp"
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
-#include "engine/parallel.hpp"
 
 namespace spmvjit {
 namespace {

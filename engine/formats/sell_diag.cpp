@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/parallel.hpp"
 #include "engine/formats/format.hpp"
-#include "engine/parallel.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"

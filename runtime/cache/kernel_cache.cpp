@@ -15,7 +15,9 @@
 #include <mutex>
 #include <set>
 
-#include "engine/log.hpp"
+#include "core/digest.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
 
 namespace spmvjit {
 namespace {

@@ -19,7 +19,8 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/log.hpp"
+#include "core/digest.hpp"
+#include "core/log.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cpu/thread_pool.hpp"
 
@@ -196,5 +197,17 @@ Backend& cpu_backend() {
   static CpuBackend b;
   return b;
 }
+
+namespace {
+
+const BackendProvider kCpuProvider{
+    BackendKind::cpu, [](int) { return true; }, [](int) -> Backend& { return cpu_backend(); },
+    [](const std::string& target) -> Backend& {
+      fail(SPMV_STATUS_INVALID_VALUE,
+           "the CPU backend only compiles for its own host ('native'), not '" + target + "'");
+    }};
+SPMVJIT_REGISTER_BACKEND(kCpuProvider);
+
+}  // namespace
 
 }  // namespace spmvjit

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/kernel_args.hpp"
+#include "core/kernel_args.hpp"
 
 namespace spmvjit {
 

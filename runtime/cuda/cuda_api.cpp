@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-#include "engine/error.hpp"
+#include "core/error.hpp"
 
 namespace spmvjit::cuda {
 namespace {

@@ -10,8 +10,8 @@
 #include <memory>
 #include <mutex>
 
-#include "engine/log.hpp"
-#include "engine/parallel.hpp"
+#include "core/log.hpp"
+#include "core/parallel.hpp"
 #include "runtime/cuda/cuda_api.hpp"
 
 namespace spmvjit {
@@ -422,5 +422,12 @@ Backend& cuda_compiler(const std::string& arch) {
   if (!slot) slot = std::make_unique<CudaCompilerOnly>(sm);
   return *slot;
 }
+
+namespace {
+
+const BackendProvider kCudaProvider{BackendKind::cuda, cuda_available, cuda_backend, cuda_compiler};
+SPMVJIT_REGISTER_BACKEND(kCudaProvider);
+
+}  // namespace
 
 }  // namespace spmvjit

@@ -3,9 +3,7 @@
 // and the single-part fixup combines them, so no row is written twice and no atomics are needed.
 // Arrays: a[0] row_idx (I, sorted), a[1] col_idx (I), a[2] values (V), a[3] parts (i64 nonzero
 // boundaries). n[0] = nnz, n[1] = parts. scratch: 2 V per part (first-row sum, last-row sum).
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 
 // Rows [lo, hi) have no nonzeros: y = beta*y (0 when beta == 0, without reading y).
 template <int E>

@@ -1,8 +1,6 @@
 // CPU CSR kernel: each part owns a contiguous row range balanced by nonzeros.
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V), a[3] parts (i64).
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 
 template <int E>
 static void csr_part(const SpmvArgs& a, i64 p) {

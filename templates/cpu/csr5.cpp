@@ -9,9 +9,7 @@
 // a[4] eo_ptr (i64), a[5] aux (I: empty_offset, empty rows, tail row_ptr).
 // n[0] tiles, n[1] parts, n[2] first tail entry, n[3] first tail row, n[4] empty_offset
 // entries, n[5] empty rows, n[6] tail rows. scratch: V head[tiles + 1], V tail[tiles + 1].
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 #ifndef SPMVJIT_OMEGA
 #define SPMVJIT_OMEGA 8
 #endif

@@ -4,9 +4,7 @@
 // spmvjit_part_<e>: part p takes an equal share of the row blocks and skips long rows;
 // spmvjit_long_<e>: part p takes an equal share of the chunks and computes, for each chunk that
 // starts a long row, that whole row.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 #ifndef SPMVJIT_S
 #define SPMVJIT_S 2048
 #endif

@@ -1,9 +1,7 @@
 // CPU CSR-vector kernel: CSR rows with the row loop unrolled into L independent accumulators
 // (L SIMD-friendly lanes), then a scalar remainder and one horizontal sum per row.
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V), a[3] parts (i64 row ranges).
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 #ifndef SPMVJIT_L
 #define SPMVJIT_L 8
 #endif

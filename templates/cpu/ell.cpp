@@ -2,12 +2,8 @@
 // columns and values feed B accumulators (vectorized across rows).
 // Arrays: a[0] col_idx (I, column-major, stride n[1]), a[1] values (V), a[2] parts (i64 row
 // ranges). n[0] = W (width), n[1] = rows (column stride).
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude.h"
-#endif
-#ifndef SPMVJIT_ELL_BLOCK_INCLUDED
 #include "ell_block.h"
-#endif
+#include "prelude.h"
 
 template <int E>
 static void ell_part(const SpmvArgs& a, i64 p) {

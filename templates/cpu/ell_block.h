@@ -1,10 +1,8 @@
 // CPU library piece shared by the ELL and HYB templates: the ELL columns of a block of rows.
-// Codegen pastes it after the prelude for formats that list it (Format::template_libraries).
+// Templates include it; codegen resolves the include.
 #ifndef SPMVJIT_ELL_BLOCK_INCLUDED
 #define SPMVJIT_ELL_BLOCK_INCLUDED
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 
 // Rows per block: the accumulators of a block stay in registers/L1 while the W columns stream.
 #define SPMVJIT_ELL_BLOCK_ROWS 64

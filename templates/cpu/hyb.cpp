@@ -4,12 +4,8 @@
 // Arrays: a[0] ell_col (I, column-major, stride n[1]), a[1] ell_values (V), a[2] tail_row (I),
 // a[3] tail_col (I), a[4] tail_values (V), a[5] parts (i64 row ranges), a[6] tail_parts (i64
 // tail entry ranges). n[0] = K (ELL width), n[1] = rows.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude.h"
-#endif
-#ifndef SPMVJIT_ELL_BLOCK_INCLUDED
 #include "ell_block.h"
-#endif
+#include "prelude.h"
 
 template <int E>
 static void hyb_part(const SpmvArgs& a, i64 p) {

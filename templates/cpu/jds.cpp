@@ -3,9 +3,7 @@
 // block's first row; results land in original order through perm.
 // Arrays: a[0] jd_ptr (i64, n[0] + 1), a[1] col_idx (I), a[2] values (V), a[3] perm (I, sorted
 // position -> row), a[4] parts (i64 sorted-row ranges). n[0] = number of diagonals.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 
 template <int E>
 static void jds_part(const SpmvArgs& a, i64 p) {

@@ -4,9 +4,7 @@
 // part's carry, which the single-part fixup adds to y[i1] after every row has been written.
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V), a[3] parts (i64 (row, nonzero)
 // pairs, n[0] + 1 of them). n[0] = parts. scratch: one V carry per part.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 
 template <int E>
 static void merge_part(const SpmvArgs& a, i64 p) {

@@ -14,18 +14,7 @@ typedef SPMVJIT_INDEX_T I;
 typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
 
-// Must match runtime/kernel_args.hpp byte for byte.
-struct SpmvArgs {
-  const void* a[8];  // format arrays in the format's order
-  i64 n[8];          // format sizes
-  const void* x;
-  void* y;
-  double alpha;
-  double beta;
-  i64 rows;
-  i64 cols;
-  void* scratch;  // per-plan carry buffer
-};
+#include "../contract/spmv_args.h"
 
 // E bit 0: beta == 0 (y is not read); bit 1: alpha == 1.
 template <int E>

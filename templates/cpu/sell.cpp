@@ -1,9 +1,7 @@
 // CPU SELL-C-sigma kernel: one slice of C rows at a time, C accumulators in SIMD lanes.
 // Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I, sorted
 // position -> row; empty when not PERMUTED), a[4] parts (i64, slice ranges). n[0] = slices.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 8
 #endif

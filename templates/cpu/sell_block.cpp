@@ -2,9 +2,7 @@
 // column j costs one index gather and B contiguous value vectors (x[col + b] for b < B).
 // Arrays: a[0] slice_ptr (i64, in blocks), a[1] block_col (I), a[2] values (V, B per block),
 // a[3] parts (i64, slice ranges). n[0] = slices.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 8
 #endif

@@ -4,9 +4,7 @@
 // take a masked path.
 // Arrays: a[0] diag_ptr (i64), a[1] diag_offset (I), a[2] diag_values (V, C per diagonal),
 // a[3] rem_ptr (i64), a[4] rem_col (I), a[5] rem_values (V), a[6] parts (i64). n[0] = slices.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 8
 #endif

@@ -2,9 +2,7 @@
 // of each chunk; C*t SIMD accumulators, reduced t at a time per row at the end of the slice.
 // Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I, sorted
 // position -> row; empty unless PERMUTED), a[4] parts (i64, slice ranges). n[0] = slices.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
 #include "prelude.h"
-#endif
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 8
 #endif

@@ -2,14 +2,10 @@
 // alpha-scaled products per warp chunk with segmented reductions and atomics.
 // Arrays: a[0] row_idx (I, sorted), a[1] col_idx (I), a[2] values (V). n[0] = nnz,
 // n[1] = entries per warp (a multiple of the warp size).
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #define COO_BLOCK 256
 
-#ifndef SPMVJIT_COO_SEGMENTS_INCLUDED
 #include "coo_segments.cuh"
-#endif
 
 template <int E>
 SPMVJIT_DEVICE void coo_scale(const SpmvArgs& a) {

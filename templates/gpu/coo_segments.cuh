@@ -1,11 +1,7 @@
 // GPU library piece shared by the COO and HYB templates: warp-segmented sums with atomics.
-// Codegen pastes it after the prelude for formats that list it (Format::template_libraries);
-// compiled standalone, the templates include it themselves.
 #ifndef SPMVJIT_COO_SEGMENTS_INCLUDED
 #define SPMVJIT_COO_SEGMENTS_INCLUDED
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 
 // Highest set bit of a nonzero lane mask (plain C, so any prelude serves it).
 SPMVJIT_DEVICE int coo_top_lane(unsigned m) {

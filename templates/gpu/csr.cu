@@ -1,8 +1,6 @@
 // GPU CSR (scalar): one thread per row; the baseline. Rows of very different lengths idle lanes.
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V). Launch: ceil(rows / BLOCK) blocks.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 // Must match kCsrGpuBlock in engine/formats/csr.cpp.
 #define SPMVJIT_CSR_BLOCK 256
 

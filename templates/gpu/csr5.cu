@@ -6,9 +6,7 @@
 // after the last tile runs the CSR tail. spmvjit_fixup_<e>: one thread per tile start row
 // (adds the carries) or per empty row. Arrays and n[] as in templates/cpu/csr5.cpp.
 // Launch: part grid = ceil((tiles + 1) * 32 / 128), block 128; fixup block 256.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #ifndef SPMVJIT_OMEGA
 #define SPMVJIT_OMEGA 32
 #endif

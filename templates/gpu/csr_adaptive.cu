@@ -17,9 +17,7 @@
 // a[4] chunk row (I, n[2]), a[5] chunk first nonzero (I, n[2]), a[6] each row block's first
 // nonzero (I, n[0] + 1; saves the dependent row_ptr load before the block can stream).
 // Launch: stream grid n[0], long grid n[2], both block SPMVJIT_ADAPTIVE_BLOCK.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 // Must match kAdaptiveBlock / kAdaptiveRows / kAdaptiveS in engine/formats/csr_adaptive.cpp.
 #define SPMVJIT_ADAPTIVE_BLOCK 256
 #define SPMVJIT_ADAPTIVE_ROWS 1024

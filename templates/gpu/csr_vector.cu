@@ -1,9 +1,7 @@
 // GPU CSR-vector kernel: L consecutive threads of a warp share one row (strided over its
 // nonzeros), then a shuffle tree sums the L partial sums. L is a power of two <= warp size.
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V). Block = 256 threads.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #ifndef SPMVJIT_L
 #define SPMVJIT_L 8
 #endif

@@ -5,9 +5,7 @@
 // Every kernel is grid-stride: any grid is correct. spmvjit_dp_rows needs blocks of exactly
 // SPMVJIT_DP_BLOCK threads, spmvjit_dp_scan one block of 1024; the others take any block size
 // (the one-thread-per-window passes run in small blocks to spread over the multiprocessors).
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 
 #define SPMVJIT_DP_BLOCK 256
 // Must match engine/formats/adaptive_layout.hpp (tests compare the layouts entry for entry).

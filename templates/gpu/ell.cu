@@ -1,13 +1,9 @@
 // GPU ELL kernel: one thread per row walks the W padded columns; column-major storage makes
 // each step's loads coalesced across the warp.
 // Arrays: a[0] col_idx (I, column-major, stride n[1]), a[1] values (V). n[0] = W, n[1] = rows.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #define ELL_BLOCK 256
 
-#ifndef SPMVJIT_ELL_ROWS_INCLUDED
 #include "ell_rows.cuh"
-#endif
 
 SPMVJIT_EXPORT_KERNEL(ell_rows, spmvjit_part, ELL_BLOCK)

@@ -3,9 +3,7 @@
 // Reads a[0] col_idx (I, stride n[1]), a[1] values (V); n[0] = width, n[1] = rows (stride).
 #ifndef SPMVJIT_ELL_ROWS_INCLUDED
 #define SPMVJIT_ELL_ROWS_INCLUDED
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 
 template <int E>
 SPMVJIT_DEVICE void ell_rows(const SpmvArgs& a) {

@@ -4,17 +4,11 @@
 // Arrays: a[0] ell_col (I, column-major, stride n[1]), a[1] ell_values (V), a[2] tail_row (I,
 // sorted), a[3] tail_col (I), a[4] tail_values (V). n[0] = K, n[1] = rows, n[2] = tail
 // entries, n[3] = tail entries per warp.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #define HYB_BLOCK 256
 
-#ifndef SPMVJIT_COO_SEGMENTS_INCLUDED
 #include "coo_segments.cuh"
-#endif
-#ifndef SPMVJIT_ELL_ROWS_INCLUDED
 #include "ell_rows.cuh"
-#endif
 
 template <int E>
 SPMVJIT_DEVICE void hyb_tail(const SpmvArgs& a) {

@@ -1,9 +1,7 @@
 // GPU JDS kernel: one thread per sorted row walks the jagged diagonals (coalesced: neighbouring
 // threads read neighbouring entries) until the diagonal no longer reaches it; y[perm[i]].
 // Arrays: a[0] jd_ptr (i64, n[0] + 1), a[1] col_idx (I), a[2] values (V), a[3] perm (I).
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #define JDS_BLOCK 256
 
 template <int E>

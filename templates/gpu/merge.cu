@@ -4,9 +4,7 @@
 // in as a carry; spmvjit_fixup adds the carries (atomics: a long row collects many).
 // Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V). n[0] = segments, n[1] = items
 // per segment. scratch: n[0] carry rows (i64), then n[0] carry sums (V).
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #define MERGE_BLOCK 256
 
 // First row not ended before path diagonal `diag` (rows before it end within the diagonal).

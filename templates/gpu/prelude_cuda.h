@@ -14,20 +14,17 @@ typedef SPMVJIT_INDEX_T I;
 typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
 
-// Must match runtime/kernel_args.hpp byte for byte; passed by value as the only kernel parameter.
-struct SpmvArgs {
-  const void* a[8];
-  i64 n[8];
-  const void* x;
-  void* y;
-  double alpha;
-  double beta;
-  i64 rows;
-  i64 cols;
-  void* scratch;
-};
+#include "../contract/spmv_args.h"
 
+// Threads of a warp: codegen bakes the target's (KernelSpec::warp_size); 32 on every NVIDIA GPU.
+#ifndef SPMVJIT_WARP
 #define SPMVJIT_WARP 32
+#endif
+#if SPMVJIT_WARP != 32
+#error "CUDA warps are 32 threads"
+#endif
+// One bit per lane (ballots and shuffle masks).
+typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_FULL_MASK 0xffffffffu
 #define SPMVJIT_DEVICE static __device__ __forceinline__
 #define SPMVJIT_RESTRICT __restrict__
@@ -44,7 +41,7 @@ template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl(T v, int lane) { return __shfl_sync(SPMVJIT_FULL_MASK, v, lane); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) { return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d); }
-SPMVJIT_DEVICE unsigned spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
+SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {

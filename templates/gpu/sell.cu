@@ -2,9 +2,7 @@
 // one slice's column j as one contiguous, coalesced run of col_idx and values.
 // Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I, sorted
 // position -> row; empty when not PERMUTED). n[0] = slices. Launch: ceil(rows / BLOCK) blocks.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 32
 #endif

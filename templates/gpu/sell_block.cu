@@ -2,9 +2,7 @@
 // consecutive threads (coalesced), each block brings B values for one index.
 // Arrays: a[0] slice_ptr (i64, in blocks), a[1] block_col (I), a[2] values (V). n[0] = slices.
 // Launch: grid = ceil(slices*C / 128), block = 128.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 32
 #endif

@@ -4,9 +4,7 @@
 // Arrays: a[0] diag_ptr (i64), a[1] diag_offset (I), a[2] diag_values (V, C per diagonal),
 // a[3] rem_ptr (i64), a[4] rem_col (I), a[5] rem_values (V). n[0] = slices.
 // Launch: grid = ceil(slices*C / 128), block = 128.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 32
 #endif

@@ -2,9 +2,7 @@
 // of t, reading slot q of every chunk (coalesced), then the t lanes of a row reduce by shuffles.
 // Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I; empty unless
 // PERMUTED). n[0] = slices. Launch: grid = slices, block = C*t.
-#ifndef SPMVJIT_PRELUDE_INCLUDED
-#include "prelude_cuda.h"
-#endif
+#include "prelude.h"
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 32
 #endif

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/log.hpp"
 #include "engine/gen/generators.hpp"
-#include "engine/log.hpp"
 #include "engine/reference.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cache/kernel_cache.hpp"

@@ -65,7 +65,7 @@ std::vector<CompileJob> compile_all(const std::string& arch, const std::string& 
     for (ValueType v : {ValueType::f32, ValueType::f64})
       for (IndexType i : {IndexType::i32, IndexType::i64})
         for (const FormatParams& c : f->kernel_variants(b.target(), v))
-          jobs.push_back({KernelSpec{BackendKind::cuda, arch, f->name(), f->template_name(), i, v, c}});
+          jobs.push_back({spec_for(b.target(), f->name(), f->template_name(), i, v, c)});
   for (ValueType v : {ValueType::f32, ValueType::f64})
     for (IndexType i : {IndexType::i32, IndexType::i64}) jobs.push_back({device_plan_spec(b, i, v)});
   std::atomic<size_t> next{0};

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "engine/error.hpp"
+#include "core/error.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/io/matrix_market.hpp"
 

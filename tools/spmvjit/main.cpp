@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "engine/error.hpp"
+#include "core/error.hpp"
 #include "tools/spmvjit/commands.hpp"
 
 namespace {

@@ -1,14 +1,14 @@
 // spdlog-backed logger with an optional user callback sink.
-#include "engine/log.hpp"
+#include "core/log.hpp"
 
 #ifdef SPMVJIT_HAVE_SPDLOG
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #endif
 
+#include <strings.h>
 #include <cstdio>
 #include <cstdlib>
-#include <strings.h>
 #include <cstring>
 #include <mutex>
 
@@ -62,9 +62,7 @@ void configure_logging(spmv_log_level_t level, spmv_log_callback_t callback, voi
   s.user = user;
 }
 
-bool log_enabled(spmv_log_level_t level) {
-  return level >= state().level && level < SPMV_LOG_OFF;
-}
+bool log_enabled(spmv_log_level_t level) { return level >= state().level && level < SPMV_LOG_OFF; }
 
 void log_message(spmv_log_level_t level, const std::string& message) {
   if (!log_enabled(level)) return;

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "engine/error.hpp"
+#include "core/error.hpp"
 
 namespace spmvjit {
 
@@ -44,9 +44,13 @@ class AlignedBuffer {
   const void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
   template <class T>
-  T* as() { return static_cast<T*>(data_); }
+  T* as() {
+    return static_cast<T*>(data_);
+  }
   template <class T>
-  const T* as() const { return static_cast<const T*>(data_); }
+  const T* as() const {
+    return static_cast<const T*>(data_);
+  }
 
  private:
   void* data_ = nullptr;

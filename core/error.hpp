@@ -12,8 +12,7 @@ namespace spmvjit {
 // User mistakes (invalid matrix, bad argument, I/O) and internal bugs use distinct statuses.
 class Error : public std::runtime_error {
  public:
-  Error(spmv_status_t status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
+  Error(spmv_status_t status, const std::string& message) : std::runtime_error(message), status_(status) {}
   spmv_status_t status() const { return status_; }
 
  private:
@@ -25,12 +24,12 @@ class Error : public std::runtime_error {
 }
 
 // Internal invariant: a failure here is a bug in spmvjit, not in the caller's input.
-#define SPMVJIT_ASSERT(cond, msg)                                                        \
-  do {                                                                                   \
-    if (!(cond))                                                                         \
-      ::spmvjit::fail(SPMV_STATUS_INTERNAL_ERROR,                                        \
-                      std::string("internal error: ") + (msg) + " (" #cond ") at " +      \
-                          __FILE__ + ":" + std::to_string(__LINE__));                    \
+#define SPMVJIT_ASSERT(cond, msg)                                                           \
+  do {                                                                                      \
+    if (!(cond))                                                                            \
+      ::spmvjit::fail(SPMV_STATUS_INTERNAL_ERROR, std::string("internal error: ") + (msg) + \
+                                                      " (" #cond ") at " + __FILE__ + ":" + \
+                                                      std::to_string(__LINE__));            \
   } while (0)
 
 }  // namespace spmvjit

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <algorithm>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <thread>
 #include <vector>

@@ -1,0 +1,29 @@
+// The kernel contract every kernel of every backend shares: its one argument block and the
+// epilogue variants. Declared once: the host (runtime/kernel_args.hpp) and the preludes include
+// this file, so they cannot disagree. Plain C++ with no includes: valid for g++, clang (CPU
+// kernels), NVRTC and hipRTC.
+#ifndef SPMVJIT_CONTRACT_SPMV_ARGS_H
+#define SPMVJIT_CONTRACT_SPMV_ARGS_H
+
+// Format arrays (a[]) and format sizes (n[]) a kernel receives at most; each format's contract
+// header (templates/contract/<format>.h) names its slots.
+enum { SPMVJIT_MAX_ARRAYS = 8 };
+
+// Passed by value as a GPU kernel's only parameter, by pointer to CPU part functions.
+struct SpmvArgs {
+  const void* a[SPMVJIT_MAX_ARRAYS];  // format arrays, by slot
+  long long n[SPMVJIT_MAX_ARRAYS];    // format sizes, by slot
+  const void* x;
+  void* y;
+  double alpha;
+  double beta;
+  long long rows;
+  long long cols;
+  void* scratch;  // per-plan work buffer (carries between launch steps)
+};
+
+// Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
+// beta == 0 (y is not read), bit 1 alpha == 1.
+enum { SPMVJIT_EPILOGUE_BETA_ZERO = 1, SPMVJIT_EPILOGUE_ALPHA_ONE = 2, SPMVJIT_EPILOGUE_VARIANTS = 4 };
+
+#endif  // SPMVJIT_CONTRACT_SPMV_ARGS_H
