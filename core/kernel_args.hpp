@@ -1,5 +1,10 @@
-// SpmvArgs on the host: the same declaration the kernels compile (templates/contract/spmv_args.h).
+// The kernel contract on the host: SpmvArgs and the epilogue bits as the kernels compile them
+// (templates/contract/spmv_args.h), and the element kinds format contracts declare arrays with.
 #pragma once
+
+#include <cstddef>
+
+#include "core/types.hpp"
 
 namespace spmvjit {
 #include "templates/contract/spmv_args.h"
@@ -9,4 +14,33 @@ inline constexpr int kMaxArrays = SPMVJIT_MAX_ARRAYS;
 inline constexpr int kEpilogueBetaZero = SPMVJIT_EPILOGUE_BETA_ZERO;
 inline constexpr int kEpilogueAlphaOne = SPMVJIT_EPILOGUE_ALPHA_ONE;
 inline constexpr int kEpilogueVariants = SPMVJIT_EPILOGUE_VARIANTS;
+
+// Element kind of a format array (templates/contract/arrays.h). `value` arrays are rebuilt by
+// update_values; `parts` arrays stay on the host.
+enum class ArrayKind { index, value, i64, u64, u32, u16, u8, parts };
+struct ArraySlot {
+  const char* name;
+  ArrayKind kind;
+};
+inline size_t element_bytes(ArrayKind k, IndexType index, ValueType value) {
+  switch (k) {
+    case ArrayKind::index: return size_of(index);
+    case ArrayKind::value: return size_of(value);
+    case ArrayKind::i64:
+    case ArrayKind::u64:
+    case ArrayKind::parts: return 8;
+    case ArrayKind::u32: return 4;
+    case ArrayKind::u16: return 2;
+    case ArrayKind::u8: return 1;
+  }
+  return 0;
+}
+
+}  // namespace spmvjit
+
+// Format contract headers (templates/contract/<format>.h) included after this get the host
+// tables as well as the slot enums.
+#define SPMVJIT_HOST 1
+namespace spmvjit {
+#include "templates/contract/arrays.h"
 }  // namespace spmvjit

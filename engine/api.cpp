@@ -7,6 +7,7 @@
 #include "engine/device_plan.hpp"
 #include "engine/measure_planning.hpp"
 #include "engine/plan.hpp"
+#include "engine/planner.hpp"
 #include "spmvjit/spmvjit.h"
 
 struct spmv_plan_s {
@@ -66,7 +67,7 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     spmv_options_init(&defaults);
     auto p = std::make_unique<spmv_plan_s>();
     const spmv_options_t& o = options ? *options : defaults;
-    const bool forced = o.format && std::string(o.format) != "auto";
+    const bool forced = spmvjit::parse_format_option(o.format) != nullptr;
     if (o.planning != SPMV_PLANNING_ESTIMATE && o.planning != SPMV_PLANNING_MEASURE)
       spmvjit::fail(SPMV_STATUS_INVALID_VALUE, "unknown planning mode " + std::to_string(int(o.planning)));
     p->impl = o.planning == SPMV_PLANNING_MEASURE && !forced ? spmvjit::plan_by_measurement(*A, o)

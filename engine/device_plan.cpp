@@ -89,7 +89,7 @@ HostArray DevicePlanner::alloc(const std::string& name, int64_t count, size_t el
   h.name = name;
   h.count = count;
   h.elem = elem;
-  h.values = values;
+  h.kind = values ? ArrayKind::value : ArrayKind::index;
   h.device = device_alloc(b_, size_t(count) * elem);
   return h;
 }

@@ -70,13 +70,10 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
   if (a.index_base != 0 && a.index_base != 1)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
   cache_dir_ = resolve_cache_dir(options.cache_dir);
-  const std::string forced = options.format ? options.format : "";
-  const bool automatic = forced.empty() || forced == "auto";
+  const Format* forced = parse_format_option(options.format);
   // CSR arrays already in device memory are validated, analysed and converted there (no copy
   // through the host), unless the caller forces a format the device cannot build.
-  const Format* forced_format = automatic ? nullptr : find_format(forced);
-  const bool on_device =
-      a.memory == SPMV_MEMORY_DEVICE && (automatic || (forced_format && forced_format->converts_on_device()));
+  const bool on_device = a.memory == SPMV_MEMORY_DEVICE && (!forced || forced->converts_on_device());
   CsrRef user{a.rows, a.cols, a.nnz, index_, value_, a.row_ptr, a.col_idx, a.values};
   if (on_device)
     plan_on_device(user, a.index_base, forced);
@@ -99,7 +96,7 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
   timings_.total = since(t_start);
 }
 
-void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const std::string& forced) {
+void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* forced) {
   // The converters read a zero-based host CSR. Host base-0 input is read in place (no copy);
   // base-1 or device input is copied (and rebased) first.
   auto t0 = Clock::now();
@@ -151,7 +148,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const std::strin
                         [&](const Format& f, const FormatParams& p) { return f.convert(csr, p, target_); });
   // update_values reconverts from the pattern after the caller may have freed its arrays: keep
   // a copy, unless the format's own arrays are the CSR pattern.
-  if (!copy_input && data_.format != "csr") {
+  if (!copy_input && !choice_.format->keeps_csr_pattern()) {
     pattern_row_ptr_ = AlignedBuffer(is * size_t(user.rows + 1));
     pattern_col_idx_ = AlignedBuffer(is * size_t(user.nnz));
     parallel_copy(pattern_row_ptr_.data(), user.row_ptr, pattern_row_ptr_.bytes());
@@ -160,7 +157,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const std::strin
   timings_.convert = since(t0);
 }
 
-void Plan::plan_on_device(const CsrRef& user, int base, const std::string& forced) {
+void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   auto t0 = Clock::now();
   validate_sizes(user, base);
   DevicePlanner dp(*backend_, user, base, cache_dir_);
@@ -178,7 +175,7 @@ void Plan::plan_on_device(const CsrRef& user, int base, const std::string& force
       forced, [&](const Format& f, const FormatParams& p) { return f.convert_device(dp, p, target_); });
   // update_values rebuilds the values on the device from the pattern: the format's own CSR
   // arrays when it has them, else a device copy.
-  if (has_csr_pattern()) {
+  if (choice_.format->keeps_csr_pattern()) {
     for (int i = 0; i < 2; ++i) {
       device_pattern_[i].name = data_.arrays[size_t(i)].name;
       device_pattern_[i].count = data_.arrays[size_t(i)].count;
@@ -195,11 +192,6 @@ void Plan::plan_on_device(const CsrRef& user, int base, const std::string& force
   timings_.convert = since(t0);
 }
 
-bool Plan::has_csr_pattern() const {
-  return data_.arrays.size() >= 2 && data_.arrays[0].name == "row_ptr" && data_.arrays[1].name == "col_idx" &&
-         data_.arrays[0].count == rows_ + 1;
-}
-
 void Plan::fit_threads(const CsrRef& a) {
   // Tiny matrices: waking threads costs more than the SpMV.
   if (target_.backend == BackendKind::cpu)
@@ -211,7 +203,7 @@ void Plan::fit_threads(const CsrRef& a) {
 }
 
 template <class Convert>
-void Plan::convert_with_fallback(const std::string& forced, Convert&& convert) {
+void Plan::convert_with_fallback(const Format* forced, Convert&& convert) {
   // Estimates may sample; if the chosen candidate refuses on conversion (UNSUPPORTED), fall
   // back to the next applicable one rather than failing the plan.
   for (size_t i = 0;; ++i) {
@@ -220,12 +212,11 @@ void Plan::convert_with_fallback(const std::string& forced, Convert&& convert) {
       break;
     } catch (const Error& e) {
       if (e.status() != SPMV_STATUS_UNSUPPORTED) throw;
-      const bool is_forced = !forced.empty() && forced != "auto";
       size_t next = i + 1;
       while (next < choice_.considered.size() && (choice_.considered[next].format == choice_.format &&
                                                   choice_.considered[next].params == choice_.params))
         ++next;
-      if (is_forced || next >= choice_.considered.size() || !std::isfinite(choice_.considered[next].score))
+      if (forced || next >= choice_.considered.size() || !std::isfinite(choice_.considered[next].score))
         throw;
       log_info(std::string("plan: ") + e.what() + "; trying the next candidate");
       choice_.why = std::string(e.what()) + "; fell back to the next candidate. " + choice_.why;
@@ -269,8 +260,8 @@ void Plan::upload_arrays() {
         device_bytes_ += h.count * int64_t(h.elem);
         continue;
       }
-      // "parts" are CPU thread-pool ranges: GPU kernels never read them.
-      const bool upload = h.buf.bytes() && h.name != "parts";
+      // CPU thread-pool ranges: GPU kernels never read them.
+      const bool upload = h.buf.bytes() && !h.host_only();
       device_arrays_.emplace_back(*backend_, upload ? h.buf.bytes() : 0);
       void* d = device_arrays_.back().get();
       if (d) backend_->upload(d, h.buf.data(), h.buf.bytes());
@@ -338,7 +329,7 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
   FormatData fresh = choice_.format->convert(csr, choice_.params, target_);
   SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
   for (size_t i = 0; i < data_.arrays.size(); ++i) {
-    if (!data_.arrays[i].values) continue;
+    if (!data_.arrays[i].is_values()) continue;
     HostArray& old = data_.arrays[i];
     SPMVJIT_ASSERT(fresh.arrays[i].buf.bytes() == old.buf.bytes(), "reconversion changed a size");
     std::memcpy(old.buf.data(), fresh.arrays[i].buf.data(), old.buf.bytes());
@@ -364,12 +355,12 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
   FormatData fresh = choice_.format->convert_device(dp, choice_.params, target_);
   SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
   for (size_t i = 0; i < data_.arrays.size(); ++i) {
-    if (!data_.arrays[i].values) continue;
+    if (!data_.arrays[i].is_values()) continue;
     SPMVJIT_ASSERT(fresh.arrays[i].count == data_.arrays[i].count, "reconversion changed a size");
   }
   backend_->synchronize(nullptr);
   for (size_t i = 0; i < data_.arrays.size(); ++i) {
-    if (!data_.arrays[i].values) continue;
+    if (!data_.arrays[i].is_values()) continue;
     data_.arrays[i].device = fresh.arrays[i].device;
     args_.a[i] = data_.arrays[i].device.get();
   }
@@ -379,12 +370,14 @@ FormatData Plan::host_data() const {
   FormatData d;
   d.format = data_.format;
   d.params = data_.params;
+  d.index = data_.index;
+  d.value = data_.value;
   for (const HostArray& h : data_.arrays) {
     HostArray c;
     c.name = h.name;
     c.count = h.count;
     c.elem = h.elem;
-    c.values = h.values;
+    c.kind = h.kind;
     c.buf = AlignedBuffer(size_t(h.count) * h.elem);
     if (h.device)
       backend_->download(c.buf.data(), h.device.get(), c.buf.bytes());

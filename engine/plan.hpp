@@ -79,12 +79,11 @@ class Plan {
   FormatData host_data() const;
 
  private:
-  void plan_on_host(const CsrRef& user, bool device_memory, int base, const std::string& forced);
-  void plan_on_device(const CsrRef& user, int base, const std::string& forced);
+  void plan_on_host(const CsrRef& user, bool device_memory, int base, const Format* forced);
+  void plan_on_device(const CsrRef& user, int base, const Format* forced);
   template <class Convert>
-  void convert_with_fallback(const std::string& forced, Convert&& convert);
+  void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
-  bool has_csr_pattern() const;
   void update_values_on_device(const void* values, spmv_memory_t memory);
   void upload_arrays();
   void bind_entries();
@@ -105,7 +104,7 @@ class Plan {
   std::unique_ptr<Executor> executor_;
   std::vector<void*> entries_[kEpilogueVariants];  // per epilogue, one per launch step
   // Declared after executor_ and module_: freed before them, as the old explicit ~Plan did.
-  std::vector<DeviceBuffer> device_arrays_;  // GPU copies of data_.arrays (empty for "parts")
+  std::vector<DeviceBuffer> device_arrays_;  // GPU copies of data_.arrays (empty for host-only ones)
   DeviceBuffer device_scratch_;
   int64_t device_bytes_ = 0;                         // device memory the plan holds
   AlignedBuffer host_scratch_;

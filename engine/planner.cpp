@@ -23,50 +23,28 @@ std::string PlanChoice::considered_json() const {
   return out + "]";
 }
 
-namespace {
-
-// CPU kernel efficiency beyond what the byte estimates see, relative to CSR (1.0): the median
-// over the generated suite of (time / estimated cost) normalized by CSR's on the same matrix.
-// Measured with `spmvjit bench --suite` on a 2-vCPU Zen 4 (AVX-512) VM, 2026-11-22; see
-// docs/PERFORMANCE.md. Formats not listed are 1.0.
-double cpu_factor(const std::string& format, const MatrixStats& s) {
-  static const std::pair<const char*, double> kFactors[] = {
-      {"coo", 1.6},   {"csr5", 1.9},  {"csr_vector", 1.2}, {"ell", 1.3},         {"hyb", 1.45},
-      {"jds", 1.8},   {"merge", 1.13}, {"sell", 1.26},     {"sell_block", 2.6}, {"sellp", 3.8}};
-  if (format == "sell_diag") {
-    // Diagonal storage pays only when the diagonals it stores are well filled (stencils, dense
-    // blocks); with scattered columns it degenerates into padded ELL (measured 1.7x CSR).
-    const double occupancy =
-        s.distinct_diagonals ? double(s.nnz) / (double(s.distinct_diagonals) * double(std::max<int64_t>(1, std::min(s.rows, s.cols))))
-                             : 0.0;
-    return occupancy >= 0.25 ? 1.0 : 1.8;
-  }
-  for (const auto& [name, f] : kFactors)
-    if (format == name) return f;
-  return 1.0;
+const Format* parse_format_option(const char* name) {
+  if (!name || !*name || std::string(name) == "auto") return nullptr;
+  if (const Format* f = find_format(name)) return f;
+  std::string known;
+  for (const Format* f : all_formats()) known += (known.empty() ? "" : ", ") + f->name();
+  fail(SPMV_STATUS_INVALID_VALUE, "unknown format '" + std::string(name) + "'; known: " + known);
 }
 
-}  // namespace
-
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
-                         const std::string& forced, bool device_input) {
+                         const Format* forced, bool device_input) {
   const auto t0 = std::chrono::steady_clock::now();
-  const bool automatic = forced.empty() || forced == "auto";
-  if (!automatic && !find_format(forced)) {
-    std::string known;
-    for (const Format* f : all_formats()) known += (known.empty() ? "" : ", ") + f->name();
-    fail(SPMV_STATUS_INVALID_VALUE, "unknown format '" + forced + "'; known: " + known);
-  }
+  const bool automatic = forced == nullptr;
   PlanChoice choice;
   for (const Format* f : all_formats()) {
-    if (!f->supports(t.backend) || (!automatic && f->name() != forced)) continue;
+    if (!f->supports(t.backend) || (!automatic && f != forced)) continue;
     if (device_input && !f->converts_on_device()) continue;
     for (const FormatParams& p : f->candidates(a, s, t)) {
       if (device_input && !f->device_convertible(p)) continue;
       Candidate c{f, p, f->estimate(a, s, p, t), 0};
       c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
                                       : std::numeric_limits<double>::infinity();
-      if (t.backend == BackendKind::cpu) c.score *= cpu_factor(f->name(), s);
+      c.score *= f->efficiency(s, t);
       choice.considered.push_back(c);
     }
   }
@@ -74,7 +52,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
                    [](const Candidate& x, const Candidate& y) { return x.score < y.score; });
   if (choice.considered.empty() || !std::isfinite(choice.considered.front().score)) {
     std::string why = automatic ? "no format applies to this matrix on " + std::string(to_string(t.backend))
-                                : "format '" + forced + "' does not apply";
+                                : "format '" + forced->name() + "' does not apply";
     if (device_input) why += " (device-resident input: formats the device can convert)";
     if (!choice.considered.empty()) why += ": " + choice.considered.front().estimate.reason;
     fail(SPMV_STATUS_UNSUPPORTED, why);

@@ -25,11 +25,15 @@ struct PlanChoice {
   std::string considered_json() const;
 };
 
-// forced: "" or "auto" lets the planner decide; otherwise the named format (its best params).
+// forced: null lets the planner decide; otherwise that format (its best params).
 // device_input: the CSR is in device memory (a.row_ptr ... are device pointers, never read):
 // only candidates a device can convert (Format::device_convertible) are considered.
-// Throws INVALID_VALUE for an unknown format name, UNSUPPORTED if nothing applies.
+// Throws UNSUPPORTED if nothing applies.
+// The format a caller names (options.format): null for null, "" or "auto"; throws INVALID_VALUE,
+// listing the known names, for an unknown one.
+const Format* parse_format_option(const char* name);
+
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
-                         const std::string& forced, bool device_input = false);
+                         const Format* forced, bool device_input = false);
 
 }  // namespace spmvjit

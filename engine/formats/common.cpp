@@ -27,8 +27,43 @@ FormatData Format::convert_device(DeviceConverter&, const FormatParams&, const T
 int64_t sum_matrix_bytes(const FormatData& d) {
   int64_t b = 0;
   for (const auto& h : d.arrays)
-    if (h.name != "parts") b += h.count * int64_t(h.elem);
+    if (!h.host_only()) b += h.count * int64_t(h.elem);
   return b;
+}
+
+void FormatData::declare(const std::string& format_name, const FormatParams& p, std::span<const ArraySlot> slots,
+                         IndexType i, ValueType v) {
+  SPMVJIT_ASSERT(slots.size() <= size_t(kMaxArrays), format_name + " declares more than kMaxArrays arrays");
+  format = format_name;
+  params = p;
+  index = i;
+  value = v;
+  arrays.clear();
+  arrays.resize(slots.size());
+  for (size_t k = 0; k < slots.size(); ++k) arrays[k].name = slots[k].name, arrays[k].kind = slots[k].kind;
+}
+
+HostArray& FormatData::at(int slot, size_t elem_bytes) {
+  SPMVJIT_ASSERT(slot >= 0 && size_t(slot) < arrays.size(), format + ": no array slot " + std::to_string(slot));
+  HostArray& h = arrays[size_t(slot)];
+  SPMVJIT_ASSERT(element_bytes(h.kind, index, value) == elem_bytes,
+                 format + "." + h.name + ": " + std::to_string(elem_bytes) + "-byte elements in a slot of " +
+                     std::to_string(element_bytes(h.kind, index, value)) + "-byte ones");
+  h.elem = elem_bytes;
+  return h;
+}
+
+void FormatData::put(int slot, HostArray a) {
+  HostArray& h = at(slot, a.elem);
+  a.name = h.name;
+  a.kind = h.kind;
+  h = std::move(a);
+}
+
+void set_cpu_parts(FormatData& d, int slot, const std::vector<int64_t>& bounds) {
+  int64_t* p = d.make<int64_t>(slot, int64_t(bounds.size()));
+  std::copy(bounds.begin(), bounds.end(), p);
+  d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
 }
 
 void csr_layout_to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) {

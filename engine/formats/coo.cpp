@@ -14,6 +14,8 @@ namespace {
 class CooFormat final : public Format {
  public:
   std::string name() const override { return "coo"; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.6; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
@@ -92,9 +94,6 @@ class CooFormat final : public Format {
 
 }  // namespace
 
-const Format& coo_format() {
-  static const CooFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(CooFormat)
 
 }  // namespace spmvjit

@@ -13,6 +13,7 @@ namespace {
 class CsrFormat final : public Format {
  public:
   std::string name() const override { return "csr"; }
+  bool keeps_csr_pattern() const override { return true; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
@@ -55,7 +56,7 @@ class CsrFormat final : public Format {
     HostArray rp, ci, va;
     rp.name = "row_ptr"; rp.count = a.rows + 1; rp.elem = is; rp.buf = AlignedBuffer(is * size_t(a.rows + 1));
     ci.name = "col_idx"; ci.count = a.nnz; ci.elem = is; ci.buf = AlignedBuffer(is * size_t(a.nnz));
-    va.name = "values"; va.count = a.nnz; va.elem = vs; va.values = true; va.buf = AlignedBuffer(vs * size_t(a.nnz));
+    va.name = "values"; va.count = a.nnz; va.elem = vs; va.kind = ArrayKind::value; va.buf = AlignedBuffer(vs * size_t(a.nnz));
     parallel_copy(rp.buf.data(), a.row_ptr, rp.buf.bytes());
     if (a.nnz) {
       parallel_copy(ci.buf.data(), a.col_idx, ci.buf.bytes());
@@ -85,9 +86,6 @@ class CsrFormat final : public Format {
 
 }  // namespace
 
-const Format& csr_format() {
-  static const CsrFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(CsrFormat)
 
 }  // namespace spmvjit

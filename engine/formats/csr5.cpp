@@ -35,6 +35,8 @@ inline int64_t decode_row(int64_t v) { return v < 0 ? ~v : v; }
 class Csr5Format final : public Format {
  public:
   std::string name() const override { return "csr5"; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.9; }
   bool supports(BackendKind) const override { return true; }
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
@@ -224,9 +226,6 @@ class Csr5Format final : public Format {
 
 }  // namespace
 
-const Format& csr5_format() {
-  static const Csr5Format f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(Csr5Format)
 
 }  // namespace spmvjit

@@ -54,6 +54,7 @@ HostArray index_array(const std::string& name, const std::vector<int64_t>& v) {
 class CsrAdaptiveFormat final : public Format {
  public:
   std::string name() const override { return "csr_adaptive"; }
+  bool keeps_csr_pattern() const override { return true; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&, const TargetInfo&) const override {
     return {FormatParams{}};
@@ -157,9 +158,6 @@ class CsrAdaptiveFormat final : public Format {
 
 }  // namespace
 
-const Format& csr_adaptive_format() {
-  static const CsrAdaptiveFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(CsrAdaptiveFormat)
 
 }  // namespace spmvjit

@@ -26,6 +26,9 @@ int64_t next_pow2(double m) {
 class CsrVectorFormat final : public Format {
  public:
   std::string name() const override { return "csr_vector"; }
+  bool keeps_csr_pattern() const override { return true; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.2; }
   bool supports(BackendKind) const override { return true; }
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
@@ -120,9 +123,6 @@ class CsrVectorFormat final : public Format {
 
 }  // namespace
 
-const Format& csr_vector_format() {
-  static const CsrVectorFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(CsrVectorFormat)
 
 }  // namespace spmvjit

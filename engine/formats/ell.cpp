@@ -31,6 +31,8 @@ std::string padding_message(int64_t rows, int64_t w, int64_t nnz) {
 class EllFormat final : public Format {
  public:
   std::string name() const override { return "ell"; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.3; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
@@ -128,9 +130,6 @@ class EllFormat final : public Format {
 
 }  // namespace
 
-const Format& ell_format() {
-  static const EllFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(EllFormat)
 
 }  // namespace spmvjit

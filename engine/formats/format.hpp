@@ -1,10 +1,11 @@
-// The Format interface: one implementation per storage format (converter + byte estimate).
+// The Format interface: one implementation per storage format, each in its own file, registered
+// from there (SPMVJIT_REGISTER_FORMAT). A format owns its name, parameter space, estimate and
+// efficiency factors, host and device converters, kernel contract and templates.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,28 +19,50 @@ namespace spmvjit {
 
 std::string params_json(const FormatParams& p);
 
-// A converted array. `values` marks arrays rebuilt by update_values. Arrays built on a device
-// (Format::convert_device) leave `buf` empty and own their device memory through `device`.
+// A converted array in its contract slot. Arrays built on a device (Format::convert_device)
+// leave `buf` empty and own their device memory through `device`.
 struct HostArray {
-  std::string name;
+  std::string name;  // the contract's name (describe, tests)
   AlignedBuffer buf;
   int64_t count = 0;
   size_t elem = 0;
-  bool values = false;
+  ArrayKind kind = ArrayKind::index;
   std::shared_ptr<void> device;
+
+  bool is_values() const { return kind == ArrayKind::value; }  // rebuilt by update_values
+  bool host_only() const { return kind == ArrayKind::parts; }  // never uploaded, not streamed
 };
 
-// The result of converting a CSR matrix into one format.
+// The result of converting a CSR matrix into one format: arrays by contract slot (args.a[slot]),
+// sizes by slot (args.n[slot]), launch steps.
 struct FormatData {
   std::string format;
   FormatParams params;
-  std::vector<HostArray> arrays;  // kernel argument order: args.a[0..]
+  IndexType index = IndexType::i32;
+  ValueType value = ValueType::f64;
+  std::vector<HostArray> arrays;  // by slot: args.a[0..]
   int64_t ints[kMaxArrays] = {};  // sizes the kernel reads: args.n[0..]
   int64_t stored_entries = 0;     // value slots including padding
   int64_t matrix_bytes = 0;       // bytes of matrix arrays streamed by one SpMV
   int64_t scratch_bytes = 0;      // per-plan work buffer for carries
   std::vector<LaunchStep> steps;  // in order
   std::string facts_json = "{}";  // format-specific facts for describe (index bytes saved ...)
+
+  // Starts a conversion: one empty array per slot of the format's contract table.
+  void declare(const std::string& format_name, const FormatParams& p, std::span<const ArraySlot> slots,
+               IndexType i, ValueType v);
+  // Allocates slot's host array of `count` elements of T (T must match the slot's kind).
+  template <class T>
+  T* make(int slot, int64_t count) {
+    HostArray& h = at(slot, sizeof(T));
+    h.count = count;
+    h.buf = AlignedBuffer(size_t(count) * sizeof(T));
+    return h.buf.as<T>();
+  }
+  // Puts an array built elsewhere (a device converter) into a slot; name and kind stay the contract's.
+  void put(int slot, HostArray a);
+  // The slot's array, checking that elements of `elem_bytes` fit its kind.
+  HostArray& at(int slot, size_t elem_bytes);
 };
 
 // Byte/work estimate computed without converting.
@@ -50,7 +73,8 @@ struct Estimate {
   int64_t matrix_bytes = 0;    // matrix arrays read per SpMV
   double imbalance = 1.0;      // max work of a worker over mean (>= 1)
   // Modeled cost in byte-equivalents: matrix bytes plus per-row/per-entry overheads the format
-  // pays (loop control, atomics, carries). The planner ranks by cost_bytes * imbalance.
+  // pays (loop control, atomics, carries). The planner ranks by cost_bytes * imbalance *
+  // Format::efficiency.
   double cost_bytes = 0;
 };
 
@@ -68,11 +92,19 @@ class Format {
   virtual ~Format() = default;
   virtual std::string name() const = 0;
   virtual bool supports(BackendKind b) const = 0;
+  // The array slots of its kernel contract (templates/contract/<name>.h), by slot.
+  virtual std::span<const ArraySlot> contract_arrays() const { return {}; }
   // Parameter sets worth considering for this matrix and target.
   virtual std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
                                                const TargetInfo& t) const = 0;
   virtual Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                             const TargetInfo& t) const = 0;
+  // Time per modeled byte-equivalent relative to csr (1.0) beyond what the estimate sees (code
+  // quality, vector use), measured per backend on the generated suite (docs/PERFORMANCE.md).
+  virtual double efficiency(const MatrixStats& s, const TargetInfo& t) const {
+    (void)s, (void)t;
+    return 1.0;
+  }
   // Throws Error(UNSUPPORTED) when the format does not apply (e.g. padding would blow memory).
   virtual FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const = 0;
   // Conversion on a device, for CSR arrays already in its memory. Formats that say true to
@@ -84,10 +116,12 @@ class Format {
     return converts_on_device();
   }
   virtual FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const;
+  // True when slots 0 and 1 hold the input's zero-based row_ptr and col_idx unchanged, so a plan
+  // can rebuild values from them (update_values) without keeping a copy of the pattern.
+  virtual bool keeps_csr_pattern() const { return false; }
   // Every stored slot with a nonzero value as (row, col, value), in any order: the converter
   // round-trip check (input minus explicit zeros must come back exactly).
-  virtual void to_triplets(const FormatData& d, const CsrRef& shape,
-                           std::vector<Triplet>& out) const = 0;
+  virtual void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const = 0;
   // The subset of params baked into the kernel as compile-time constants.
   virtual FormatParams kernel_constants(const FormatParams& p) const { return p; }
   // Every constant set a plan on this target may bake (for `warmup`): finite by design.
@@ -99,7 +133,15 @@ class Format {
   virtual std::string template_name() const { return name(); }
 };
 
-// All formats known to the engine, in a fixed order.
+// Called from a format's own file at static initialization; the name must be new.
+bool register_format(const Format& f);
+#define SPMVJIT_REGISTER_FORMAT(Type)  \
+  namespace {                          \
+  const Type k##Type##Instance;        \
+  const bool k##Type##Registered = ::spmvjit::register_format(k##Type##Instance); \
+  }
+
+// All registered formats, sorted by name (a fixed order for ties and listings).
 const std::vector<const Format*>& all_formats();
 // nullptr if unknown.
 const Format* find_format(const std::string& name);
@@ -111,7 +153,7 @@ HostArray make_array(const std::string& name, int64_t count, bool values = false
   h.name = name;
   h.count = count;
   h.elem = sizeof(T);
-  h.values = values;
+  h.kind = values ? ArrayKind::value : name.find("parts") != std::string::npos ? ArrayKind::parts : ArrayKind::index;
   h.buf = AlignedBuffer(size_t(count) * sizeof(T));
   return h;
 }
@@ -123,6 +165,8 @@ inline void add_cpu_parts(FormatData& d, const std::vector<int64_t>& bounds) {
   d.arrays.push_back(std::move(parts));
   d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
 }
+// The same into a declared parts slot.
+void set_cpu_parts(FormatData& d, int slot, const std::vector<int64_t>& bounds);
 // Splits [0, rows) into `parts` ranges of about equal weight (nnz + rows), each boundary a
 // multiple of `granule` rows. Returns parts + 1 boundaries.
 std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule);

@@ -31,6 +31,8 @@ int64_t hyb_width(const CsrRef& a, const TargetInfo& t) {
 class HybFormat final : public Format {
  public:
   std::string name() const override { return "hyb"; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.45; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
                                        const TargetInfo& t) const override {
@@ -177,9 +179,6 @@ class HybFormat final : public Format {
 
 }  // namespace
 
-const Format& hyb_format() {
-  static const HybFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(HybFormat)
 
 }  // namespace spmvjit

@@ -10,11 +10,16 @@
 #include "engine/formats/partition.hpp"
 
 namespace spmvjit {
+#include "templates/contract/jds.h"
+
 namespace {
 
 class JdsFormat final : public Format {
  public:
   std::string name() const override { return "jds"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kJdsArrays; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.8; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
@@ -36,14 +41,13 @@ class JdsFormat final : public Format {
     return e;
   }
 
-  void to_triplets(const FormatData& d, const CsrRef& shape,
-                   std::vector<Triplet>& out) const override {
-    const int64_t w = d.ints[0];
-    const int64_t* jd = d.arrays[0].buf.as<int64_t>();
+  void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
+    const int64_t w = d.ints[JDS_N_DIAGONALS];
+    const int64_t* jd = d.arrays[JDS_JD_PTR].buf.as<int64_t>();
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* col = d.arrays[1].buf.template as<I>();
-      const V* val = d.arrays[2].buf.template as<V>();
-      const I* perm = d.arrays[3].buf.template as<I>();
+      const I* col = d.arrays[JDS_COL_IDX].buf.template as<I>();
+      const V* val = d.arrays[JDS_VALUES].buf.template as<V>();
+      const I* perm = d.arrays[JDS_PERM].buf.template as<I>();
       for (int64_t j = 0; j < w; ++j)
         for (int64_t i = 0; i < jd[j + 1] - jd[j]; ++i)
           if (val[jd[j] + i] != V(0))
@@ -69,8 +73,9 @@ class JdsFormat final : public Format {
     // row of that length = number of rows longer than len.
     std::vector<int64_t> first(size_t(w) + 2, 0);
     for (int64_t r = 0; r < rows; ++r) ++first[size_t(rp[r + 1] - rp[r])];
-    HostArray jdp = make_array<int64_t>("jd_ptr", w + 1);
-    int64_t* jd = jdp.buf.as<int64_t>();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    int64_t* jd = d.make<int64_t>(JDS_JD_PTR, w + 1);
     {
       int64_t longer = 0;  // rows with length > len, for len from w down to 0
       for (int64_t len = w; len >= 0; --len) {
@@ -82,13 +87,10 @@ class JdsFormat final : public Format {
       jd[0] = 0;
       for (int64_t j = 0; j < w; ++j) jd[j + 1] = jd[j] + first[size_t(j)];
     }
-    HostArray perm = make_array<I>("perm", rows);
-    I* pm = perm.buf.as<I>();
+    I* pm = d.make<I>(JDS_PERM, rows);
     for (int64_t r = 0; r < rows; ++r) pm[first[size_t(rp[r + 1] - rp[r])]++] = I(r);
-    HostArray col = make_array<I>("col_idx", a.nnz);
-    HostArray val = make_array<V>("values", a.nnz, true);
-    I* cd = col.buf.as<I>();
-    V* vd = val.buf.as<V>();
+    I* cd = d.make<I>(JDS_COL_IDX, a.nnz);
+    V* vd = d.make<V>(JDS_VALUES, a.nnz);
     for (int64_t i = 0; i < rows; ++i) {
       const int64_t r = pm[i], b = rp[r], len = rp[r + 1] - b;
       for (int64_t j = 0; j < len; ++j) {
@@ -96,26 +98,18 @@ class JdsFormat final : public Format {
         vd[jd[j] + i] = av[b + j];
       }
     }
-    FormatData d;
-    d.format = name();
-    d.params = p;
-    d.arrays.push_back(std::move(jdp));
-    d.arrays.push_back(std::move(col));
-    d.arrays.push_back(std::move(val));
-    d.arrays.push_back(std::move(perm));
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[0] = w;
+    d.ints[JDS_N_DIAGONALS] = w;
     d.facts_json = "{\"diagonals\":" + std::to_string(w) + "}";
     if (t.backend == BackendKind::cpu) {
       // Parts are ranges of sorted rows weighted by nonzeros + 1.
       std::vector<int64_t> cum(size_t(rows) + 1, 0);
       for (int64_t i = 0; i < rows; ++i)
         cum[size_t(i) + 1] = cum[size_t(i)] + rp[pm[i] + 1] - rp[pm[i]] + 1;
-      const auto bounds = split_prefix(rows, t.threads, [&](int64_t u) { return cum[size_t(u)]; });
-      add_cpu_parts(d, bounds);
+      set_cpu_parts(d, JDS_PARTS, split_prefix(rows, t.threads, [&](int64_t u) { return cum[size_t(u)]; }));
     } else {
-      d.steps.push_back({"spmvjit_part", gpu_grid(rows), kGpuBlock, 0});
+      d.steps.push_back({"spmvjit_part", gpu_grid(rows, JDS_GPU_BLOCK), JDS_GPU_BLOCK, 0});
     }
     return d;
   }
@@ -123,9 +117,6 @@ class JdsFormat final : public Format {
 
 }  // namespace
 
-const Format& jds_format() {
-  static const JdsFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(JdsFormat)
 
 }  // namespace spmvjit

@@ -38,6 +38,9 @@ void merge_search(const I* rp, int64_t rows, int64_t nnz, int64_t diag, int64_t&
 class MergeFormat final : public Format {
  public:
   std::string name() const override { return "merge"; }
+  bool keeps_csr_pattern() const override { return true; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.13; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
@@ -107,9 +110,6 @@ class MergeFormat final : public Format {
 
 }  // namespace
 
-const Format& merge_format() {
-  static const MergeFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(MergeFormat)
 
 }  // namespace spmvjit

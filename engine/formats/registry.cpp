@@ -1,28 +1,30 @@
-// The list of formats the planner may choose from; each lives in its own file.
+// The format registry: every format registers itself from its own file (SPMVJIT_REGISTER_FORMAT).
+#include <algorithm>
+
 #include "engine/formats/format.hpp"
 
 namespace spmvjit {
+namespace {
 
-const Format& csr_format();
-const Format& sell_format();
-const Format& coo_format();
-const Format& csr_vector_format();
-const Format& ell_format();
-const Format& hyb_format();
-const Format& jds_format();
-const Format& merge_format();
-const Format& sellp_format();
-const Format& sell_block_format();
-const Format& sell_diag_format();
-const Format& csr5_format();
-const Format& csr_adaptive_format();
-
-const std::vector<const Format*>& all_formats() {
-  static const std::vector<const Format*> formats = {&csr_format(), &sell_format(),
-      &coo_format(), &csr_vector_format(), &ell_format(), &hyb_format(), &jds_format(), &merge_format(),
-      &sellp_format(), &sell_block_format(), &sell_diag_format(), &csr5_format(), &csr_adaptive_format()};
+std::vector<const Format*>& registered() {
+  static std::vector<const Format*> formats;
   return formats;
 }
+
+}  // namespace
+
+bool register_format(const Format& f) {
+  std::vector<const Format*>& all = registered();
+  SPMVJIT_ASSERT(std::none_of(all.begin(), all.end(), [&](const Format* g) { return g->name() == f.name(); }),
+                 "format " + f.name() + " registered twice");
+  // Sorted by name as they arrive: static initialization order differs between links.
+  all.insert(std::upper_bound(all.begin(), all.end(), &f,
+                              [](const Format* x, const Format* y) { return x->name() < y->name(); }),
+             &f);
+  return true;
+}
+
+const std::vector<const Format*>& all_formats() { return registered(); }
 
 const Format* find_format(const std::string& name) {
   for (const Format* f : all_formats())

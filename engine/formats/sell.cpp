@@ -47,6 +47,8 @@ int64_t padded_entries(const CsrRef& a, const MatrixStats& s, int64_t c, int64_t
 class SellFormat final : public Format {
  public:
   std::string name() const override { return "sell"; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.26; }
   bool supports(BackendKind) const override { return true; }
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
@@ -233,9 +235,6 @@ class SellFormat final : public Format {
 
 }  // namespace
 
-const Format& sell_format() {
-  static const SellFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(SellFormat)
 
 }  // namespace spmvjit

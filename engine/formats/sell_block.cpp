@@ -71,6 +71,8 @@ int64_t count_blocks(const CsrRef& a, int64_t r, int64_t b) {
 class SellBlockFormat final : public Format {
  public:
   std::string name() const override { return "sell_block"; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 2.6; }
   bool supports(BackendKind) const override { return true; }
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
@@ -230,9 +232,6 @@ class SellBlockFormat final : public Format {
 
 }  // namespace
 
-const Format& sell_block_format() {
-  static const SellBlockFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(SellBlockFormat)
 
 }  // namespace spmvjit

@@ -33,6 +33,8 @@ std::vector<int64_t> slice_widths(const CsrRef& a, const std::vector<int64_t>& o
 class SellpFormat final : public Format {
  public:
   std::string name() const override { return "sellp"; }
+  // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
+  double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 3.8; }
   bool supports(BackendKind) const override { return true; }
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
@@ -167,9 +169,6 @@ class SellpFormat final : public Format {
 
 }  // namespace
 
-const Format& sellp_format() {
-  static const SellpFormat f;
-  return f;
-}
+SPMVJIT_REGISTER_FORMAT(SellpFormat)
 
 }  // namespace spmvjit

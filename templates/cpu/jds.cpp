@@ -1,22 +1,21 @@
 // CPU JDS kernel: blocks of B sorted rows; each jagged diagonal contributes a unit-stride run to
 // the block's accumulators (vectorized across rows) until the diagonal is shorter than the
 // block's first row; results land in original order through perm.
-// Arrays: a[0] jd_ptr (i64, n[0] + 1), a[1] col_idx (I), a[2] values (V), a[3] perm (I, sorted
-// position -> row), a[4] parts (i64 sorted-row ranges). n[0] = number of diagonals.
 #include "prelude.h"
+#include "../contract/jds.h"
 
 template <int E>
 static void jds_part(const SpmvArgs& a, i64 p) {
-  constexpr i64 B = 64;
-  const i64* SPMVJIT_RESTRICT jd = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
-  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[3];
-  const i64* parts = (const i64*)a.a[4];
+  constexpr i64 B = JDS_CPU_ROWS;
+  const i64* SPMVJIT_RESTRICT jd = (const i64*)a.a[JDS_JD_PTR];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[JDS_COL_IDX];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[JDS_VALUES];
+  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[JDS_PERM];
+  const i64* parts = (const i64*)a.a[JDS_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
-  const i64 w = a.n[0];
+  const i64 w = a.n[JDS_N_DIAGONALS];
   for (i64 sb = parts[p]; sb < parts[p + 1]; sb += B) {
     const i64 n = parts[p + 1] - sb < B ? parts[p + 1] - sb : B;
     V acc[B];

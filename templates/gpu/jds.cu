@@ -1,20 +1,19 @@
 // GPU JDS kernel: one thread per sorted row walks the jagged diagonals (coalesced: neighbouring
 // threads read neighbouring entries) until the diagonal no longer reaches it; y[perm[i]].
-// Arrays: a[0] jd_ptr (i64, n[0] + 1), a[1] col_idx (I), a[2] values (V), a[3] perm (I).
 #include "prelude.h"
-#define JDS_BLOCK 256
+#include "../contract/jds.h"
 
 template <int E>
 SPMVJIT_DEVICE void jds_part(const SpmvArgs& a) {
-  const i64* SPMVJIT_RESTRICT jd = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
-  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[3];
+  const i64* SPMVJIT_RESTRICT jd = (const i64*)a.a[JDS_JD_PTR];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[JDS_COL_IDX];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[JDS_VALUES];
+  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[JDS_PERM];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= a.rows) return;
-  const i64 w = a.n[0];
+  const i64 w = a.n[JDS_N_DIAGONALS];
   V s = 0;
   i64 start = spmvjit_ldg(jd);
   for (i64 j = 0; j < w; ++j) {
@@ -27,4 +26,4 @@ SPMVJIT_DEVICE void jds_part(const SpmvArgs& a) {
   y[r] = spmvjit_epilogue<E>(s, y, r, (V)a.alpha, (V)a.beta);
 }
 
-SPMVJIT_EXPORT_KERNEL(jds_part, spmvjit_part, JDS_BLOCK)
+SPMVJIT_EXPORT_KERNEL(jds_part, spmvjit_part, JDS_GPU_BLOCK)

@@ -44,7 +44,7 @@ int cmd_inspect(int argc, char** argv) {
     t.backend = BackendKind::cuda, t.target = args.get("target"), t.simd_bytes = 0;
   else
     t = get_backend(kind, 0).target();
-  const PlanChoice c = choose_format(i32.ref(), s, t, "");
+  const PlanChoice c = choose_format(i32.ref(), s, t, nullptr);
   std::printf("planner (%s %s, int32/double): %s %s\n  %s\nranking (cost in byte-equivalents):\n",
               to_string(kind), t.target.c_str(), c.format->name().c_str(), params_json(c.params).c_str(),
               c.why.c_str());
