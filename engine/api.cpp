@@ -135,25 +135,11 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
     const std::string dir = resolve_cache_dir(cache_dir);
     require(!dir.empty(), "warmup needs a cache directory");
     int n = 0;
-    for (const Format* f : all_formats()) {
-      if (!f->supports(kind)) continue;
-      for (ValueType v : {ValueType::f32, ValueType::f64})
-        for (IndexType i : {IndexType::i32, IndexType::i64})
-          for (const FormatParams& c : f->kernel_variants(b.target(), v)) {
-            const KernelSpec spec = spec_for(b.target(), f->name(), f->template_name(), i, v, c);
-            CacheOutcome o;
-            ensure_cached(b, spec, dir, &o);
-            ++n;
-          }
+    for (const KernelSpec& spec : all_kernel_specs(b.target())) {
+      CacheOutcome o;
+      ensure_cached(b, spec, dir, &o);
+      ++n;
     }
-    // The device-planning kernels (CSR arrays already in device memory), one module per types.
-    if (kind != BackendKind::cpu)
-      for (ValueType v : {ValueType::f32, ValueType::f64})
-        for (IndexType i : {IndexType::i32, IndexType::i64}) {
-          CacheOutcome o;
-          ensure_cached(b, device_plan_spec(b, i, v), dir, &o);
-          ++n;
-        }
     if (count) *count = n;
   });
 }

@@ -1,48 +1,49 @@
-// DevicePlanner: drives the kernels of templates/gpu/device_plan.cu.
+// DevicePlanner: drives the kernels of templates/gpu/device_plan.cu and the formats' build modules.
 #include "engine/device_plan.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 #include "core/log.hpp"
-#include "engine/formats/adaptive_layout.hpp"
-#include "engine/formats/slice_util.hpp"
 #include "engine/validate.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 
 namespace spmvjit {
+#include "templates/contract/device_plan.h"
+
 namespace {
 
-// Slots of the statistics block: must match dp::Slot in templates/gpu/device_plan.cu.
-enum Slot {
-  kErrRow = 0,
-  kErrEnds = 1,
-  kErrCol = 2,
-  kRowMin = 3,
-  kRowMax = 4,
-  kEmpty = 5,
-  kLongRows = 6,
-  kLongChunks = 7,
-  kBlocks = 8,
-  kSumSq = 9,
-  kWidthSum = 10,
-  kIdle = 17,
-  kRem = 24,
-  kHist = 31,
-  kSlots = 79
-};
 constexpr uint64_t kNone = ~uint64_t(0);
-// Threads per block of the one-thread-per-window passes: small, so a few thousand windows still
-// spread over every multiprocessor.
-constexpr int kWindowBlock = 32;
+static_assert(DP_WIDTHS == MatrixStats::kWidths &&
+                  DP_HIST_BINS == int(std::tuple_size_v<decltype(MatrixStats::row_hist)>),
+              "device statistics and MatrixStats disagree");
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-KernelSpec device_plan_spec(const Backend& backend, IndexType index, ValueType value) {
-  return spec_for(backend.target(), "device_plan", "device_plan", index, value);
+KernelSpec device_module_spec(const TargetInfo& t, const std::string& module, IndexType index,
+                              ValueType value) {
+  return spec_for(t, module, module, index, value);
+}
+
+std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t) {
+  std::vector<KernelSpec> out;
+  for (ValueType v : {ValueType::f32, ValueType::f64})
+    for (IndexType i : {IndexType::i32, IndexType::i64}) {
+      for (const Format* f : all_formats()) {
+        if (!f->supports(t.backend)) continue;
+        for (const FormatParams& c : f->kernel_variants(t, v))
+          out.push_back(spec_for(t, f->name(), f->template_name(), i, v, c));
+        if (t.gpu() && f->converts_on_device())
+          for (const std::string& m : f->device_build_modules())
+            out.push_back(device_module_spec(t, m, i, v));
+      }
+      if (t.gpu()) out.push_back(device_module_spec(t, "device_plan", i, v));
+    }
+  return out;
 }
 
 std::shared_ptr<void> device_alloc(Backend& backend, size_t bytes) {
@@ -58,90 +59,97 @@ std::shared_ptr<void> device_alloc(Backend& backend, size_t bytes) {
 }
 
 DevicePlanner::DevicePlanner(Backend& backend, const CsrRef& input, int base, const std::string& cache_dir)
-    : b_(backend), in_(input), base_(base) {
+    : b_(backend), in_(input), base_(base), cache_dir_(cache_dir) {
   SPMVJIT_ASSERT(!backend.is_host(), "device planning on a host backend");
-  CacheOutcome o;
-  module_ = get_kernel(b_, device_plan_spec(b_, in_.index, in_.value), cache_dir, &o);
-  compile_s_ = o.compile_seconds;
-  load_s_ = o.load_seconds;
+  module("device_plan");  // compiled (or loaded) before any timing starts
   exec_ = b_.make_executor(1);
+}
+
+LoadedModule& DevicePlanner::module(const std::string& name) {
+  auto& m = modules_[name];
+  if (!m) {
+    CacheOutcome o;
+    m = get_kernel(b_, device_module_spec(b_.target(), name, in_.index, in_.value), cache_dir_, &o);
+    compile_s_ += o.compile_seconds;
+    load_s_ += o.load_seconds;
+  }
+  return *m;
 }
 
 SpmvArgs DevicePlanner::args() const {
   SpmvArgs a{};
   a.rows = in_.rows;
   a.cols = in_.cols;
-  a.n[7] = base_;
+  a.n[DP_N_BASE] = base_;
   a.scratch = stats_.get();
   return a;
 }
 
-void DevicePlanner::launch(const char* entry, int64_t items, const SpmvArgs& args, int block) {
+void DevicePlanner::launch(const std::string& module_name, const std::string& entry, int64_t items,
+                           const SpmvArgs& args, int block) {
   // Grid-stride kernels: enough blocks to fill the device, never more than the items need.
   const int64_t cap = int64_t(std::max(b_.target().sm_count, 1)) * 2048 / block;
   const LaunchStep step{entry, std::clamp<int64_t>(ceil_div(items, block), 1, std::max<int64_t>(cap, 1)),
                         block, 0};
-  exec_->run(module_->entry(entry), step, args, nullptr);
+  exec_->run(module(module_name).entry(entry), step, args, nullptr);
 }
 
-HostArray DevicePlanner::alloc(const std::string& name, int64_t count, size_t elem, bool values) {
+HostArray DevicePlanner::alloc(int64_t count, size_t elem) {
   HostArray h;
-  h.name = name;
   h.count = count;
   h.elem = elem;
-  h.kind = values ? ArrayKind::value : ArrayKind::index;
   h.device = device_alloc(b_, size_t(count) * elem);
   return h;
 }
 
+void DevicePlanner::exclusive_scan(void* v, int64_t n) {
+  SpmvArgs a = args();
+  a.a[DP_SRC] = v;
+  a.n[DP_N_COUNT] = n;
+  launch("device_plan", "spmvjit_dp_scan", 1, a, DP_SCAN_BLOCK);
+}
+
+int64_t DevicePlanner::read_i64(const void* p) {
+  int64_t v = 0;
+  b_.download(&v, p, sizeof v);
+  return v;
+}
+
 MatrixStats DevicePlanner::analyze() {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<uint64_t> v(kSlots, 0);
-  v[kErrRow] = v[kErrCol] = v[kRowMin] = kNone;
-  stats_ = device_alloc(b_, sizeof(uint64_t) * kSlots);
-  b_.upload(stats_.get(), v.data(), sizeof(uint64_t) * kSlots);
+  std::vector<uint64_t> v(DP_SLOTS, 0);
+  v[DP_ERR_ROW] = v[DP_ERR_COL] = v[DP_ROW_MIN] = kNone;
+  stats_ = device_alloc(b_, sizeof(uint64_t) * DP_SLOTS);
+  b_.upload(stats_.get(), v.data(), sizeof(uint64_t) * DP_SLOTS);
   SpmvArgs a = args();
-  a.a[0] = in_.row_ptr;
-  a.a[1] = in_.col_idx;
-  a.n[0] = in_.nnz;
-  // spmvjit_dp_rows reduces over aligned 256-row groups: its block size is fixed.
-  launch("spmvjit_dp_rows", in_.rows, a, 256);
-  if (in_.nnz) launch("spmvjit_dp_cols", in_.nnz, a);
-  windows_ = ceil_div(in_.rows, adaptive_layout::kWindow);
-  win_blocks_ = device_alloc(b_, sizeof(int64_t) * size_t(windows_ + 1));
-  win_chunks_ = device_alloc(b_, sizeof(int64_t) * size_t(windows_ + 1));
-  if (windows_) {
-    a.a[1] = win_blocks_.get();
-    a.a[2] = win_chunks_.get();
-    a.n[1] = windows_;
-    launch("spmvjit_dp_adaptive_count", windows_, a, kWindowBlock);
-  }
-  b_.download(v.data(), stats_.get(), sizeof(uint64_t) * kSlots);  // waits for the kernels
-  if (v[kErrEnds] || v[kErrRow] != kNone || v[kErrCol] != kNone) report_invalid();
+  a.a[DP_SRC] = in_.row_ptr;
+  a.n[DP_N_COUNT] = in_.nnz;
+  // spmvjit_dp_rows reduces over aligned DP_BLOCK-row groups: its block size is fixed.
+  launch("device_plan", "spmvjit_dp_rows", in_.rows, a, DP_BLOCK);
+  a.a[DP_SRC] = in_.col_idx;
+  if (in_.nnz) launch("device_plan", "spmvjit_dp_cols", in_.nnz, a);
+  b_.download(v.data(), stats_.get(), sizeof(uint64_t) * DP_SLOTS);  // waits for the kernels
+  if (v[DP_ERR_ENDS] || v[DP_ERR_ROW] != kNone || v[DP_ERR_COL] != kNone) report_invalid();
 
   MatrixStats s;
   s.rows = in_.rows;
   s.cols = in_.cols;
   s.nnz = in_.nnz;
-  s.row_min = in_.rows ? int64_t(v[kRowMin]) : 0;
-  s.row_max = int64_t(v[kRowMax]);
-  s.empty_rows = int64_t(v[kEmpty]);
-  for (size_t k = 0; k < s.row_hist.size(); ++k) s.row_hist[k] = int64_t(v[kHist + k]);
+  s.row_min = in_.rows ? int64_t(v[DP_ROW_MIN]) : 0;
+  s.row_max = int64_t(v[DP_ROW_MAX]);
+  s.empty_rows = int64_t(v[DP_EMPTY]);
+  for (size_t k = 0; k < s.row_hist.size(); ++k) s.row_hist[k] = int64_t(v[DP_HIST + k]);
   double sum_sq;
   static_assert(sizeof(double) == sizeof(uint64_t));
-  std::memcpy(&sum_sq, &v[kSumSq], sizeof sum_sq);
+  std::memcpy(&sum_sq, &v[DP_SUM_SQ], sizeof sum_sq);
   finish_row_moments(s, sum_sq);
   s.entry_facts = false;
   for (int k = 0; k < MatrixStats::kWidths; ++k) {
-    s.slice_width_sum[size_t(k)] = int64_t(v[size_t(kWidthSum + k)]);
-    s.lane_idle[size_t(k)] = int64_t(v[size_t(kIdle + k)]);
-    s.lane_rem[size_t(k)] = int64_t(v[size_t(kRem + k)]);
+    s.slice_width_sum[size_t(k)] = int64_t(v[size_t(DP_WIDTH_SUM + k)]);
+    s.lane_idle[size_t(k)] = int64_t(v[size_t(DP_IDLE + k)]);
+    s.lane_rem[size_t(k)] = int64_t(v[size_t(DP_REM + k)]);
   }
-  s.long_rows = int64_t(v[kLongRows]);
-  s.long_chunks = int64_t(v[kLongChunks]);
-  s.adaptive_blocks = int64_t(v[kBlocks]);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  analyzed_ = true;
   return s;
 }
 
@@ -160,104 +168,37 @@ void DevicePlanner::report_invalid() {
 }
 
 HostArray DevicePlanner::row_ptr() {
-  HostArray h = alloc("row_ptr", in_.rows + 1, size_of(in_.index));
+  HostArray h = alloc(in_.rows + 1, size_of(in_.index));
   SpmvArgs a = args();
-  a.a[0] = in_.row_ptr;
-  a.a[1] = h.device.get();
-  a.n[0] = a.n[1] = in_.rows + 1;
-  launch("spmvjit_dp_copy_index", in_.rows + 1, a);
+  a.a[DP_SRC] = in_.row_ptr;
+  a.a[DP_DST] = h.device.get();
+  a.n[DP_N_COUNT] = a.n[DP_N_PADDED] = in_.rows + 1;
+  launch("device_plan", "spmvjit_dp_copy_index", in_.rows + 1, a);
   return h;
 }
 
 HostArray DevicePlanner::col_idx(int64_t padded) {
   SPMVJIT_ASSERT(padded >= in_.nnz, "col_idx padding below nnz");
-  HostArray h = alloc("col_idx", padded, size_of(in_.index));
+  HostArray h = alloc(padded, size_of(in_.index));
   SpmvArgs a = args();
-  a.a[0] = in_.col_idx;
-  a.a[1] = h.device.get();
-  a.n[0] = in_.nnz;
-  a.n[1] = padded;
-  if (padded) launch("spmvjit_dp_copy_index", padded, a);
+  a.a[DP_SRC] = in_.col_idx;
+  a.a[DP_DST] = h.device.get();
+  a.n[DP_N_COUNT] = in_.nnz;
+  a.n[DP_N_PADDED] = padded;
+  if (padded) launch("device_plan", "spmvjit_dp_copy_index", padded, a);
   return h;
 }
 
 HostArray DevicePlanner::values(int64_t padded) {
   SPMVJIT_ASSERT(padded >= in_.nnz, "values padding below nnz");
-  HostArray h = alloc("values", padded, size_of(in_.value), true);
+  HostArray h = alloc(padded, size_of(in_.value));
   SpmvArgs a = args();
-  a.a[0] = in_.val;
-  a.a[1] = h.device.get();
-  a.n[0] = in_.nnz;
-  a.n[1] = padded;
-  a.n[7] = 0;
-  if (padded) launch("spmvjit_dp_copy_values", padded, a);
+  a.a[DP_SRC] = in_.val;
+  a.a[DP_DST] = h.device.get();
+  a.n[DP_N_COUNT] = in_.nnz;
+  a.n[DP_N_PADDED] = padded;
+  if (padded) launch("device_plan", "spmvjit_dp_copy_values", padded, a);
   return h;
-}
-
-AdaptiveCounts DevicePlanner::adaptive_layout(HostArray& blocks, HostArray& chunk_row, HostArray& chunk_start,
-                                              HostArray& block_nnz) {
-  SPMVJIT_ASSERT(analyzed_, "adaptive_layout before analyze");
-  SpmvArgs a = args();
-  a.n[0] = windows_;
-  for (void* counts : {win_blocks_.get(), win_chunks_.get()}) {
-    a.a[0] = counts;
-    launch("spmvjit_dp_scan", 1, a, 1024);
-  }
-  int64_t nb = 0, nc = 0;
-  b_.download(&nb, static_cast<int64_t*>(win_blocks_.get()) + windows_, sizeof nb);
-  b_.download(&nc, static_cast<int64_t*>(win_chunks_.get()) + windows_, sizeof nc);
-  const size_t is = size_of(in_.index);
-  blocks = alloc("row_blocks", nb + 1, is);
-  chunk_row = alloc("chunk_row", nc, is);
-  chunk_start = alloc("chunk_start", nc, is);
-  block_nnz = alloc("block_nnz", nb + 1, is);
-  a = args();
-  a.a[0] = in_.row_ptr;
-  a.a[1] = win_blocks_.get();
-  a.a[2] = win_chunks_.get();
-  a.a[3] = blocks.device.get();
-  a.a[4] = chunk_row.device.get();
-  a.a[5] = chunk_start.device.get();
-  a.a[6] = block_nnz.device.get();
-  a.n[0] = in_.nnz;
-  a.n[1] = windows_;
-  launch("spmvjit_dp_adaptive_write", std::max<int64_t>(windows_, 1), a, kWindowBlock);
-  int64_t long_rows = 0;
-  b_.download(&long_rows, static_cast<uint64_t*>(stats_.get()) + kLongRows, sizeof long_rows);
-  return {nb, long_rows, nc};
-}
-
-void DevicePlanner::sell(int64_t c, HostArray& slice_ptr, HostArray& col_idx, HostArray& values) {
-  SPMVJIT_ASSERT(c >= 1 && c <= 64 && (c & (c - 1)) == 0, "device SELL needs C a power of two <= 64");
-  const int64_t slices = ceil_div(in_.rows, c), windows = ceil_div(in_.rows, adaptive_layout::kWindow);
-  slice_ptr = alloc("slice_ptr", slices + 1, sizeof(int64_t));
-  std::shared_ptr<void> wsum = device_alloc(b_, sizeof(int64_t) * size_t(windows + 1));
-  SpmvArgs a = args();
-  a.a[0] = in_.row_ptr;
-  a.a[1] = slice_ptr.device.get();
-  a.a[2] = wsum.get();
-  a.n[0] = c;
-  a.n[1] = windows;
-  a.n[2] = slices;
-  if (windows) launch("spmvjit_dp_sell_sizes", windows, a, kWindowBlock);
-  SpmvArgs scan = args();
-  scan.a[0] = wsum.get();
-  scan.n[0] = windows;
-  launch("spmvjit_dp_scan", 1, scan, 1024);
-  launch("spmvjit_dp_sell_ptr", std::max<int64_t>(windows, 1), a, kWindowBlock);
-  int64_t stored = 0;
-  b_.download(&stored, static_cast<int64_t*>(slice_ptr.device.get()) + slices, sizeof stored);
-  const size_t is = size_of(in_.index), vs = size_of(in_.value);
-  slice_util::check_padding("sell", stored, in_.nnz, c * slices, double(is + vs),
-                            in_.index == IndexType::i32);
-  col_idx = alloc("col_idx", stored, is);
-  values = alloc("values", stored, vs, true);
-  a.a[1] = in_.col_idx;
-  a.a[2] = in_.val;
-  a.a[3] = slice_ptr.device.get();
-  a.a[4] = col_idx.device.get();
-  a.a[5] = values.device.get();
-  if (slices) launch("spmvjit_dp_sell_fill", slices * c, a);
 }
 
 }  // namespace spmvjit

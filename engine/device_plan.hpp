@@ -1,8 +1,10 @@
 // DevicePlanner: validation, statistics and conversion on the device for CSR arrays that are
 // already in its memory, so a plan never copies the matrix through the host
-// (templates/gpu/device_plan.cu holds the kernels; they are compiled and cached like any other).
+// (templates/gpu/device_plan.cu holds the shared kernels, templates/gpu/<format>_build.cu a
+// format's own; they are compiled and cached like any other).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -12,8 +14,14 @@
 
 namespace spmvjit {
 
-// The module of device-planning kernels for these types on this backend.
-KernelSpec device_plan_spec(const Backend& backend, IndexType index, ValueType value);
+// A device-planning module for these types on this target: "device_plan" (validation,
+// statistics, copies, scans) or a format's build module (Format::device_build_modules).
+KernelSpec device_module_spec(const TargetInfo& t, const std::string& module, IndexType index,
+                              ValueType value);
+
+// Every kernel module a plan on target `t` may ask for (each format's variants for both types,
+// and on GPUs the device-planning modules): what `warmup` compiles ahead of time.
+std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t);
 
 // Device memory owned through a shared_ptr (freed with a logged, never thrown, failure).
 std::shared_ptr<void> device_alloc(Backend& backend, size_t bytes);
@@ -28,34 +36,34 @@ class DevicePlanner final : public DeviceConverter {
   // exactly as validate_csr reports it: only then are the arrays copied to the host, to name the
   // row and position.
   MatrixStats analyze();
-  // Seconds spent compiling / loading the kernels (0 compile on a warm cache).
+  // Seconds spent compiling / loading kernels so far (0 compile on a warm cache).
   double compile_seconds() const { return compile_s_; }
   double load_seconds() const { return load_s_; }
 
   const CsrRef& shape() const override { return in_; }
+  int base() const override { return base_; }
   HostArray row_ptr() override;
   HostArray col_idx(int64_t padded) override;
   HostArray values(int64_t padded) override;
-  AdaptiveCounts adaptive_layout(HostArray& blocks, HostArray& chunk_row, HostArray& chunk_start,
-                                 HostArray& block_nnz) override;
-  void sell(int64_t c, HostArray& slice_ptr, HostArray& col_idx, HostArray& values) override;
+  HostArray alloc(int64_t count, size_t elem) override;
+  SpmvArgs args() const override;
+  void launch(const std::string& module, const std::string& entry, int64_t items, const SpmvArgs& args,
+              int block = 256) override;
+  void exclusive_scan(void* v, int64_t n) override;
+  int64_t read_i64(const void* p) override;
 
  private:
-  void launch(const char* entry, int64_t items, const SpmvArgs& args, int block = 256);
-  HostArray alloc(const std::string& name, int64_t count, size_t elem, bool values = false);
-  SpmvArgs args() const;
+  LoadedModule& module(const std::string& name);
   [[noreturn]] void report_invalid();
 
   Backend& b_;
   CsrRef in_;
   int base_;
-  std::shared_ptr<LoadedModule> module_;
+  std::string cache_dir_;
+  std::map<std::string, std::shared_ptr<LoadedModule>> modules_;  // device_plan + build modules
   std::unique_ptr<Executor> exec_;
   double compile_s_ = 0, load_s_ = 0;
-  std::shared_ptr<void> stats_;                    // the statistics block (u64 slots)
-  std::shared_ptr<void> win_blocks_, win_chunks_;  // csr_adaptive's per-window counts, scanned
-  int64_t windows_ = 0;
-  bool analyzed_ = false;
+  std::shared_ptr<void> stats_;  // the statistics block (u64 slots)
 };
 
 }  // namespace spmvjit

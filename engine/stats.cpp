@@ -2,7 +2,6 @@
 #include "engine/stats.hpp"
 
 #include "core/parallel.hpp"
-#include "engine/formats/adaptive_layout.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +18,9 @@ int ceil_log2(int64_t n) {
 
 namespace {
 
+// Row ranges of the parallel pass start at multiples of this (the largest slice of the facts).
+constexpr int64_t kChunkRows = int64_t(1) << (MatrixStats::kWidths - 1);
+
 // Partial statistics of one row range; merged after the parallel pass.
 struct Partial {
   int64_t row_min = INT64_MAX, row_max = 0, empty = 0, runs = 0;
@@ -26,14 +28,12 @@ struct Partial {
   std::array<int64_t, 48> hist{};
   std::vector<uint64_t> diag_bits;
   std::array<int64_t, MatrixStats::kWidths> widths{}, idle{}, rem{};
-  int64_t long_rows = 0, long_chunks = 0, blocks = 0;
 };
 
-// Row-length facts of rows [r0, r1): r0 is a multiple of adaptive_layout::kWindow (so of every
-// slice height), r1 too or the last row.
+// Row-length facts of rows [r0, r1): r0 is a multiple of kChunkRows (so of every slice height),
+// r1 too or the last row.
 template <class I>
 void row_shape(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
-  namespace al = adaptive_layout;
   const I* rp = a.rp<I>();
   constexpr int K = MatrixStats::kWidths;
   int64_t slice_max[K] = {};
@@ -47,11 +47,6 @@ void row_shape(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
       if (((r + 1) & mask) == 0 || r + 1 == a.rows) p.widths[size_t(k)] += slice_max[k], slice_max[k] = 0;
     }
   }
-  for (int64_t w = r0; w < r1; w += al::kWindow)
-    al::window(
-        w, std::min(r1, w + al::kWindow), al::kGpuRows, [&](int64_t r) { return int64_t(rp[r + 1] - rp[r]); },
-        [&](int64_t) { ++p.blocks; },
-        [&](int64_t, int64_t len) { ++p.long_rows, p.long_chunks += al::chunks_of(len); });
 }
 
 template <class I>
@@ -101,16 +96,10 @@ void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
     for (size_t k = 0; k < t.diag_bits.size(); ++k) t.diag_bits[k] |= p.diag_bits[k];
     for (size_t k = 0; k < t.widths.size(); ++k)
       t.widths[k] += p.widths[k], t.idle[k] += p.idle[k], t.rem[k] += p.rem[k];
-    t.long_rows += p.long_rows;
-    t.long_chunks += p.long_chunks;
-    t.blocks += p.blocks;
   }
   s.slice_width_sum = t.widths;
   s.lane_idle = t.idle;
   s.lane_rem = t.rem;
-  s.long_rows = t.long_rows;
-  s.long_chunks = t.long_chunks;
-  s.adaptive_blocks = t.blocks;
   s.row_min = a.rows ? t.row_min : 0;
   s.row_max = t.row_max;
   s.empty_rows = t.empty;
@@ -148,9 +137,8 @@ MatrixStats compute_stats(const CsrRef& a) {
       const int64_t mid = lo + (hi - lo) / 2;
       if (a.row_begin(mid) < target) lo = mid + 1; else hi = mid;
     }
-    // Chunks start at window boundaries: row_shape's slices and greedy windows never straddle two.
-    bounds[size_t(c)] =
-        std::max(bounds[size_t(c) - 1], lo / adaptive_layout::kWindow * adaptive_layout::kWindow);
+    // Chunks start at multiples of kChunkRows: row_shape's slices never straddle two.
+    bounds[size_t(c)] = std::max(bounds[size_t(c) - 1], lo / kChunkRows * kChunkRows);
   }
   std::vector<Partial> parts(static_cast<size_t>(chunks));
   parallel_for(chunks, chunks, [&](int64_t c0, int64_t c1, int) {
@@ -182,8 +170,7 @@ std::string MatrixStats::to_json() const {
   } else {
     out += "\"distinct_diagonals\":null,\"dense_run_fraction\":null,\"avg_col_span\":null,";
   }
-  std::snprintf(buf, sizeof buf, "\"long_rows\":%lld,\"seconds\":%.6g,\"row_hist_log2\":[",
-                (long long)long_rows, seconds);
+  std::snprintf(buf, sizeof buf, "\"seconds\":%.6g,\"row_hist_log2\":[", seconds);
   out += buf;
   size_t last = 0;
   for (size_t k = 0; k < row_hist.size(); ++k)

@@ -30,14 +30,12 @@ struct MatrixStats {
   bool entry_facts = true;
 
   // Row-length facts the estimates read instead of rescanning row_ptr; a device computes the
-  // same ones (engine/device_plan.cpp). Index k stands for 2^k rows or lanes, k = 0 .. 6.
+  // same ones (engine/device_plan.cpp). Index k stands for 2^k rows or lanes, k = 0 .. 6. Facts
+  // only one format needs are that format's to estimate (closed forms on these).
   static constexpr int kWidths = 7;
   std::array<int64_t, kWidths> slice_width_sum{};  // over slices of 2^k rows: the longest row
   std::array<int64_t, kWidths> lane_idle{};        // over rows: (-len) mod 2^k
   std::array<int64_t, kWidths> lane_rem{};         // over rows: len mod 2^k
-  int64_t long_rows = 0;                           // rows longer than adaptive_layout::kS nonzeros
-  int64_t long_chunks = 0;                         // sum of ceil(len / kS) over those rows
-  int64_t adaptive_blocks = 0;                     // csr_adaptive's GPU row blocks (adaptive_layout.hpp)
   double seconds = 0;               // time it took to compute these
 
   std::string to_json() const;

@@ -1,6 +1,9 @@
 // Shared converter helpers: names, JSON of parameters, balanced partitions, byte totals.
 #include <algorithm>
+#include <cstring>
 
+#include "core/parallel.hpp"
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/partition.hpp"
 
@@ -64,6 +67,33 @@ void set_cpu_parts(FormatData& d, int slot, const std::vector<int64_t>& bounds) 
   int64_t* p = d.make<int64_t>(slot, int64_t(bounds.size()));
   std::copy(bounds.begin(), bounds.end(), p);
   d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+}
+
+void copy_csr_arrays(FormatData& d, const CsrRef& a, int64_t padded) {
+  SPMVJIT_ASSERT(padded >= a.nnz, "CSR padding below nnz");
+  const size_t is = size_of(a.index), vs = size_of(a.value);
+  HostArray& rp = d.at(kCsrRowPtrSlot, is);
+  HostArray& ci = d.at(kCsrColIdxSlot, is);
+  HostArray& va = d.at(kCsrValuesSlot, vs);
+  SPMVJIT_ASSERT(rp.name == "row_ptr" && ci.name == "col_idx" && va.name == "values",
+                 d.format + ": slots 0-2 are not the CSR arrays");
+  rp.count = a.rows + 1, ci.count = va.count = padded;
+  rp.buf = AlignedBuffer(is * size_t(a.rows + 1));
+  ci.buf = AlignedBuffer(is * size_t(padded));
+  va.buf = AlignedBuffer(vs * size_t(padded));
+  parallel_copy(rp.buf.data(), a.row_ptr, rp.buf.bytes());
+  parallel_copy(ci.buf.data(), a.col_idx, is * size_t(a.nnz));
+  parallel_copy(va.buf.data(), a.val, vs * size_t(a.nnz));
+  if (padded > a.nnz) {
+    std::memset(static_cast<char*>(ci.buf.data()) + is * size_t(a.nnz), 0, is * size_t(padded - a.nnz));
+    std::memset(static_cast<char*>(va.buf.data()) + vs * size_t(a.nnz), 0, vs * size_t(padded - a.nnz));
+  }
+}
+
+void put_device_csr_arrays(FormatData& d, DeviceConverter& dc, int64_t padded) {
+  d.put(kCsrRowPtrSlot, dc.row_ptr());
+  d.put(kCsrColIdxSlot, dc.col_idx(padded));
+  d.put(kCsrValuesSlot, dc.values(padded));
 }
 
 void csr_layout_to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) {

@@ -8,11 +8,14 @@
 #include "engine/formats/gpu_cost.hpp"
 
 namespace spmvjit {
+#include "templates/contract/csr.h"
+
 namespace {
 
 class CsrFormat final : public Format {
  public:
   std::string name() const override { return "csr"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kCsrArrays; }
   bool keeps_csr_pattern() const override { return true; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
@@ -40,31 +43,15 @@ class CsrFormat final : public Format {
   bool converts_on_device() const override { return true; }
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     FormatData d;
-    d.format = name();
-    d.params = p;
-    d.arrays.push_back(dc.row_ptr());
-    d.arrays.push_back(dc.col_idx(dc.shape().nnz));
-    d.arrays.push_back(dc.values(dc.shape().nnz));
+    d.declare(name(), p, contract_arrays(), dc.shape().index, dc.shape().value);
+    put_device_csr_arrays(d, dc, dc.shape().nnz);
     finish(d, dc.shape(), t);
     return d;
   }
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     FormatData d;
-    d.format = name();
-    d.params = p;
-    const size_t is = size_of(a.index), vs = size_of(a.value);
-    HostArray rp, ci, va;
-    rp.name = "row_ptr"; rp.count = a.rows + 1; rp.elem = is; rp.buf = AlignedBuffer(is * size_t(a.rows + 1));
-    ci.name = "col_idx"; ci.count = a.nnz; ci.elem = is; ci.buf = AlignedBuffer(is * size_t(a.nnz));
-    va.name = "values"; va.count = a.nnz; va.elem = vs; va.kind = ArrayKind::value; va.buf = AlignedBuffer(vs * size_t(a.nnz));
-    parallel_copy(rp.buf.data(), a.row_ptr, rp.buf.bytes());
-    if (a.nnz) {
-      parallel_copy(ci.buf.data(), a.col_idx, ci.buf.bytes());
-      parallel_copy(va.buf.data(), a.val, va.buf.bytes());
-    }
-    d.arrays.push_back(std::move(rp));
-    d.arrays.push_back(std::move(ci));
-    d.arrays.push_back(std::move(va));
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    copy_csr_arrays(d, a, a.nnz);
     finish(d, a, t);
     return d;
   }
@@ -73,14 +60,10 @@ class CsrFormat final : public Format {
   static void finish(FormatData& d, const CsrRef& a, const TargetInfo& t) {
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
-    if (t.backend == BackendKind::cpu) {
-      const auto bounds = balance_rows(a, t.threads, 1);
-      add_cpu_parts(d, bounds);
-    } else {
-      // One thread per row (templates/gpu/csr.cu, SPMVJIT_CSR_BLOCK).
-      constexpr int kCsrGpuBlock = 256;
-      d.steps.push_back({"spmvjit_part", (a.rows + kCsrGpuBlock - 1) / kCsrGpuBlock, kCsrGpuBlock, 0});
-    }
+    if (t.backend == BackendKind::cpu)
+      set_cpu_parts(d, CSR_PARTS, balance_rows(a, t.threads, 1));
+    else
+      d.steps.push_back({"spmvjit_part", (a.rows + CSR_GPU_BLOCK - 1) / CSR_GPU_BLOCK, CSR_GPU_BLOCK, 0});
   }
 };
 

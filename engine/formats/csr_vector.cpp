@@ -8,6 +8,8 @@
 #include "engine/formats/format_a_util.hpp"
 
 namespace spmvjit {
+#include "templates/contract/csr_vector.h"
+
 namespace {
 
 // Largest L: a warp on the GPU; two SIMD registers' worth of values on the CPU (enough
@@ -26,6 +28,7 @@ int64_t next_pow2(double m) {
 class CsrVectorFormat final : public Format {
  public:
   std::string name() const override { return "csr_vector"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kCsrVectorArrays; }
   bool keeps_csr_pattern() const override { return true; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.2; }
@@ -78,27 +81,19 @@ class CsrVectorFormat final : public Format {
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     check_lanes(p.at("L"), t);
     FormatData d;
-    d.format = name();
-    d.params = p;
-    d.arrays.push_back(dc.row_ptr());
-    d.arrays.push_back(dc.col_idx(dc.shape().nnz));
-    d.arrays.push_back(dc.values(dc.shape().nnz));
+    d.declare(name(), p, contract_arrays(), dc.shape().index, dc.shape().value);
+    put_device_csr_arrays(d, dc, dc.shape().nnz);
     finish(d, dc.shape(), t);
     return d;
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     check_lanes(p.at("L"), t);
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() {
-      FormatData d;
-      d.format = name();
-      d.params = p;
-      d.arrays.push_back(copy_array<I>("row_ptr", a.rp<I>(), a.rows + 1));
-      d.arrays.push_back(copy_array<I>("col_idx", a.ci<I>(), a.nnz));
-      d.arrays.push_back(copy_array<V>("values", a.vals<V>(), a.nnz, true));
-      finish(d, a, t);
-      return d;
-    });
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    copy_csr_arrays(d, a, a.nnz);
+    finish(d, a, t);
+    return d;
   }
 
  private:
@@ -112,12 +107,11 @@ class CsrVectorFormat final : public Format {
   static void finish(FormatData& d, const CsrRef& a, const TargetInfo& t) {
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
-    if (t.backend == BackendKind::cpu) {
-      const auto bounds = balance_rows(a, t.threads, 1);
-      add_cpu_parts(d, bounds);
-    } else {
-      d.steps.push_back({"spmvjit_part", gpu_grid(a.rows, kGpuBlock / d.params.at("L")), kGpuBlock, 0});
-    }
+    if (t.backend == BackendKind::cpu)
+      set_cpu_parts(d, CSR_VECTOR_PARTS, balance_rows(a, t.threads, 1));
+    else
+      d.steps.push_back({"spmvjit_part", gpu_grid(a.rows, CSR_VECTOR_GPU_BLOCK / d.params.at("L")),
+                         CSR_VECTOR_GPU_BLOCK, 0});
   }
 };
 

@@ -116,6 +116,8 @@ class Format {
     return converts_on_device();
   }
   virtual FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const;
+  // The build modules (templates/gpu/<name>.cu) convert_device launches: `warmup` compiles them.
+  virtual std::vector<std::string> device_build_modules() const { return {}; }
   // True when slots 0 and 1 hold the input's zero-based row_ptr and col_idx unchanged, so a plan
   // can rebuild values from them (update_values) without keeping a copy of the pattern.
   virtual bool keeps_csr_pattern() const { return false; }
@@ -171,6 +173,12 @@ void set_cpu_parts(FormatData& d, int slot, const std::vector<int64_t>& bounds);
 // multiple of `granule` rows. Returns parts + 1 boundaries.
 std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule);
 int64_t sum_matrix_bytes(const FormatData& d);
+// CSR-layout formats (csr, csr_vector, csr_adaptive, merge) keep the input's zero-based CSR
+// arrays in slots 0-2: copies made in parallel on the host, col_idx and values padded with zeros
+// to `padded` entries; or the same built on a device.
+inline constexpr int kCsrRowPtrSlot = 0, kCsrColIdxSlot = 1, kCsrValuesSlot = 2;
+void copy_csr_arrays(FormatData& d, const CsrRef& a, int64_t padded);
+void put_device_csr_arrays(FormatData& d, DeviceConverter& dc, int64_t padded);
 // to_triplets for formats whose arrays 0..2 are CSR's row_ptr, col_idx and values.
 void csr_layout_to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out);
 

@@ -13,6 +13,8 @@
 #include "engine/formats/slice_util.hpp"
 
 namespace spmvjit {
+#include "templates/contract/sell.h"
+
 namespace {
 
 using namespace slice_util;
@@ -47,6 +49,7 @@ int64_t padded_entries(const CsrRef& a, const MatrixStats& s, int64_t c, int64_t
 class SellFormat final : public Format {
  public:
   std::string name() const override { return "sell"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kSellArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.26; }
   bool supports(BackendKind) const override { return true; }
@@ -113,17 +116,18 @@ class SellFormat final : public Format {
   }
 
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
-    const int64_t c = d.params.at("C"), slices = d.ints[0];
-    const int64_t* sp = d.arrays[0].buf.as<int64_t>();
+    const int64_t c = d.params.at("C"), slices = d.ints[SELL_N_SLICES];
+    const int64_t* sp = d.arrays[SELL_SLICE_PTR].buf.as<int64_t>();
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* col = d.arrays[1].buf.template as<I>();
-      const V* val = d.arrays[2].buf.template as<V>();
-      const I* perm = d.arrays[3].buf.template as<I>();
+      const I* col = d.arrays[SELL_COL_IDX].buf.template as<I>();
+      const V* val = d.arrays[SELL_VALUES].buf.template as<V>();
+      const I* perm = d.arrays[SELL_PERM].buf.template as<I>();
       for (int64_t s = 0; s < slices; ++s)
         for (int64_t k = sp[s]; k < sp[s + 1]; ++k) {
           const int64_t pos = s * c + (k - sp[s]) % c;
           if (pos >= shape.rows || val[k] == V(0)) continue;
-          out.push_back({d.arrays[3].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), double(val[k])});
+          out.push_back(
+              {d.arrays[SELL_PERM].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), double(val[k])});
         }
     });
   }
@@ -140,20 +144,38 @@ class SellFormat final : public Format {
     if (!device_convertible(p))
       fail(SPMV_STATUS_UNSUPPORTED, "sell: no device conversion for these parameters");
     const CsrRef& a = dc.shape();
-    const int64_t c = p.at("C"), slices = (a.rows + c - 1) / c;
-    HostArray sp, col, val;
-    dc.sell(c, sp, col, val);
-    const int64_t stored = col.count;
+    const int64_t c = p.at("C"), slices = ceil_div(a.rows, c), windows = ceil_div(a.rows, SELL_BUILD_WINDOW);
     FormatData d;
-    d.format = name();
-    d.params = p;
-    dispatch_types(a.index, a.value, [&]<class I, class V>() {
-      finish_sliced<I>(d, std::move(sp), std::move(col), std::move(val), {}, false, a.rows, slices, stored,
-                       a.nnz);
-    });
-    add_gpu_step(d, a.rows);
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    HostArray sp = dc.alloc(slices + 1, sizeof(int64_t));
+    HostArray wsum = dc.alloc(windows + 1, sizeof(int64_t));
+    SpmvArgs g = dc.args();
+    g.a[SELL_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[SELL_BUILD_COL_IDX_IN] = a.col_idx;
+    g.a[SELL_BUILD_VALUES_IN] = a.val;
+    g.a[SELL_BUILD_SLICE_PTR] = sp.device.get();
+    g.a[SELL_BUILD_WINDOW_SUMS] = wsum.device.get();
+    g.n[SELL_BUILD_N_C] = c;
+    g.n[SELL_BUILD_N_WINDOWS] = windows;
+    g.n[SELL_BUILD_N_SLICES] = slices;
+    // One thread per window: small blocks, so a few thousand windows still spread over the device.
+    if (windows) dc.launch("sell_build", "spmvjit_build_sizes", windows, g, 32);
+    dc.exclusive_scan(wsum.device.get(), windows);
+    dc.launch("sell_build", "spmvjit_build_offsets", std::max<int64_t>(windows, 1), g, 32);
+    const int64_t stored = dc.read_i64(static_cast<const int64_t*>(sp.device.get()) + slices);
+    const size_t is = size_of(a.index), vs = size_of(a.value);
+    check_padding("sell", stored, a.nnz, c * slices, double(is + vs), a.index == IndexType::i32);
+    HostArray col = dc.alloc(stored, is), val = dc.alloc(stored, vs);
+    g.a[SELL_BUILD_COL_IDX] = col.device.get();
+    g.a[SELL_BUILD_VALUES] = val.device.get();
+    if (slices) dc.launch("sell_build", "spmvjit_build_fill", slices * c, g);
+    d.put(SELL_SLICE_PTR, std::move(sp));
+    d.put(SELL_COL_IDX, std::move(col));
+    d.put(SELL_VALUES, std::move(val));
+    finish(d, a, slices, stored, t);
     return d;
   }
+  std::vector<std::string> device_build_modules() const override { return {"sell_build"}; }
 
  private:
   template <class I, class V>
@@ -169,8 +191,9 @@ class SellFormat final : public Format {
     if (sigma > 1) order = window_order(a, sigma);
     auto row_at = [&](int64_t pos) { return sigma > 1 ? order[size_t(pos)] : pos; };
     const int64_t slices = (a.rows + c - 1) / c;
-    HostArray sp = make_array<int64_t>("slice_ptr", slices + 1);
-    int64_t* slice_ptr = sp.buf.as<int64_t>();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    int64_t* slice_ptr = d.make<int64_t>(SELL_SLICE_PTR, slices + 1);
     slice_ptr[0] = 0;
     const int threads = plan_threads(a.nnz + a.rows);
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
@@ -186,10 +209,8 @@ class SellFormat final : public Format {
     for (int64_t s = 0; s < slices; ++s) slice_ptr[s + 1] += slice_ptr[s];
     const int64_t stored = slice_ptr[slices];
     check_padding("sell", stored, a.nnz, c * slices, double(sizeof(I) + sizeof(V)), std::is_same_v<I, int32_t>);
-    HostArray col = make_array<I>("col_idx", stored);
-    HostArray val = make_array<V>("values", stored, true);
-    I* cols = col.buf.as<I>();
-    V* vals = val.buf.as<V>();
+    I* cols = d.make<I>(SELL_COL_IDX, stored);
+    V* vals = d.make<V>(SELL_VALUES, stored);
     // Each thread fills (and first-touches) whole slices.
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
       for (int64_t s = s0; s < s1; ++s) {
@@ -213,23 +234,24 @@ class SellFormat final : public Format {
         }
       }
     });
-    FormatData d;
-    d.format = name();
-    d.params = p;
-    finish_sliced<I>(d, std::move(sp), std::move(col), std::move(val), order, sigma > 1, a.rows, slices,
-                     stored, a.nnz);
-    if (t.backend == BackendKind::cpu) {
-      const auto bounds = split_prefix(slices, t.threads, [&](int64_t u) { return slice_ptr[u] + u * c; });
-      add_cpu_parts(d, bounds);
-    } else {
-      add_gpu_step(d, a.rows);
+    if (sigma > 1) {
+      I* perm = d.make<I>(SELL_PERM, a.rows);
+      for (int64_t r = 0; r < a.rows; ++r) perm[r] = I(order[size_t(r)]);
     }
+    finish(d, a, slices, stored, t);
+    if (t.backend == BackendKind::cpu)
+      set_cpu_parts(d, SELL_PARTS,
+                    split_prefix(slices, t.threads, [&](int64_t u) { return slice_ptr[u] + u * c; }));
     return d;
   }
-  // One thread per sorted row position (templates/gpu/sell.cu, SPMVJIT_SELL_BLOCK).
-  static void add_gpu_step(FormatData& d, int64_t rows) {
-    constexpr int kSellGpuBlock = 256;
-    d.steps.push_back({"spmvjit_part", (rows + kSellGpuBlock - 1) / kSellGpuBlock, kSellGpuBlock, 0});
+  // Sizes, bytes and facts; the GPU launch (one thread per sorted row position).
+  static void finish(FormatData& d, const CsrRef& a, int64_t slices, int64_t stored, const TargetInfo& t) {
+    d.stored_entries = stored;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[SELL_N_SLICES] = slices;
+    d.facts_json = "{\"slices\":" + std::to_string(slices) +
+                   ",\"padding_ratio\":" + std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
+    if (t.gpu()) d.steps.push_back({"spmvjit_part", ceil_div(a.rows, SELL_GPU_BLOCK), SELL_GPU_BLOCK, 0});
   }
 };
 

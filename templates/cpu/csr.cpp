@@ -1,13 +1,13 @@
 // CPU CSR kernel: each part owns a contiguous row range balanced by nonzeros.
-// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V), a[3] parts (i64).
+#include "../contract/csr.h"
 #include "prelude.h"
 
 template <int E>
 static void csr_part(const SpmvArgs& a, i64 p) {
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
-  const i64* parts = (const i64*)a.a[3];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[CSR_VALUES];
+  const i64* parts = (const i64*)a.a[CSR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;

@@ -1,6 +1,6 @@
 // CPU CSR-vector kernel: CSR rows with the row loop unrolled into L independent accumulators
 // (L SIMD-friendly lanes), then a scalar remainder and one horizontal sum per row.
-// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V), a[3] parts (i64 row ranges).
+#include "../contract/csr_vector.h"
 #include "prelude.h"
 #ifndef SPMVJIT_L
 #define SPMVJIT_L 8
@@ -9,10 +9,10 @@
 template <int E>
 static void csr_vector_part(const SpmvArgs& a, i64 p) {
   constexpr i64 L = SPMVJIT_L;
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
-  const i64* parts = (const i64*)a.a[3];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_VECTOR_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_VECTOR_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[CSR_VECTOR_VALUES];
+  const i64* parts = (const i64*)a.a[CSR_VECTOR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;

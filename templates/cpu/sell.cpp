@@ -1,6 +1,5 @@
 // CPU SELL-C-sigma kernel: one slice of C rows at a time, C accumulators in SIMD lanes.
-// Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I, sorted
-// position -> row; empty when not PERMUTED), a[4] parts (i64, slice ranges). n[0] = slices.
+#include "../contract/sell.h"
 #include "prelude.h"
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 8
@@ -12,11 +11,11 @@
 template <int E>
 static void sell_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C;
-  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
-  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[3];
-  const i64* parts = (const i64*)a.a[4];
+  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_SLICE_PTR];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELL_COL_IDX];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELL_VALUES];
+  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[SELL_PERM];
+  const i64* parts = (const i64*)a.a[SELL_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;

@@ -1,16 +1,15 @@
 // GPU CSR (scalar): one thread per row; the baseline. Rows of very different lengths idle lanes.
-// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V). Launch: ceil(rows / BLOCK) blocks.
+// Launch: ceil(rows / CSR_GPU_BLOCK) blocks.
+#include "../contract/csr.h"
 #include "prelude.h"
-// Must match kCsrGpuBlock in engine/formats/csr.cpp.
-#define SPMVJIT_CSR_BLOCK 256
 
 template <int E>
 SPMVJIT_DEVICE void csr_scalar(const SpmvArgs& a) {
-  const i64 r = i64(blockIdx.x) * SPMVJIT_CSR_BLOCK + threadIdx.x;
+  const i64 r = i64(blockIdx.x) * CSR_GPU_BLOCK + threadIdx.x;
   if (r >= a.rows) return;
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[CSR_VALUES];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const i64 b = spmvjit_ldg(rp + r), e = spmvjit_ldg(rp + r + 1);
@@ -31,4 +30,4 @@ SPMVJIT_DEVICE void csr_scalar(const SpmvArgs& a) {
   y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
 }
 
-SPMVJIT_EXPORT_KERNEL(csr_scalar, spmvjit_part, SPMVJIT_CSR_BLOCK)
+SPMVJIT_EXPORT_KERNEL(csr_scalar, spmvjit_part, CSR_GPU_BLOCK)

@@ -12,25 +12,16 @@
 // y with one atomicAdd (alpha applied), after the stream step applied beta. It is launched early
 // (programmatic dependent launch, sm_90+): its blocks stream and sum their chunk in the stream
 // step's tail and wait for that step only before the atomic.
-// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V) (both padded to a multiple of 4
-// entries so the last 16-byte load stays inside), a[3] row-block starts (I, n[0] + 1),
-// a[4] chunk row (I, n[2]), a[5] chunk first nonzero (I, n[2]), a[6] each row block's first
-// nonzero (I, n[0] + 1; saves the dependent row_ptr load before the block can stream).
-// Launch: stream grid n[0], long grid n[2], both block SPMVJIT_ADAPTIVE_BLOCK.
+// Launch: stream grid n[ADAPTIVE_N_BLOCKS], long grid n[ADAPTIVE_N_CHUNKS], blocks of ADAPTIVE_BLOCK.
+#include "../contract/csr_adaptive.h"
 #include "prelude.h"
-// Must match kAdaptiveBlock / kAdaptiveRows / kAdaptiveS in engine/formats/csr_adaptive.cpp.
-#define SPMVJIT_ADAPTIVE_BLOCK 256
-#define SPMVJIT_ADAPTIVE_ROWS 1024
-#ifndef SPMVJIT_S
-#define SPMVJIT_S 2048
-#endif
 
 namespace adaptive {
 
-constexpr int kBlock = SPMVJIT_ADAPTIVE_BLOCK;
-constexpr int kRows = SPMVJIT_ADAPTIVE_ROWS;  // rows per row block at most
+constexpr int kBlock = ADAPTIVE_BLOCK;
+constexpr int kRows = ADAPTIVE_GPU_ROWS;  // rows per row block at most
 constexpr int kRowsPerThread = (kRows + kBlock - 1) / kBlock;
-constexpr i64 kS = SPMVJIT_S;
+constexpr i64 kS = ADAPTIVE_S;
 constexpr int kVec = 16 / int(sizeof(V));                           // entries per 16-byte load
 constexpr int kUnits = int((kS / kVec + 1 + kBlock - 1) / kBlock);  // loads per thread (<= S span)
 
@@ -113,9 +104,9 @@ SPMVJIT_DEVICE V block_sum(V s, V* ws) {
 template <int E>
 SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 r0, i64 nrows) {
   using namespace adaptive;
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[ADAPTIVE_VALUES];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
@@ -150,11 +141,11 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
   SPMVJIT_SHARED int wide[kS / (SPMVJIT_WARP + 1) + 1];  // rows queued for a warp
   SPMVJIT_SHARED int nwide;
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
-  const I* SPMVJIT_RESTRICT blk = (const I*)a.a[3];
-  const I* SPMVJIT_RESTRICT bnz = (const I*)a.a[6];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[ADAPTIVE_VALUES];
+  const I* SPMVJIT_RESTRICT blk = (const I*)a.a[ADAPTIVE_ROW_BLOCKS];
+  const I* SPMVJIT_RESTRICT bnz = (const I*)a.a[ADAPTIVE_BLOCK_NNZ];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
@@ -244,11 +235,11 @@ template <int E>
 SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   using namespace adaptive;
   SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
-  const I* SPMVJIT_RESTRICT crow = (const I*)a.a[4];
-  const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[5];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[ADAPTIVE_VALUES];
+  const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_CHUNK_ROW];
+  const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_CHUNK_START];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 r = spmvjit_ldg(crow + blockIdx.x);
@@ -264,5 +255,5 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   }
 }
 
-SPMVJIT_EXPORT_KERNEL(adaptive_stream, spmvjit_part, SPMVJIT_ADAPTIVE_BLOCK)
-SPMVJIT_EXPORT_KERNEL(adaptive_long, spmvjit_long, SPMVJIT_ADAPTIVE_BLOCK)
+SPMVJIT_EXPORT_KERNEL(adaptive_stream, spmvjit_part, ADAPTIVE_BLOCK)
+SPMVJIT_EXPORT_KERNEL(adaptive_long, spmvjit_long, ADAPTIVE_BLOCK)

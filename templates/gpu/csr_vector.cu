@@ -1,19 +1,18 @@
 // GPU CSR-vector kernel: L consecutive threads of a warp share one row (strided over its
 // nonzeros), then a shuffle tree sums the L partial sums. L is a power of two <= warp size.
-// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V). Block = 256 threads.
+#include "../contract/csr_vector.h"
 #include "prelude.h"
 #ifndef SPMVJIT_L
 #define SPMVJIT_L 8
 #endif
-#define CSR_VECTOR_BLOCK 256
 
 template <int E>
 SPMVJIT_DEVICE void csr_vector_part(const SpmvArgs& a) {
   constexpr int L = SPMVJIT_L;
   static_assert(L >= 1 && L <= SPMVJIT_WARP && (L & (L - 1)) == 0, "L: power of two <= warp");
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_VECTOR_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_VECTOR_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[CSR_VECTOR_VALUES];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -30,4 +29,4 @@ SPMVJIT_DEVICE void csr_vector_part(const SpmvArgs& a) {
   if (g == 0 && r < a.rows) y[r] = spmvjit_epilogue<E>(s, y, r, (V)a.alpha, (V)a.beta);
 }
 
-SPMVJIT_EXPORT_KERNEL(csr_vector_part, spmvjit_part, CSR_VECTOR_BLOCK)
+SPMVJIT_EXPORT_KERNEL(csr_vector_part, spmvjit_part, CSR_VECTOR_GPU_BLOCK)

@@ -57,8 +57,11 @@ SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
-// Returns the old value (shared memory).
+// Return the old value (shared memory).
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
+SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
+// Leading zero bits of a 64-bit value (64 for 0).
+SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__
 // Programmatic dependent launch (sm_90+; no-ops below, and when the launch did not ask for it).
 // A step launched early (LaunchStep::early) calls spmvjit_grid_wait() before it touches anything

@@ -1,27 +1,25 @@
 // GPU SELL-C-sigma: one thread per (sorted) row, C a multiple of the warp so each warp reads
 // one slice's column j as one contiguous, coalesced run of col_idx and values.
-// Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I, sorted
-// position -> row; empty when not PERMUTED). n[0] = slices. Launch: ceil(rows / BLOCK) blocks.
+// Launch: ceil(rows / SELL_GPU_BLOCK) blocks.
+#include "../contract/sell.h"
 #include "prelude.h"
 #ifndef SPMVJIT_C
-#define SPMVJIT_C 32
+#define SPMVJIT_C SPMVJIT_WARP
 #endif
 #ifndef SPMVJIT_PERMUTED
 #define SPMVJIT_PERMUTED 0
 #endif
-// Must match kSellGpuBlock in engine/formats/sell.cpp.
-#define SPMVJIT_SELL_BLOCK 256
 // Columns loaded ahead of their first use: enough bytes in flight per thread to cover latency.
 #define SPMVJIT_SELL_UNROLL 4
 
 template <int E>
 SPMVJIT_DEVICE void sell_rows(const SpmvArgs& a) {
   constexpr i64 C = SPMVJIT_C;
-  const i64 pos = i64(blockIdx.x) * SPMVJIT_SELL_BLOCK + threadIdx.x;
+  const i64 pos = i64(blockIdx.x) * SELL_GPU_BLOCK + threadIdx.x;
   if (pos >= a.rows) return;
-  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
+  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_SLICE_PTR];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELL_COL_IDX];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELL_VALUES];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const i64 s = pos / C;
@@ -44,11 +42,11 @@ SPMVJIT_DEVICE void sell_rows(const SpmvArgs& a) {
   }
   for (; j < w; ++j) sum += spmvjit_ld_stream(vs + j * C) * spmvjit_ldg(x + spmvjit_ld_stream(cs + j * C));
 #if SPMVJIT_PERMUTED
-  const i64 r = (i64)spmvjit_ldg((const I*)a.a[3] + pos);
+  const i64 r = (i64)spmvjit_ldg((const I*)a.a[SELL_PERM] + pos);
 #else
   const i64 r = pos;
 #endif
   y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
 }
 
-SPMVJIT_EXPORT_KERNEL(sell_rows, spmvjit_part, SPMVJIT_SELL_BLOCK)
+SPMVJIT_EXPORT_KERNEL(sell_rows, spmvjit_part, SELL_GPU_BLOCK)

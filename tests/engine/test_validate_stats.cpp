@@ -70,7 +70,7 @@ MatrixStats slow_stats(const HostCsr<int64_t, double>& a) {
     if (len) span += double(hi - lo + 1);
   }
   s.distinct_diagonals = std::count(diags.begin(), diags.end(), 1);
-  // Row-shape facts: slices and lane groups of 2^k rows, long rows of csr_adaptive.
+  // Row-shape facts: slices and lane groups of 2^k rows.
   auto len = [&](int64_t r) { return a.row_ptr[size_t(r) + 1] - a.row_ptr[size_t(r)]; };
   for (int k = 0; k < MatrixStats::kWidths; ++k) {
     const int64_t c = int64_t(1) << k;
@@ -84,8 +84,6 @@ MatrixStats slow_stats(const HostCsr<int64_t, double>& a) {
       s.lane_idle[size_t(k)] += (c - len(r) % c) % c;
     }
   }
-  for (int64_t r = 0; r < a.rows; ++r)
-    if (len(r) > 2048) ++s.long_rows, s.long_chunks += (len(r) + 2047) / 2048;
   s.row_mean = a.rows ? double(s.nnz) / double(a.rows) : 0;
   s.row_std = a.rows ? std::sqrt(sq / double(a.rows) - s.row_mean * s.row_mean) : 0;
   s.dense_run_fraction = s.nnz ? double(in_runs) / double(s.nnz) : 0;
@@ -110,18 +108,6 @@ void check_same(const MatrixStats& got, const MatrixStats& want) {
   CHECK(got.slice_width_sum == want.slice_width_sum);
   CHECK(got.lane_idle == want.lane_idle);
   CHECK(got.lane_rem == want.lane_rem);
-  CHECK(got.long_rows == want.long_rows);
-  CHECK(got.long_chunks == want.long_chunks);
-}
-
-// csr_adaptive's GPU layout, built on the host: its row-block count is what the statistics hold.
-template <class I>
-int64_t adaptive_gpu_blocks(const HostCsr<I, double>& a) {
-  TargetInfo t;
-  t.backend = BackendKind::cuda;
-  t.target = "sm_90";
-  t.sm_count = 132;
-  return find_format("csr_adaptive")->convert(a.ref(), {}, t).ints[0];
 }
 
 }  // namespace
@@ -309,7 +295,6 @@ TEST_CASE("compute_stats matches a slow count on big matrices (parallel pass)", 
     const auto a = generate_matrix(spec, 5);
     REQUIRE(a.nnz() + a.rows >= 2 * (1 << 18));  // big enough for two chunks
     check_same(compute_stats(a.ref()), slow_stats(a));
-    CHECK(compute_stats(a.ref()).adaptive_blocks == adaptive_gpu_blocks(a));
     const auto b = a.cast<int32_t, double>();
     check_same(compute_stats(b.ref()), slow_stats(a));
   }

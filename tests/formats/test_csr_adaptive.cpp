@@ -160,7 +160,10 @@ void check_layouts(const Named& m) {
     REQUIRE(e.applicable);
     const FormatData d = f.convert(ref, p, t);
     CHECK(d.stored_entries == a.nnz());
-    CHECK(d.matrix_bytes == e.matrix_bytes + int64_t(sizeof(I) + sizeof(V)) * (d.arrays[1].count - a.nnz()));
+    // The estimate counts the layout in closed form from the histogram: its bytes land within a
+    // few percent of the layout's (the padding past nnz aside).
+    const int64_t exact = d.matrix_bytes - int64_t(sizeof(I) + sizeof(V)) * (d.arrays[1].count - a.nnz());
+    CHECK(std::abs(double(e.matrix_bytes - exact)) <= 0.03 * double(exact) + 64.0 * sizeof(I));
     CHECK(d.steps.size() == size_t((d.ints[0] > 0) + (d.ints[2] > 0)));
     std::vector<Triplet> got;
     f.to_triplets(d, ref, got);

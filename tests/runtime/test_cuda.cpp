@@ -61,13 +61,7 @@ struct CompileJob {
 std::vector<CompileJob> compile_all(const std::string& arch, const std::string& dir) {
   Backend& b = cuda_compiler(arch);
   std::vector<CompileJob> jobs;
-  for (const Format* f : gpu_formats())
-    for (ValueType v : {ValueType::f32, ValueType::f64})
-      for (IndexType i : {IndexType::i32, IndexType::i64})
-        for (const FormatParams& c : f->kernel_variants(b.target(), v))
-          jobs.push_back({spec_for(b.target(), f->name(), f->template_name(), i, v, c)});
-  for (ValueType v : {ValueType::f32, ValueType::f64})
-    for (IndexType i : {IndexType::i32, IndexType::i64}) jobs.push_back({device_plan_spec(b, i, v)});
+  for (const KernelSpec& s : all_kernel_specs(b.target())) jobs.push_back({s});
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t k; (k = next++) < jobs.size();) {

@@ -68,9 +68,6 @@ void check_same_stats(const MatrixStats& dev, const MatrixStats& host) {
   CHECK(dev.slice_width_sum == host.slice_width_sum);
   CHECK(dev.lane_idle == host.lane_idle);
   CHECK(dev.lane_rem == host.lane_rem);
-  CHECK(dev.long_rows == host.long_rows);
-  CHECK(dev.long_chunks == host.long_chunks);
-  CHECK(dev.adaptive_blocks == host.adaptive_blocks);
 }
 
 void check_same_data(const FormatData& dev, const FormatData& host) {

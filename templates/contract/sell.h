@@ -1,0 +1,37 @@
+// SELL-C-sigma kernel contract (engine/formats/sell.cpp fills it, templates/*/sell.* read it;
+// templates/gpu/sell_build.cu builds it on a device). SPMVJIT_C and SPMVJIT_PERMUTED are baked.
+#ifndef SPMVJIT_CONTRACT_SELL_H
+#define SPMVJIT_CONTRACT_SELL_H
+#include "arrays.h"
+
+// slice_ptr: first entry of each slice (n[SELL_N_SLICES] + 1); col_idx, values: slice by slice,
+// column-major, padded with the row's last column and zeros; perm: sorted position -> row (empty
+// when unsorted); parts: CPU slice ranges.
+#define SELL_ARRAYS(X)              \
+  X(SELL_SLICE_PTR, slice_ptr, i64) \
+  X(SELL_COL_IDX, col_idx, index)   \
+  X(SELL_VALUES, values, value)     \
+  X(SELL_PERM, perm, index)         \
+  X(SELL_PARTS, parts, parts)
+SPMVJIT_DECLARE_ARRAYS(SELL_ARRAYS, kSellArrays)
+
+enum { SELL_N_SLICES };  // n[] slots
+enum {
+  SELL_GPU_BLOCK = 256,     // GPU: one thread per sorted row position, this many per block
+  SELL_BUILD_WINDOW = 4096  // device build: rows per window one thread lays out (a multiple of C)
+};
+
+// Device build (templates/gpu/sell_build.cu) argument slots: the input arrays (index base
+// n[DP_N_BASE]), the outputs, and the per-window sums (i64, scanned in place between passes).
+enum {
+  SELL_BUILD_ROW_PTR,
+  SELL_BUILD_COL_IDX_IN,
+  SELL_BUILD_VALUES_IN,
+  SELL_BUILD_SLICE_PTR,
+  SELL_BUILD_COL_IDX,
+  SELL_BUILD_VALUES,
+  SELL_BUILD_WINDOW_SUMS
+};
+enum { SELL_BUILD_N_C, SELL_BUILD_N_WINDOWS, SELL_BUILD_N_SLICES };
+
+#endif  // SPMVJIT_CONTRACT_SELL_H
