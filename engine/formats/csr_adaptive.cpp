@@ -44,6 +44,8 @@ Layout make_layout(const CsrRef& a, const TargetInfo& t) {
 // The layout's counts in closed form from the row-length histogram (bin k holds lengths in
 // [2^(k-1), 2^k); a bin's rows are taken at 3/4 of its upper bound), O(1) whatever the matrix:
 // the estimate's byte and overhead terms only need them to a few percent.
+constexpr double kS = ADAPTIVE_S;
+
 struct Shape {
   double blocks = 0, long_rows = 0, chunks = 0;
 };
@@ -54,7 +56,7 @@ Shape layout_shape(const MatrixStats& s, const TargetInfo& t) {
   for (size_t k = size_t(first_long); k < s.row_hist.size(); ++k) {
     const double len = 0.75 * std::ldexp(1.0, int(k)), n = double(s.row_hist[k]);
     sh.long_rows += n;
-    sh.chunks += n * std::ceil(len / ADAPTIVE_S);
+    sh.chunks += n * std::ceil(len / kS);
     long_nnz += n * len;
   }
   long_nnz = std::min(long_nnz, double(s.nnz));
@@ -62,8 +64,8 @@ Shape layout_shape(const MatrixStats& s, const TargetInfo& t) {
   // when the next row does not fit: about 85% full on nonzeros); a long row cuts a block in two
   // and takes one of its own; every window restarts.
   const double rows = double(s.rows) - sh.long_rows, nnz = double(s.nnz) - long_nnz;
-  sh.blocks = std::ceil(std::max(rows / double(max_block_rows(t)), nnz / (0.85 * ADAPTIVE_S))) +
-              2 * sh.long_rows + std::ceil(double(s.rows) / ADAPTIVE_WINDOW);
+  sh.blocks = std::ceil(std::max(rows / double(max_block_rows(t)), nnz / (0.85 * kS))) +
+              2 * sh.long_rows + std::ceil(double(s.rows) / double(ADAPTIVE_WINDOW));
   if (s.rows == 0) sh.blocks = 0;
   return sh;
 }

@@ -1,9 +1,6 @@
 // How a format's contract header declares its arrays once, for the host and for its kernels:
 //
-//   #define JDS_ARRAYS(X)          \
-//     X(JDS_JD_PTR, jd_ptr, i64)   \
-//     X(JDS_PERM, perm, index)     \
-//     ...
+//   #define JDS_ARRAYS(X) X(JDS_JD_PTR, jd_ptr, i64) X(JDS_PERM, perm, index) ...
 //   SPMVJIT_DECLARE_ARRAYS(JDS_ARRAYS, kJdsArrays)
 //
 // Kernels get an enum of slots (they read a.a[JDS_PERM]). The host (SPMVJIT_HOST, defined by

@@ -1,5 +1,5 @@
 // The kernel contract every kernel of every backend shares: its one argument block and the
-// epilogue variants. Declared once: the host (runtime/kernel_args.hpp) and the preludes include
+// epilogue variants. Declared once: the host (core/kernel_args.hpp) and the preludes include
 // this file, so they cannot disagree. Plain C++ with no includes: valid for g++, clang (CPU
 // kernels), NVRTC and hipRTC.
 #ifndef SPMVJIT_CONTRACT_SPMV_ARGS_H

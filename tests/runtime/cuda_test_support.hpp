@@ -13,6 +13,7 @@
 #include "engine/gen/generators.hpp"
 #include "engine/io/matrix_market.hpp"
 #include "engine/reference.hpp"
+#include "tests/test_support.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
 #include "spmvjit/spmvjit.h"
 

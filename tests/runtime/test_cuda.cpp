@@ -92,8 +92,7 @@ std::vector<CompileJob> compile_all(const std::string& arch, const std::string& 
 
 TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_90 and warmup finds them", "[cuda]") {
   if (!have_nvrtc()) {
-    WARN("NVRTC not found: skipped");
-    return;
+    SPMVJIT_SKIP("NVRTC not found");
   }
   REQUIRE(!gpu_formats().empty());
   const auto dir = std::filesystem::temp_directory_path() / ("spmvjit_cuda_compile_" + std::to_string(::getpid()));
@@ -142,8 +141,7 @@ TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_9
 
 TEST_CASE("cuda: compiler-only backend facts and failures", "[cuda]") {
   if (!have_nvrtc()) {
-    WARN("NVRTC not found: skipped");
-    return;
+    SPMVJIT_SKIP("NVRTC not found");
   }
   Backend& b = cuda_compiler("sm_90");
   CHECK(&b == &cuda_compiler("sm_90"));
@@ -216,8 +214,7 @@ namespace {
 template <class I, class V>
 void run_all_formats_on_device() {
   if (!cuda_available(0)) {
-    WARN("no CUDA device: skipped");
-    return;
+    SPMVJIT_SKIP("no CUDA device");
   }
   uint64_t seed = 500;
   int planned = 0, refused = 0;
@@ -259,8 +256,7 @@ TEST_CASE("cuda device: every format int64 float", "[cuda]") { run_all_formats_o
 
 TEST_CASE("cuda device: matrix arrays in device memory then OOM and bad binaries", "[cuda]") {
   if (!cuda_available(0)) {
-    WARN("no CUDA device: skipped");
-    return;
+    SPMVJIT_SKIP("no CUDA device");
   }
   Backend& b = cuda_backend(0);
   CHECK(b.target().target.rfind("sm_", 0) == 0);

@@ -98,8 +98,7 @@ void check_same_data(const FormatData& dev, const FormatData& host) {
 template <class I, class V>
 void device_plans_match_host() {
   if (!cuda_available(0)) {
-    WARN("no CUDA device: skipped");
-    return;
+    SPMVJIT_SKIP("no CUDA device");
   }
   Backend& b = cuda_backend(0);
   uint64_t seed = 900;
@@ -154,8 +153,7 @@ TEST_CASE("cuda device planning: int64 float matches the host", "[cuda]") {
 
 TEST_CASE("cuda device planning: a bad device CSR fails with the host's message", "[cuda]") {
   if (!cuda_available(0)) {
-    WARN("no CUDA device: skipped");
-    return;
+    SPMVJIT_SKIP("no CUDA device");
   }
   Backend& b = cuda_backend(0);
   const HostCsr<int32_t, double> good = generate_matrix("random:300:1:9", 3).cast<int32_t, double>();
@@ -194,8 +192,7 @@ TEST_CASE("cuda device planning: a bad device CSR fails with the host's message"
 
 TEST_CASE("cuda device planning: update_values, describe, and formats the device cannot build", "[cuda]") {
   if (!cuda_available(0)) {
-    WARN("no CUDA device: skipped");
-    return;
+    SPMVJIT_SKIP("no CUDA device");
   }
   Backend& b = cuda_backend(0);
   // Rows of 1-40 nonzeros: every format here applies (powerlaw's long rows pad SELL too much).
