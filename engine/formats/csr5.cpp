@@ -14,20 +14,24 @@
 #include "engine/formats/slice_util.hpp"
 
 namespace spmvjit {
+#include "templates/contract/csr5.h"
+
 namespace {
 
 using namespace slice_util;
 
-// sigma from nonzeros per row, the paper's rule: 4 for short rows, nnz/row up to 32, then 32.
-// We round it up to a multiple of 4 so a target has at most 8 sigma kernels.
+// sigma from nonzeros per row, the paper's rule: 4 for short rows, nnz/row up to 32, then 32
+// (CSR5_MAX_SIGMA, the bit_flag width). We round it up to a multiple of 4 so a target has at most
+// 8 sigma kernels.
 int64_t choose_sigma(int64_t nnz, int64_t rows) {
   const int64_t per_row = rows ? nnz / rows : 0;
-  const int64_t s = std::clamp<int64_t>(per_row, 4, 32);
+  const int64_t s = std::clamp<int64_t>(per_row, 4, CSR5_MAX_SIGMA);
   return ceil_div(s, 4) * 4;
 }
 
+// SIMD lanes of V on the CPU; a GPU tile is one warp.
 int64_t omega_of(const TargetInfo& t, size_t value_bytes) {
-  return std::min<int64_t>(32, lanes(t, value_bytes));
+  return t.gpu() ? t.warp_size : std::min<int64_t>(CSR5_MAX_OMEGA, lanes(t, value_bytes));
 }
 
 inline int64_t decode_row(int64_t v) { return v < 0 ? ~v : v; }
@@ -35,6 +39,7 @@ inline int64_t decode_row(int64_t v) { return v < 0 ? ~v : v; }
 class Csr5Format final : public Format {
  public:
   std::string name() const override { return "csr5"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kCsr5Arrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.9; }
   bool supports(BackendKind) const override { return true; }
@@ -71,21 +76,23 @@ class Csr5Format final : public Format {
 
   std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
     std::vector<FormatParams> out;
-    for (int64_t s = 4; s <= 32; s += 4) out.push_back({{"OMEGA", omega_of(t, size_of(v))}, {"SIGMA", s}});
+    for (int64_t s = 4; s <= CSR5_MAX_SIGMA; s += 4)
+      out.push_back({{"OMEGA", omega_of(t, size_of(v))}, {"SIGMA", s}});
     return out;
   }
 
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
-    const int64_t w = d.params.at("omega"), sg = d.params.at("sigma"), ntiles = d.ints[0];
-    const int64_t tail_start = d.ints[2], r_tail = d.ints[3], n_eo = d.ints[4], n_empty = d.ints[5];
-    const int64_t n_tail_rows = d.ints[6];
-    const int64_t* tp = d.arrays[0].buf.as<int64_t>();
-    const uint64_t* desc = d.arrays[1].buf.as<uint64_t>();
-    const int64_t* eo_ptr = d.arrays[4].buf.as<int64_t>();
+    const int64_t w = d.params.at("omega"), sg = d.params.at("sigma"), ntiles = d.ints[CSR5_N_TILES];
+    const int64_t tail_start = d.ints[CSR5_N_TAIL_START], r_tail = d.ints[CSR5_N_TAIL_ROW];
+    const int64_t n_eo = d.ints[CSR5_N_EMPTY_OFFSETS], n_empty = d.ints[CSR5_N_EMPTY_ROWS];
+    const int64_t n_tail_rows = d.ints[CSR5_N_TAIL_ROWS];
+    const int64_t* tp = d.arrays[CSR5_TILE_PTR].buf.as<int64_t>();
+    const uint64_t* desc = d.arrays[CSR5_TILE_DESC].buf.as<uint64_t>();
+    const int64_t* eo_ptr = d.arrays[CSR5_EO_PTR].buf.as<int64_t>();
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* col = d.arrays[2].buf.template as<I>();
-      const V* val = d.arrays[3].buf.template as<V>();
-      const I* aux = d.arrays[5].buf.template as<I>();
+      const I* col = d.arrays[CSR5_COL_IDX].buf.template as<I>();
+      const V* val = d.arrays[CSR5_VALUES].buf.template as<V>();
+      const I* aux = d.arrays[CSR5_AUX].buf.template as<I>();
       for (int64_t t = 0; t < ntiles; ++t) {
         const int64_t r0 = decode_row(tp[t]);
         int64_t q = -1;
@@ -112,22 +119,24 @@ class Csr5Format final : public Format {
   template <class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
     const int64_t w = p.at("omega"), sg = p.at("sigma"), S = w * sg;
-    if (w < 1 || w > 32 || sg < 1 || sg > 32)
-      fail(SPMV_STATUS_INVALID_VALUE, "csr5: omega and sigma must lie in [1, 32] (bit_flag is 32 bits)");
-    if (tg.backend != BackendKind::cpu && w != 32)
-      fail(SPMV_STATUS_INVALID_VALUE, "csr5: omega must be the warp size (32) on a GPU");
+    if (w < 1 || w > CSR5_MAX_OMEGA || sg < 1 || sg > CSR5_MAX_SIGMA)
+      fail(SPMV_STATUS_INVALID_VALUE, "csr5: omega must lie in [1, " + std::to_string(CSR5_MAX_OMEGA) +
+                                          "] and sigma in [1, " + std::to_string(CSR5_MAX_SIGMA) +
+                                          "] (bit_flag has a bit per entry of a lane)");
+    if (tg.gpu() && w != tg.warp_size)
+      fail(SPMV_STATUS_INVALID_VALUE,
+           "csr5: omega must be the warp size (" + std::to_string(tg.warp_size) + ") on a GPU");
     const I* rp = a.rp<I>();
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
     const int64_t ntiles = a.nnz / S, tail_start = ntiles * S;
-    HostArray tp = make_array<int64_t>("tile_ptr", ntiles + 1);
-    HostArray ds = make_array<uint64_t>("tile_desc", ntiles * w);
-    HostArray col = make_array<I>("col_idx", a.nnz);
-    HostArray val = make_array<V>("values", a.nnz, true);
-    HostArray ep = make_array<int64_t>("eo_ptr", ntiles + 1);
-    int64_t* tile_ptr = tp.buf.as<int64_t>();
-    uint64_t* desc = ds.buf.as<uint64_t>();
-    int64_t* eo_ptr = ep.buf.as<int64_t>();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    int64_t* tile_ptr = d.make<int64_t>(CSR5_TILE_PTR, ntiles + 1);
+    uint64_t* desc = d.make<uint64_t>(CSR5_TILE_DESC, ntiles * w);
+    I* col = d.make<I>(CSR5_COL_IDX, a.nnz);
+    V* val = d.make<V>(CSR5_VALUES, a.nnz);
+    int64_t* eo_ptr = d.make<int64_t>(CSR5_EO_PTR, ntiles + 1);
     std::vector<I> eo;  // empty_offset: segment -> row, for tiles with empty rows
     std::vector<uint32_t> flags(static_cast<size_t>(w));
     // row_of(p): the non-empty row holding entry p (rows when p == nnz); p only grows.
@@ -161,12 +170,13 @@ class Csr5Format final : public Format {
       for (int64_t l = 0; l < w; ++l) {
         int64_t quiet = 0;  // seg_offset: following lanes with no row start
         while (l + 1 + quiet < w && flags[size_t(l + 1 + quiet)] == 0) ++quiet;
-        desc[t * w + l] = uint64_t(flags[size_t(l)]) | (uint64_t(before) << 32) | (uint64_t(quiet) << 48);
+        desc[t * w + l] = uint64_t(flags[size_t(l)]) | (uint64_t(before) << CSR5_Y_OFFSET_SHIFT) |
+                          (uint64_t(quiet) << CSR5_SEG_OFFSET_SHIFT);
         before += __builtin_popcount(flags[size_t(l)]);
       }
       // Transpose: entry (lane l, step k) of the tile goes to base + k*omega + l.
-      I* cdst = col.buf.as<I>() + base;
-      V* vdst = val.buf.as<V>() + base;
+      I* cdst = col + base;
+      V* vdst = val + base;
       for (int64_t l = 0; l < w; ++l)
         for (int64_t k = 0; k < sg; ++k) {
           cdst[k * w + l] = ci[base + l * sg + k];
@@ -177,8 +187,8 @@ class Csr5Format final : public Format {
     tile_ptr[ntiles] = r_tail;
     eo_ptr[ntiles] = int64_t(eo.size());
     if (a.nnz > tail_start) {
-      std::memcpy(col.buf.as<I>() + tail_start, ci + tail_start, size_t(a.nnz - tail_start) * sizeof(I));
-      std::memcpy(val.buf.as<V>() + tail_start, av + tail_start, size_t(a.nnz - tail_start) * sizeof(V));
+      std::memcpy(col + tail_start, ci + tail_start, size_t(a.nnz - tail_start) * sizeof(I));
+      std::memcpy(val + tail_start, av + tail_start, size_t(a.nnz - tail_start) * sizeof(V));
     }
     // aux = [empty_offset][empty rows before the CSR tail][row_ptr of the tail rows]
     const int64_t n_eo = int64_t(eo.size());
@@ -186,26 +196,21 @@ class Csr5Format final : public Format {
     for (int64_t q = 0; q < r_tail; ++q)
       if (rp[q + 1] == rp[q]) empty.push_back(I(q));
     const int64_t n_tail_rows = a.rows - r_tail;
-    HostArray aux = make_array<I>("aux", n_eo + int64_t(empty.size()) + (n_tail_rows ? n_tail_rows + 1 : 0));
-    I* ax = aux.buf.as<I>();
+    I* ax = d.make<I>(CSR5_AUX, n_eo + int64_t(empty.size()) + (n_tail_rows ? n_tail_rows + 1 : 0));
     if (n_eo) std::memcpy(ax, eo.data(), size_t(n_eo) * sizeof(I));
     if (!empty.empty()) std::memcpy(ax + n_eo, empty.data(), empty.size() * sizeof(I));
     if (n_tail_rows) std::memcpy(ax + n_eo + empty.size(), rp + r_tail, size_t(n_tail_rows + 1) * sizeof(I));
 
-    FormatData d;
-    d.format = name();
-    d.params = p;
-    for (HostArray* h : {&tp, &ds, &col, &val, &ep, &aux}) d.arrays.push_back(std::move(*h));
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
     const int64_t parts = tg.backend == BackendKind::cpu ? std::max(1, tg.threads) : 1;
-    d.ints[0] = ntiles;
-    d.ints[1] = parts;
-    d.ints[2] = tail_start;
-    d.ints[3] = r_tail;
-    d.ints[4] = n_eo;
-    d.ints[5] = int64_t(empty.size());
-    d.ints[6] = n_tail_rows;
+    d.ints[CSR5_N_TILES] = ntiles;
+    d.ints[CSR5_N_PARTS] = parts;
+    d.ints[CSR5_N_TAIL_START] = tail_start;
+    d.ints[CSR5_N_TAIL_ROW] = r_tail;
+    d.ints[CSR5_N_EMPTY_OFFSETS] = n_eo;
+    d.ints[CSR5_N_EMPTY_ROWS] = int64_t(empty.size());
+    d.ints[CSR5_N_TAIL_ROWS] = n_tail_rows;
     d.scratch_bytes = int64_t(2 * (ntiles + 1) * sizeof(V));  // head[] and tail[] carries per tile
     d.facts_json = "{\"tiles\":" + std::to_string(ntiles) + ",\"tile_nnz\":" + std::to_string(S) +
                    ",\"csr_tail_nnz\":" + std::to_string(a.nnz - tail_start) + ",\"empty_offset\":" +
@@ -215,10 +220,10 @@ class Csr5Format final : public Format {
       d.steps.push_back({"spmvjit_part", parts, 1, 0});
       d.steps.push_back({"spmvjit_fixup", parts, 1, 0});
     } else {
-      constexpr int kBlock = 128, kFixupBlock = 256;  // a warp per tile (and one for the tail)
-      d.steps.push_back({"spmvjit_part", ceil_div((ntiles + 1) * 32, kBlock), kBlock, 0});
-      d.steps.push_back(
-          {"spmvjit_fixup", ceil_div(ntiles + 1 + int64_t(empty.size()), kFixupBlock), kFixupBlock, 0, true});
+      // A warp (w threads) per tile and one for the CSR tail; a fixup thread per tile and empty row.
+      d.steps.push_back({"spmvjit_part", ceil_div((ntiles + 1) * w, CSR5_GPU_BLOCK), CSR5_GPU_BLOCK, 0});
+      d.steps.push_back({"spmvjit_fixup", ceil_div(ntiles + 1 + int64_t(empty.size()), CSR5_GPU_FIXUP_BLOCK),
+                         CSR5_GPU_FIXUP_BLOCK, 0, true});
     }
     return d;
   }

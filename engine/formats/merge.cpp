@@ -3,7 +3,7 @@
 // whatever the row lengths. Rows cut by a split are finished by a carry fixup.
 //
 // CPU: the path coordinates of the part boundaries are found at plan time (binary search per
-// boundary) and stored in the "parts" array as (row, nonzero) pairs. GPU: each thread searches
+// boundary) and stored in the parts slot as (row, nonzero) pairs. GPU: each thread searches
 // its own segment's coordinates in the kernel (no plan-time array that depends on the grid).
 #include <algorithm>
 #include <cstring>
@@ -12,10 +12,13 @@
 #include "engine/formats/format_a_util.hpp"
 
 namespace spmvjit {
+#include "templates/contract/merge.h"
+
+// keeps_csr_pattern and csr_layout_to_triplets read the CSR arrays from slots 0-2.
+static_assert(MERGE_ROW_PTR == 0 && MERGE_COL_IDX == 1 && MERGE_VALUES == 2, "merge keeps CSR first");
+
 namespace {
 
-// Path items per GPU thread.
-constexpr int64_t kGpuItems = 8;
 // Modeled cost of the extra (fixup) launch on the CPU thread pool, in byte-equivalents.
 constexpr double kExtraStepBytes = 32768;
 
@@ -38,6 +41,7 @@ void merge_search(const I* rp, int64_t rows, int64_t nnz, int64_t diag, int64_t&
 class MergeFormat final : public Format {
  public:
   std::string name() const override { return "merge"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kMergeArrays; }
   bool keeps_csr_pattern() const override { return true; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.13; }
@@ -58,7 +62,7 @@ class MergeFormat final : public Format {
       // CSR's per-row cost, plus one extra launch for the carries; perfectly balanced.
       e.cost_bytes = double(e.matrix_bytes) + 24.0 * double(a.rows) + kExtraStepBytes;
     } else {
-      const int64_t segs = (a.rows + a.nnz + kGpuItems - 1) / kGpuItems;
+      const int64_t segs = (a.rows + a.nnz + MERGE_GPU_ITEMS - 1) / MERGE_GPU_ITEMS;
       // Carry (row + value) written and read back per segment, one atomic each.
       e.cost_bytes =
           double(e.matrix_bytes) + 24.0 * double(a.rows) + double(segs) * double(2 * (8 + vs) + 8);
@@ -74,34 +78,32 @@ class MergeFormat final : public Format {
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     return dispatch_types(a.index, a.value, [&]<class I, class V>() {
       FormatData d;
-      d.format = name();
-      d.params = p;
-      d.arrays.push_back(copy_array<I>("row_ptr", a.rp<I>(), a.rows + 1));
-      d.arrays.push_back(copy_array<I>("col_idx", a.ci<I>(), a.nnz));
-      d.arrays.push_back(copy_array<V>("values", a.vals<V>(), a.nnz, true));
+      d.declare(name(), p, contract_arrays(), a.index, a.value);
+      std::copy_n(a.rp<I>(), a.rows + 1, d.make<I>(MERGE_ROW_PTR, a.rows + 1));
+      std::copy_n(a.ci<I>(), a.nnz, d.make<I>(MERGE_COL_IDX, a.nnz));
+      std::copy_n(a.vals<V>(), a.nnz, d.make<V>(MERGE_VALUES, a.nnz));
       d.stored_entries = a.nnz;
       d.matrix_bytes = sum_matrix_bytes(d);
       const int64_t total = a.rows + a.nnz;
       if (t.backend == BackendKind::cpu) {
         const int64_t parts = std::max(1, t.threads);
-        std::vector<int64_t> coords(size_t(2 * (parts + 1)));
+        // Not plain boundaries (set_cpu_parts): a (row, nonzero) coordinate per boundary.
+        int64_t* coords = d.make<int64_t>(MERGE_PARTS, 2 * (parts + 1));
         for (int64_t q = 0; q <= parts; ++q) {
           const int64_t diag = int64_t((__int128)total * q / parts);
-          merge_search(a.rp<I>(), a.rows, a.nnz, diag, coords[size_t(2 * q)],
-                       coords[size_t(2 * q + 1)]);
+          merge_search(a.rp<I>(), a.rows, a.nnz, diag, coords[2 * q], coords[2 * q + 1]);
         }
-        d.arrays.push_back(parts_array(coords));
-        d.ints[0] = parts;
+        d.ints[MERGE_N_SEGMENTS] = parts;
         d.scratch_bytes = parts * int64_t(sizeof(V));  // trailing partial-row sum per part
         d.steps.push_back({"spmvjit_part", parts, 1, 0});
         d.steps.push_back({"spmvjit_fixup", 1, 1, 0});
       } else {
-        const int64_t segs = std::max<int64_t>(1, (total + kGpuItems - 1) / kGpuItems);
-        d.ints[0] = segs;
-        d.ints[1] = kGpuItems;
+        const int64_t segs = std::max<int64_t>(1, (total + MERGE_GPU_ITEMS - 1) / MERGE_GPU_ITEMS);
+        d.ints[MERGE_N_SEGMENTS] = segs;
+        d.ints[MERGE_N_ITEMS] = MERGE_GPU_ITEMS;
         d.scratch_bytes = segs * int64_t(8 + sizeof(V));  // carry rows (i64), then carry sums
-        d.steps.push_back({"spmvjit_part", gpu_grid(segs), kGpuBlock, 0});
-        d.steps.push_back({"spmvjit_fixup", gpu_grid(segs), kGpuBlock, 0, true});
+        d.steps.push_back({"spmvjit_part", gpu_grid(segs, MERGE_GPU_BLOCK), MERGE_GPU_BLOCK, 0});
+        d.steps.push_back({"spmvjit_fixup", gpu_grid(segs, MERGE_GPU_BLOCK), MERGE_GPU_BLOCK, 0, true});
       }
       return d;
     });

@@ -4,12 +4,9 @@
 // writes rows that start and end inside the tile and leaves the tile's first row (head) and a
 // row still open at its end (tail) in the scratch carries. The last part also runs the CSR tail.
 // spmvjit_fixup_<e>: adds the carries of rows spanning tiles and writes empty rows.
-// Arrays: a[0] tile_ptr (i64, ~row when the tile spans empty rows), a[1] tile_desc (u64 per lane:
-// bit_flag | y_offset << 32 | seg_offset << 48), a[2] col_idx (I), a[3] values (V),
-// a[4] eo_ptr (i64), a[5] aux (I: empty_offset, empty rows, tail row_ptr).
-// n[0] tiles, n[1] parts, n[2] first tail entry, n[3] first tail row, n[4] empty_offset
-// entries, n[5] empty rows, n[6] tail rows. scratch: V head[tiles + 1], V tail[tiles + 1].
+// Arrays, n[] and scratch: templates/contract/csr5.h.
 #include "prelude.h"
+#include "../contract/csr5.h"
 #ifndef SPMVJIT_OMEGA
 #define SPMVJIT_OMEGA 8
 #endif
@@ -18,22 +15,23 @@
 #endif
 
 typedef unsigned long long u64;
+static_assert(SPMVJIT_SIGMA <= CSR5_MAX_SIGMA, "bit_flag has a bit per entry of a lane");
 
 static inline i64 csr5_row(i64 v) { return v < 0 ? ~v : v; }
 
 template <int E>
 static void csr5_part(const SpmvArgs& a, i64 p) {
   constexpr i64 W = SPMVJIT_OMEGA, SG = SPMVJIT_SIGMA, S = W * SG;
-  const i64* SPMVJIT_RESTRICT tp = (const i64*)a.a[0];
-  const u64* SPMVJIT_RESTRICT desc = (const u64*)a.a[1];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[2];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[3];
-  const i64* SPMVJIT_RESTRICT eo_ptr = (const i64*)a.a[4];
-  const I* SPMVJIT_RESTRICT aux = (const I*)a.a[5];
+  const i64* SPMVJIT_RESTRICT tp = (const i64*)a.a[CSR5_TILE_PTR];
+  const u64* SPMVJIT_RESTRICT desc = (const u64*)a.a[CSR5_TILE_DESC];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[CSR5_COL_IDX];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[CSR5_VALUES];
+  const i64* SPMVJIT_RESTRICT eo_ptr = (const i64*)a.a[CSR5_EO_PTR];
+  const I* SPMVJIT_RESTRICT aux = (const I*)a.a[CSR5_AUX];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   V* SPMVJIT_RESTRICT head = (V*)a.scratch;
-  const i64 ntiles = a.n[0], parts = a.n[1];
+  const i64 ntiles = a.n[CSR5_N_TILES], parts = a.n[CSR5_N_PARTS];
   V* SPMVJIT_RESTRICT tail = head + ntiles + 1;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
   const i64 t0 = ntiles * p / parts, t1 = ntiles * (p + 1) / parts;
@@ -76,13 +74,13 @@ static void csr5_part(const SpmvArgs& a, i64 p) {
     tail[t] = open;
   }
   if (p == parts - 1) {  // the CSR tail: its first row is carried, the others written here
-    const I* trp = aux + a.n[4] + a.n[5];
-    const i64 rt = a.n[3], nrows = a.n[6];
+    const I* trp = aux + a.n[CSR5_N_EMPTY_OFFSETS] + a.n[CSR5_N_EMPTY_ROWS];
+    const i64 rt = a.n[CSR5_N_TAIL_ROW], nrows = a.n[CSR5_N_TAIL_ROWS];
     V h = 0;
     for (i64 i = 0; i < nrows; ++i) {
       V s = 0;
       const I e = trp[i + 1];
-      for (I k = i ? trp[i] : (I)a.n[2]; k < e; ++k) s += val[k] * x[col[k]];
+      for (I k = i ? trp[i] : (I)a.n[CSR5_N_TAIL_START]; k < e; ++k) s += val[k] * x[col[k]];
       if (i == 0) h = s;
       else y[rt + i] = spmvjit_epilogue<E>(s, y, rt + i, alpha, beta);
     }
@@ -93,11 +91,11 @@ static void csr5_part(const SpmvArgs& a, i64 p) {
 
 template <int E>
 static void csr5_fixup(const SpmvArgs& a, i64 p) {
-  const i64* SPMVJIT_RESTRICT tp = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT aux = (const I*)a.a[5];
+  const i64* SPMVJIT_RESTRICT tp = (const i64*)a.a[CSR5_TILE_PTR];
+  const I* SPMVJIT_RESTRICT aux = (const I*)a.a[CSR5_AUX];
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V* SPMVJIT_RESTRICT head = (const V*)a.scratch;
-  const i64 ntiles = a.n[0], parts = a.n[1];
+  const i64 ntiles = a.n[CSR5_N_TILES], parts = a.n[CSR5_N_PARTS];
   const V* SPMVJIT_RESTRICT tail = head + ntiles + 1;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
   // Rows that begin a tile (or the CSR tail): the tail carry of the tile before, plus the heads
@@ -110,8 +108,8 @@ static void csr5_fixup(const SpmvArgs& a, i64 p) {
     for (i64 u = t; u <= ntiles && csr5_row(tp[u]) == r; ++u) s += head[u];
     y[r] = spmvjit_epilogue<E>(s, y, r, alpha, beta);
   }
-  const I* empty = aux + a.n[4];
-  const i64 n = a.n[5], e0 = n * p / parts, e1 = n * (p + 1) / parts;
+  const I* empty = aux + a.n[CSR5_N_EMPTY_OFFSETS];
+  const i64 n = a.n[CSR5_N_EMPTY_ROWS], e0 = n * p / parts, e1 = n * (p + 1) / parts;
   for (i64 i = e0; i < e1; ++i) y[(i64)empty[i]] = spmvjit_epilogue<E>(V(0), y, (i64)empty[i], alpha, beta);
 }
 

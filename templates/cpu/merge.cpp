@@ -2,16 +2,16 @@
 // (precomputed at plan time): rows i0..i1-1 end inside the part and are written directly (row
 // i0 without the nonzeros an earlier part consumed); the entries of row i1 before j1 are the
 // part's carry, which the single-part fixup adds to y[i1] after every row has been written.
-// Arrays: a[0] row_ptr (I), a[1] col_idx (I), a[2] values (V), a[3] parts (i64 (row, nonzero)
-// pairs, n[0] + 1 of them). n[0] = parts. scratch: one V carry per part.
+// Arrays, n[] and scratch: templates/contract/merge.h.
 #include "prelude.h"
+#include "../contract/merge.h"
 
 template <int E>
 static void merge_part(const SpmvArgs& a, i64 p) {
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[2];
-  const i64* c = (const i64*)a.a[3];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[MERGE_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[MERGE_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[MERGE_VALUES];
+  const i64* c = (const i64*)a.a[MERGE_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
@@ -31,11 +31,11 @@ static void merge_part(const SpmvArgs& a, i64 p) {
 // y is linear in the row sum, so adding alpha * carry after the epilogue is exact algebra.
 template <int E>
 static void merge_fixup(const SpmvArgs& a, i64) {
-  const i64* c = (const i64*)a.a[3];
+  const i64* c = (const i64*)a.a[MERGE_PARTS];
   const V* carry = (const V*)a.scratch;
   V* y = (V*)a.y;
   const V alpha = (V)a.alpha;
-  for (i64 p = 0; p < a.n[0]; ++p) {
+  for (i64 p = 0; p < a.n[MERGE_N_SEGMENTS]; ++p) {
     const i64 r = c[2 * p + 2];
     if (r < a.rows) y[r] += (E & 2) ? carry[p] : alpha * carry[p];
   }
