@@ -16,8 +16,8 @@ namespace {
 using namespace spmvjit;
 
 // Formats not yet moved to named slots (issue: one kernel contract). Empty when all are.
-const std::set<std::string> kUnmigrated = {"csr",   "csr5", "csr_adaptive", "csr_vector", "ell",  "hyb",
-                                           "merge", "sell", "sell_block",   "sell_diag",  "sellp"};
+const std::set<std::string> kUnmigrated = {"csr",  "csr5",       "csr_adaptive", "csr_vector", "merge",
+                                           "sell", "sell_block", "sell_diag",    "sellp"};
 
 TargetInfo target_of(BackendKind b) {
   TargetInfo t;
