@@ -2,18 +2,20 @@
 // immune to long rows; rows shared between workers are combined by a carry fixup (CPU) or
 // atomics (GPU).
 #include <algorithm>
-#include <cstring>
 
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
 #include "engine/formats/partition.hpp"
 
 namespace spmvjit {
+#include "templates/contract/coo.h"
+
 namespace {
 
 class CooFormat final : public Format {
  public:
   std::string name() const override { return "coo"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kCooArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.6; }
   bool supports(BackendKind) const override { return true; }
@@ -44,10 +46,10 @@ class CooFormat final : public Format {
   void to_triplets(const FormatData& d, const CsrRef& shape,
                    std::vector<Triplet>& out) const override {
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* row = d.arrays[0].buf.template as<I>();
-      const I* col = d.arrays[1].buf.template as<I>();
-      const V* val = d.arrays[2].buf.template as<V>();
-      for (int64_t k = 0; k < d.arrays[0].count; ++k)
+      const I* row = d.arrays[COO_ROW_IDX].buf.template as<I>();
+      const I* col = d.arrays[COO_COL_IDX].buf.template as<I>();
+      const V* val = d.arrays[COO_VALUES].buf.template as<V>();
+      for (int64_t k = 0; k < d.arrays[COO_ROW_IDX].count; ++k)
         if (val[k] != V(0)) out.push_back({int64_t(row[k]), int64_t(col[k]), double(val[k])});
     });
   }
@@ -61,32 +63,29 @@ class CooFormat final : public Format {
   template <class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
     FormatData d;
-    d.format = name();
-    d.params = p;
-    HostArray row = make_array<I>("row_idx", a.nnz);
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
     const I* rp = a.rp<I>();
-    I* rows = row.buf.as<I>();
+    I* rows = d.make<I>(COO_ROW_IDX, a.nnz);
     for (int64_t r = 0; r < a.rows; ++r) std::fill(rows + rp[r], rows + rp[r + 1], I(r));
-    d.arrays.push_back(std::move(row));
-    d.arrays.push_back(copy_array<I>("col_idx", a.ci<I>(), a.nnz));
-    d.arrays.push_back(copy_array<V>("values", a.vals<V>(), a.nnz, true));
+    std::copy_n(a.ci<I>(), a.nnz, d.make<I>(COO_COL_IDX, a.nnz));
+    std::copy_n(a.vals<V>(), a.nnz, d.make<V>(COO_VALUES, a.nnz));
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[0] = a.nnz;
+    d.ints[COO_N_NNZ] = a.nnz;
     if (t.backend == BackendKind::cpu) {
       const auto bounds = split_prefix(a.nnz, t.threads, [](int64_t u) { return u; });
       const int64_t parts = int64_t(bounds.size()) - 1;
-      d.arrays.push_back(parts_array(bounds));
-      d.ints[1] = parts;
-      d.scratch_bytes = 2 * parts * int64_t(sizeof(V));  // first- and last-row sums per part
-      d.steps.push_back({"spmvjit_part", parts, 1, 0});
+      set_cpu_parts(d, COO_PARTS, bounds);
+      d.ints[COO_N_PARTS] = parts;
+      d.scratch_bytes = COO_CPU_CARRIES * parts * int64_t(sizeof(V));  // first- and last-row sums per part
       d.steps.push_back({"spmvjit_fixup", 1, 1, 0});
     } else {
       const int64_t chunk = coo_warp_chunk(a.nnz, t);
       const int64_t warps = (a.nnz + chunk - 1) / chunk;
-      d.ints[1] = chunk;
-      d.steps.push_back({"spmvjit_scale", gpu_grid(a.rows), kGpuBlock, 0});
-      d.steps.push_back({"spmvjit_part", gpu_grid(warps, kGpuBlock / t.warp_size), kGpuBlock, 0, true});
+      d.ints[COO_N_WARP_ENTRIES] = chunk;
+      d.steps.push_back({"spmvjit_scale", gpu_grid(a.rows, COO_GPU_BLOCK), COO_GPU_BLOCK, 0});
+      d.steps.push_back(
+          {"spmvjit_part", gpu_grid(warps, COO_GPU_BLOCK / t.warp_size), COO_GPU_BLOCK, 0, true});
     }
     return d;
   }

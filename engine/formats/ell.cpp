@@ -3,7 +3,6 @@
 // one row each with unit-stride loads and no row pointer at all.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
@@ -11,6 +10,8 @@
 #include "engine/formats/partition.hpp"
 
 namespace spmvjit {
+#include "templates/contract/ell.h"
+
 namespace {
 
 // Row granule of CPU parts: 16 rows keep each part's slice of a column on whole cache lines.
@@ -31,6 +32,7 @@ std::string padding_message(int64_t rows, int64_t w, int64_t nnz) {
 class EllFormat final : public Format {
  public:
   std::string name() const override { return "ell"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kEllArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.3; }
   bool supports(BackendKind) const override { return true; }
@@ -61,10 +63,10 @@ class EllFormat final : public Format {
 
   void to_triplets(const FormatData& d, const CsrRef& shape,
                    std::vector<Triplet>& out) const override {
-    const int64_t w = d.ints[0], rows = d.ints[1];
+    const int64_t w = d.ints[ELL_N_WIDTH], rows = d.ints[ELL_N_STRIDE];
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* col = d.arrays[0].buf.template as<I>();
-      const V* val = d.arrays[1].buf.template as<V>();
+      const I* col = d.arrays[ELL_COL_IDX].buf.template as<I>();
+      const V* val = d.arrays[ELL_VALUES].buf.template as<V>();
       for (int64_t j = 0; j < w; ++j)
         for (int64_t r = 0; r < rows; ++r)
           if (val[j * rows + r] != V(0))
@@ -88,10 +90,10 @@ class EllFormat final : public Format {
     if (too_padded(a.rows, w, a.nnz))
       fail(SPMV_STATUS_UNSUPPORTED, padding_message(a.rows, w, a.nnz) + "; refusing");
     const int64_t rows = a.rows, stored = rows * w;
-    HostArray col = make_array<I>("col_idx", stored);
-    HostArray val = make_array<V>("values", stored, true);
-    I* cd = col.buf.as<I>();
-    V* vd = val.buf.as<V>();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    I* cd = d.make<I>(ELL_COL_IDX, stored);
+    V* vd = d.make<V>(ELL_VALUES, stored);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t b = rp[r], len = rp[r + 1] - b;
       for (int64_t j = 0; j < len; ++j) {
@@ -105,24 +107,19 @@ class EllFormat final : public Format {
         vd[j * rows + r] = V(0);
       }
     }
-    FormatData d;
-    d.format = name();
-    d.params = p;
-    d.arrays.push_back(std::move(col));
-    d.arrays.push_back(std::move(val));
     d.stored_entries = stored;
     d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[0] = w;
-    d.ints[1] = rows;
+    d.ints[ELL_N_WIDTH] = w;
+    d.ints[ELL_N_STRIDE] = rows;
     d.facts_json = "{\"width\":" + std::to_string(w) + ",\"padding_ratio\":" +
                    std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
     if (t.backend == BackendKind::cpu) {
       const int64_t units = (rows + kRowGranule - 1) / kRowGranule;
       auto bounds = split_prefix(units, t.threads, [](int64_t u) { return u; });
       for (auto& b : bounds) b = std::min(rows, b * kRowGranule);
-      add_cpu_parts(d, bounds);
+      set_cpu_parts(d, ELL_PARTS, bounds);
     } else {
-      d.steps.push_back({"spmvjit_part", gpu_grid(rows), kGpuBlock, 0});
+      d.steps.push_back({"spmvjit_part", gpu_grid(rows, ELL_GPU_BLOCK), ELL_GPU_BLOCK, 0});
     }
     return d;
   }

@@ -9,7 +9,8 @@
 
 namespace spmvjit {
 
-// Threads per GPU block every one of these formats launches with (the templates' BLOCK).
+// Threads per GPU block of csr_vector and merge (their templates' BLOCK); formats on a kernel
+// contract take theirs from templates/contract/<format>.h.
 inline constexpr int kGpuBlock = 256;
 
 // A "parts" array (excluded from matrix bytes) holding the given boundaries.

@@ -6,13 +6,14 @@
 // rows/3) (below 4096 full rows an ELL column does not fill the device, CUSP's breakeven);
 // CPU: threshold = rows/3 (a SIMD block fills at any size). K = 0 when rows < threshold.
 #include <algorithm>
-#include <cstring>
 
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
 #include "engine/formats/partition.hpp"
 
 namespace spmvjit {
+#include "templates/contract/hyb.h"
+
 namespace {
 
 constexpr int64_t kRowGranule = 16;
@@ -31,6 +32,7 @@ int64_t hyb_width(const CsrRef& a, const TargetInfo& t) {
 class HybFormat final : public Format {
  public:
   std::string name() const override { return "hyb"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kHybArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.45; }
   bool supports(BackendKind) const override { return true; }
@@ -38,7 +40,7 @@ class HybFormat final : public Format {
                                        const TargetInfo& t) const override {
     return {FormatParams{{"K", hyb_width(a, t)}}};
   }
-  // K is a run-time size (args.n[0]): the kernel space stays one kernel per type pair.
+  // K is a run-time size (args.n[HYB_N_WIDTH]): the kernel space stays one kernel per type pair.
   FormatParams kernel_constants(const FormatParams&) const override { return {}; }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
@@ -67,17 +69,17 @@ class HybFormat final : public Format {
 
   void to_triplets(const FormatData& d, const CsrRef& shape,
                    std::vector<Triplet>& out) const override {
-    const int64_t k = d.ints[0], rows = d.ints[1], tail = d.ints[2];
+    const int64_t k = d.ints[HYB_N_WIDTH], rows = d.ints[HYB_N_STRIDE], tail = d.ints[HYB_N_TAIL];
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* col = d.arrays[0].buf.template as<I>();
-      const V* val = d.arrays[1].buf.template as<V>();
+      const I* col = d.arrays[HYB_ELL_COL].buf.template as<I>();
+      const V* val = d.arrays[HYB_ELL_VALUES].buf.template as<V>();
       for (int64_t j = 0; j < k; ++j)
         for (int64_t r = 0; r < rows; ++r)
           if (val[j * rows + r] != V(0))
             out.push_back({r, int64_t(col[j * rows + r]), double(val[j * rows + r])});
-      const I* trow = d.arrays[2].buf.template as<I>();
-      const I* tcol = d.arrays[3].buf.template as<I>();
-      const V* tval = d.arrays[4].buf.template as<V>();
+      const I* trow = d.arrays[HYB_TAIL_ROW].buf.template as<I>();
+      const I* tcol = d.arrays[HYB_TAIL_COL].buf.template as<I>();
+      const V* tval = d.arrays[HYB_TAIL_VALUES].buf.template as<V>();
       for (int64_t i = 0; i < tail; ++i)
         if (tval[i] != V(0)) out.push_back({int64_t(trow[i]), int64_t(tcol[i]), double(tval[i])});
     });
@@ -106,16 +108,13 @@ class HybFormat final : public Format {
       tail_ptr[size_t(r) + 1] =
           tail_ptr[size_t(r)] + std::max<int64_t>(0, int64_t(rp[r + 1] - rp[r]) - k);
     const int64_t tail = tail_ptr[size_t(rows)];
-    HostArray ecol = make_array<I>("ell_col", rows * k);
-    HostArray eval = make_array<V>("ell_values", rows * k, true);
-    HostArray trow = make_array<I>("tail_row", tail);
-    HostArray tcol = make_array<I>("tail_col", tail);
-    HostArray tval = make_array<V>("tail_values", tail, true);
-    I* cd = ecol.buf.as<I>();
-    V* vd = eval.buf.as<V>();
-    I* tr = trow.buf.as<I>();
-    I* tc = tcol.buf.as<I>();
-    V* tv = tval.buf.as<V>();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    I* cd = d.make<I>(HYB_ELL_COL, rows * k);
+    V* vd = d.make<V>(HYB_ELL_VALUES, rows * k);
+    I* tr = d.make<I>(HYB_TAIL_ROW, tail);
+    I* tc = d.make<I>(HYB_TAIL_COL, tail);
+    V* tv = d.make<V>(HYB_TAIL_VALUES, tail);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t b = rp[r], len = rp[r + 1] - b, in_ell = std::min(len, k);
       for (int64_t j = 0; j < in_ell; ++j) {
@@ -134,19 +133,11 @@ class HybFormat final : public Format {
         tv[t0 + j - in_ell] = av[b + j];
       }
     }
-    FormatData d;
-    d.format = name();
-    d.params = p;
-    d.arrays.push_back(std::move(ecol));
-    d.arrays.push_back(std::move(eval));
-    d.arrays.push_back(std::move(trow));
-    d.arrays.push_back(std::move(tcol));
-    d.arrays.push_back(std::move(tval));
     d.stored_entries = rows * k + tail;
     d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[0] = k;
-    d.ints[1] = rows;
-    d.ints[2] = tail;
+    d.ints[HYB_N_WIDTH] = k;
+    d.ints[HYB_N_STRIDE] = rows;
+    d.ints[HYB_N_TAIL] = tail;
     d.facts_json =
         "{\"ell_width\":" + std::to_string(k) + ",\"tail_entries\":" + std::to_string(tail) + "}";
     if (t.backend == BackendKind::cpu) {
@@ -156,21 +147,19 @@ class HybFormat final : public Format {
         const int64_t r = std::min(rows, u * kRowGranule);
         return r * (k + 1) + tail_ptr[size_t(r)];
       });
-      std::vector<int64_t> tail_bounds(bounds.size());
+      int64_t* tail_bounds = d.make<int64_t>(HYB_TAIL_PARTS, int64_t(bounds.size()));
       for (size_t i = 0; i < bounds.size(); ++i) {
         bounds[i] = std::min(rows, bounds[i] * kRowGranule);
         tail_bounds[i] = tail_ptr[size_t(bounds[i])];
       }
-      d.arrays.push_back(parts_array(bounds));
-      d.arrays.push_back(parts_array(tail_bounds, "tail_parts"));
-      d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
+      set_cpu_parts(d, HYB_PARTS, bounds);
     } else {
-      d.steps.push_back({"spmvjit_part", gpu_grid(rows), kGpuBlock, 0});
+      d.steps.push_back({"spmvjit_part", gpu_grid(rows, HYB_GPU_BLOCK), HYB_GPU_BLOCK, 0});
       if (tail) {
         const int64_t chunk = coo_warp_chunk(tail, t);
-        d.ints[3] = chunk;
-        d.steps.push_back({"spmvjit_tail", gpu_grid((tail + chunk - 1) / chunk, kGpuBlock / t.warp_size),
-                           kGpuBlock, 0, true});
+        d.ints[HYB_N_WARP_ENTRIES] = chunk;
+        d.steps.push_back({"spmvjit_tail", gpu_grid((tail + chunk - 1) / chunk, HYB_GPU_BLOCK / t.warp_size),
+                           HYB_GPU_BLOCK, 0, true});
       }
     }
     return d;

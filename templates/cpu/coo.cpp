@@ -1,9 +1,10 @@
 // CPU COO kernel: each part sums an equal range of nonzeros. Rows wholly inside the range go
 // straight to y; the part's first and last rows (possibly shared with neighbours) go to scratch
 // and the single-part fixup combines them, so no row is written twice and no atomics are needed.
-// Arrays: a[0] row_idx (I, sorted), a[1] col_idx (I), a[2] values (V), a[3] parts (i64 nonzero
-// boundaries). n[0] = nnz, n[1] = parts. scratch: 2 V per part (first-row sum, last-row sum).
+// scratch: COO_CPU_CARRIES V per part (first-row sum, last-row sum).
 #include "prelude.h"
+
+#include "../contract/coo.h"
 
 // Rows [lo, hi) have no nonzeros: y = beta*y (0 when beta == 0, without reading y).
 template <int E>
@@ -13,18 +14,18 @@ static inline void coo_empty_rows(V* SPMVJIT_RESTRICT y, i64 lo, i64 hi, V beta)
 
 template <int E>
 static void coo_part(const SpmvArgs& a, i64 p) {
-  const I* SPMVJIT_RESTRICT row = (const I*)a.a[0];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
-  const i64* parts = (const i64*)a.a[3];
+  const I* SPMVJIT_RESTRICT row = (const I*)a.a[COO_ROW_IDX];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[COO_COL_IDX];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[COO_VALUES];
+  const i64* parts = (const i64*)a.a[COO_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
-  const i64 nnz = a.n[0];
+  const i64 nnz = a.n[COO_N_NNZ];
   const i64 b = parts[p], e = parts[p + 1];
   // First row of the next part (or rows): empty rows before it belong to this part.
   const i64 hi = e < nnz ? (i64)row[e] : a.rows;
-  V* carry = (V*)a.scratch + 2 * p;
+  V* carry = (V*)a.scratch + COO_CPU_CARRIES * p;
   if (b == e) {
     if (p == 0) coo_empty_rows<E>(y, 0, hi, beta);
     return;
@@ -52,24 +53,24 @@ static void coo_part(const SpmvArgs& a, i64 p) {
 // Adds the boundary-row sums of all parts in row order and applies the epilogue once per row.
 template <int E>
 static void coo_fixup(const SpmvArgs& a, i64) {
-  const I* row = (const I*)a.a[0];
-  const i64* parts = (const i64*)a.a[3];
+  const I* row = (const I*)a.a[COO_ROW_IDX];
+  const i64* parts = (const i64*)a.a[COO_PARTS];
   const V* carry = (const V*)a.scratch;
   V* y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
   i64 cur = -1;
   V acc = 0;
-  for (i64 p = 0; p < a.n[1]; ++p) {
+  for (i64 p = 0; p < a.n[COO_N_PARTS]; ++p) {
     const i64 b = parts[p], e = parts[p + 1];
     if (b == e) continue;
-    const i64 rs[2] = {(i64)row[b], (i64)row[e - 1]};
-    for (int i = 0; i < 2; ++i) {
+    const i64 rs[COO_CPU_CARRIES] = {(i64)row[b], (i64)row[e - 1]};
+    for (int i = 0; i < COO_CPU_CARRIES; ++i) {
       if (rs[i] != cur) {
         if (cur >= 0) y[cur] = spmvjit_epilogue<E>(acc, y, cur, alpha, beta);
         cur = rs[i];
         acc = 0;
       }
-      acc += carry[2 * p + i];
+      acc += carry[COO_CPU_CARRIES * p + i];
     }
   }
   if (cur >= 0) y[cur] = spmvjit_epilogue<E>(acc, y, cur, alpha, beta);

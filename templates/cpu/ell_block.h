@@ -1,13 +1,11 @@
 // CPU library piece shared by the ELL and HYB templates: the ELL columns of a block of rows.
-// Templates include it; codegen resolves the include.
+// Templates include it; codegen resolves the include. Format-neutral: callers pass their arrays,
+// sizes and block (ELL_CPU_ROWS, HYB_CPU_ROWS).
 #ifndef SPMVJIT_ELL_BLOCK_INCLUDED
 #define SPMVJIT_ELL_BLOCK_INCLUDED
 #include "prelude.h"
 
-// Rows per block: the accumulators of a block stay in registers/L1 while the W columns stream.
-#define SPMVJIT_ELL_BLOCK_ROWS 64
-
-// acc[i] += the W padded column entries of row rb + i, for i < n <= SPMVJIT_ELL_BLOCK_ROWS.
+// acc[i] += the W padded column entries of row rb + i, for i < n (the caller's block of rows).
 // Column-major storage: each column of the block is two unit-stride loads (vectorized across rows).
 static inline void ell_block_sum(const I* SPMVJIT_RESTRICT col, const V* SPMVJIT_RESTRICT val,
                                  const V* SPMVJIT_RESTRICT x, i64 w, i64 stride, i64 rb, i64 n,

@@ -1,12 +1,13 @@
 // GPU library piece shared by the COO and HYB templates: warp-segmented sums with atomics.
+// Format-neutral: callers pass their arrays and sizes.
 #ifndef SPMVJIT_COO_SEGMENTS_INCLUDED
 #define SPMVJIT_COO_SEGMENTS_INCLUDED
 #include "prelude.h"
 
 // Highest set bit of a nonzero lane mask (plain C, so any prelude serves it).
-SPMVJIT_DEVICE int coo_top_lane(unsigned m) {
+SPMVJIT_DEVICE int coo_top_lane(spmvjit_lanes_t m) {
   int h = 0;
-  for (int s = 16; s > 0; s >>= 1)
+  for (int s = SPMVJIT_WARP / 2; s > 0; s >>= 1)
     if (m >> s) h += s, m >>= s;
   return h;
 }
