@@ -17,8 +17,7 @@ using namespace spmvjit;
 
 // Formats not yet moved to named slots (issue: one kernel contract). Empty when all are.
 const std::set<std::string> kUnmigrated = {"coo",  "csr",  "csr5",       "csr_adaptive", "csr_vector",
-                                           "ell",  "hyb",  "merge",      "sell",         "sell_block",
-                                           "sell_diag"};
+                                           "ell",  "hyb",  "merge",      "sell",         "sell_diag"};
 
 TargetInfo target_of(BackendKind b) {
   TargetInfo t;
