@@ -13,11 +13,12 @@
 #include "engine/formats/slice_util.hpp"
 
 namespace spmvjit {
+#include "templates/contract/sell_block.h"
+
 namespace {
 
 using namespace slice_util;
 
-constexpr int64_t kGpuSliceRows = 32;
 constexpr int64_t kEstimateSlices = 512;
 
 // Walks the greedy block decomposition of one row with sorted columns, calling
@@ -71,13 +72,14 @@ int64_t count_blocks(const CsrRef& a, int64_t r, int64_t b) {
 class SellBlockFormat final : public Format {
  public:
   std::string name() const override { return "sell_block"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kSellBlockArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 2.6; }
   bool supports(BackendKind) const override { return true; }
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
                                        const TargetInfo& t) const override {
-    const int64_t c = t.backend == BackendKind::cpu ? lanes(t, size_of(a.value)) : kGpuSliceRows;
+    const int64_t c = lanes(t, size_of(a.value));  // SIMD lanes on the CPU, one warp of rows on a GPU
     std::vector<FormatParams> out;
     for (int64_t b : {2, 4})
       if (b <= a.cols) out.push_back({{"B", b}, {"C", c}});
@@ -132,16 +134,16 @@ class SellBlockFormat final : public Format {
   }
 
   std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
-    const int64_t c = t.backend == BackendKind::cpu ? lanes(t, size_of(v)) : kGpuSliceRows;
+    const int64_t c = lanes(t, size_of(v));  // as candidates choose it
     return {{{"B", 1}, {"C", c}}, {{"B", 2}, {"C", c}}, {{"B", 4}, {"C", c}}};
   }
 
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
-    const int64_t c = d.params.at("C"), b = d.params.at("B"), slices = d.ints[0];
-    const int64_t* sp = d.arrays[0].buf.as<int64_t>();
+    const int64_t c = d.params.at("C"), b = d.params.at("B"), slices = d.ints[SELL_BLOCK_N_SLICES];
+    const int64_t* sp = d.arrays[SELL_BLOCK_SLICE_PTR].buf.as<int64_t>();
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* col = d.arrays[1].buf.template as<I>();
-      const V* val = d.arrays[2].buf.template as<V>();
+      const I* col = d.arrays[SELL_BLOCK_BLOCK_COL].buf.template as<I>();
+      const V* val = d.arrays[SELL_BLOCK_VALUES].buf.template as<V>();
       for (int64_t s = 0; s < slices; ++s)
         for (int64_t k = sp[s]; k < sp[s + 1]; ++k) {
           const int64_t j = (k - sp[s]) / c, i = (k - sp[s]) % c, r = s * c + i;
@@ -167,8 +169,9 @@ class SellBlockFormat final : public Format {
     const int64_t slices = ceil_div(a.rows, c);
     std::vector<int64_t> nb(size_t(a.rows));
     for (int64_t r = 0; r < a.rows; ++r) nb[size_t(r)] = count_blocks<I, V>(a, r, b);
-    HostArray sp = make_array<int64_t>("slice_ptr", slices + 1);
-    int64_t* slice_ptr = sp.buf.as<int64_t>();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    int64_t* slice_ptr = d.make<int64_t>(SELL_BLOCK_SLICE_PTR, slices + 1);
     slice_ptr[0] = 0;
     int64_t real = 0;
     for (int64_t s = 0; s < slices; ++s) {
@@ -179,10 +182,8 @@ class SellBlockFormat final : public Format {
     const int64_t stored = slice_ptr[slices];
     check_padding("sell_block", stored * b, a.nnz, c * b * slices, sizeof(I) / double(b) + sizeof(V),
                   sizeof(I) == 4);
-    HostArray col = make_array<I>("block_col", stored);
-    HostArray val = make_array<V>("values", stored * b, true);
-    I* bc = col.buf.as<I>();
-    V* bv = val.buf.as<V>();
+    I* bc = d.make<I>(SELL_BLOCK_BLOCK_COL, stored);
+    V* bv = d.make<V>(SELL_BLOCK_VALUES, stored * b);
     std::fill(bv, bv + stored * b, V(0));
     for (int64_t s = 0; s < slices; ++s) {
       const int64_t w = (slice_ptr[s + 1] - slice_ptr[s]) / c;
@@ -203,15 +204,9 @@ class SellBlockFormat final : public Format {
         for (; j < w; ++j) bc[slice_ptr[s] + j * c + i] = I(last);
       }
     }
-    FormatData d;
-    d.format = name();
-    d.params = p;
-    d.arrays.push_back(std::move(sp));
-    d.arrays.push_back(std::move(col));
-    d.arrays.push_back(std::move(val));
     d.stored_entries = stored * b;
     d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[0] = slices;
+    d.ints[SELL_BLOCK_N_SLICES] = slices;
     const int64_t is = int64_t(sizeof(I));
     const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * stored + 8 * (slices + 1);
     d.facts_json = "{\"decomposition\":\"greedy unaligned\",\"slices\":" + std::to_string(slices) +
@@ -221,10 +216,12 @@ class SellBlockFormat final : public Format {
                    ",\"fill_zeros\":" + std::to_string(real * b - a.nnz) + ",\"padding_zeros\":" +
                    std::to_string((stored - real) * b) + "}";
     if (tg.backend == BackendKind::cpu) {
-      add_cpu_parts(d, split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] * b + u * c; }));
+      set_cpu_parts(d, SELL_BLOCK_PARTS,
+                    split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] * b + u * c; }));
     } else if (slices > 0) {
-      constexpr int kBlock = 128;
-      d.steps.push_back({"spmvjit_part", ceil_div(slices * c, kBlock), kBlock, 0});
+      // One thread per row.
+      d.steps.push_back(
+          {"spmvjit_part", ceil_div(slices * c, SELL_BLOCK_GPU_BLOCK), SELL_BLOCK_GPU_BLOCK, 0});
     }
     return d;
   }

@@ -15,11 +15,12 @@
 #include "engine/formats/slice_util.hpp"
 
 namespace spmvjit {
+#include "templates/contract/sell_diag.h"
+
 namespace {
 
 using namespace slice_util;
 
-constexpr int64_t kGpuSliceRows = 32;
 constexpr int64_t kEstimateSlices = 512;
 
 // Per-slice decision: the kept diagonal offsets (sorted) and the remainder width.
@@ -102,6 +103,7 @@ int64_t min_diag_count(int64_t c, int64_t is, int64_t vs) { return std::max<int6
 class SellDiagFormat final : public Format {
  public:
   std::string name() const override { return "sell_diag"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kSellDiagArrays; }
   // CPU: diagonal storage pays only when the diagonals it stores are well filled (stencils, dense
   // blocks); with scattered columns it degenerates into padded ELL (measured 1.7x csr's time).
   double efficiency(const MatrixStats& s, const TargetInfo& t) const override {
@@ -114,7 +116,7 @@ class SellDiagFormat final : public Format {
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
                                        const TargetInfo& t) const override {
-    return {{{"C", t.backend == BackendKind::cpu ? lanes(t, size_of(a.value)) : kGpuSliceRows}}};
+    return {{{"C", lanes(t, size_of(a.value))}}};  // SIMD lanes on the CPU, one warp of rows on a GPU
   }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
@@ -144,7 +146,8 @@ class SellDiagFormat final : public Format {
     // with enough rows (measured on an H100: 2.0x cuSPARSE on a 5-point and 1.7x on a 27-point
     // stencil, 0.07-0.8x elsewhere), so elsewhere it is ranked as 8x its bytes.
     e.imbalance = gpu_row_starvation(a.rows, t);
-    if (t.backend != BackendKind::cpu && s.distinct_diagonals > 4 * kGpuSliceRows) e.imbalance = std::max(e.imbalance, 8.0);
+    if (t.backend != BackendKind::cpu && s.distinct_diagonals > 4 * t.warp_size)
+      e.imbalance = std::max(e.imbalance, 8.0);
     if (e.stored_entries > kMaxPaddingFactor * s.nnz + 2 * c * slices) {
       e.applicable = false;
       e.reason = "padding to about " + std::to_string(e.stored_entries) + " values for " +
@@ -158,22 +161,23 @@ class SellDiagFormat final : public Format {
   }
 
   std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
-    return {{{"C", t.backend == BackendKind::cpu ? lanes(t, size_of(v)) : kGpuSliceRows}}};
+    return {{{"C", lanes(t, size_of(v))}}};  // as candidates choose it
   }
 
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
-    const int64_t c = d.params.at("C"), slices = d.ints[0];
-    const int64_t* dp = d.arrays[0].buf.as<int64_t>();
-    const int64_t* rp = d.arrays[3].buf.as<int64_t>();
+    const int64_t c = d.params.at("C"), slices = d.ints[SELL_DIAG_N_SLICES];
+    const int64_t* dp = d.arrays[SELL_DIAG_DIAG_PTR].buf.as<int64_t>();
+    const int64_t* rp = d.arrays[SELL_DIAG_REM_PTR].buf.as<int64_t>();
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* off = d.arrays[1].buf.template as<I>();
-      const V* dv = d.arrays[2].buf.template as<V>();
-      const I* rc = d.arrays[4].buf.template as<I>();
-      const V* rv = d.arrays[5].buf.template as<V>();
+      const I* off = d.arrays[SELL_DIAG_DIAG_OFFSET].buf.template as<I>();
+      const V* dv = d.arrays[SELL_DIAG_DIAG_VALUES].buf.template as<V>();
+      const I* rc = d.arrays[SELL_DIAG_REM_COL].buf.template as<I>();
+      const V* rv = d.arrays[SELL_DIAG_REM_VALUES].buf.template as<V>();
       for (int64_t s = 0; s < slices; ++s) {
         for (int64_t j = dp[s]; j < dp[s + 1]; ++j)
           for (int64_t i = 0; i < c; ++i)
-            if (dv[j * c + i] != V(0)) out.push_back({s * c + i, s * c + i + int64_t(off[j]), double(dv[j * c + i])});
+            if (dv[j * c + i] != V(0))
+              out.push_back({s * c + i, s * c + i + int64_t(off[j]), double(dv[j * c + i])});
         for (int64_t k = rp[s]; k < rp[s + 1]; ++k)
           if (rv[k] != V(0)) out.push_back({s * c + (k - rp[s]) % c, int64_t(rc[k]), double(rv[k])});
       }
@@ -190,10 +194,10 @@ class SellDiagFormat final : public Format {
     const int64_t c = p.at("C");
     if (c < 1) fail(SPMV_STATUS_INVALID_VALUE, "sell_diag: C must be >= 1");
     const int64_t slices = ceil_div(a.rows, c), min_count = min_diag_count(c, sizeof(I), sizeof(V));
-    HostArray dp = make_array<int64_t>("diag_ptr", slices + 1);
-    HostArray rp = make_array<int64_t>("rem_ptr", slices + 1);
-    int64_t* diag_ptr = dp.buf.as<int64_t>();
-    int64_t* rem_ptr = rp.buf.as<int64_t>();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    int64_t* diag_ptr = d.make<int64_t>(SELL_DIAG_DIAG_PTR, slices + 1);
+    int64_t* rem_ptr = d.make<int64_t>(SELL_DIAG_REM_PTR, slices + 1);
     diag_ptr[0] = rem_ptr[0] = 0;
     // Two passes over slices, each split across plan threads: choose every slice's diagonals,
     // then (after prefix sums) place the entries. Each chunk keeps its own scratch state.
@@ -218,16 +222,12 @@ class SellDiagFormat final : public Format {
     }
     const int64_t ndiag = diag_ptr[slices], nrem = rem_ptr[slices];
     check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(sizeof(V)), sizeof(I) == 4);
-    HostArray off = make_array<I>("diag_offset", ndiag);
-    HostArray dv = make_array<V>("diag_values", ndiag * c, true);
-    HostArray rc = make_array<I>("rem_col", nrem);
-    HostArray rv = make_array<V>("rem_values", nrem, true);
-    I* offs = off.buf.as<I>();
+    I* offs = d.make<I>(SELL_DIAG_DIAG_OFFSET, ndiag);
+    const I* offsets = offs;
     for (const auto& co : chunk_offsets) offs = std::copy(co.begin(), co.end(), offs);
-    const I* offsets = off.buf.as<I>();
-    V* dvals = dv.buf.as<V>();
-    I* rcol = rc.buf.as<I>();
-    V* rvals = rv.buf.as<V>();
+    V* dvals = d.make<V>(SELL_DIAG_DIAG_VALUES, ndiag * c);
+    I* rcol = d.make<I>(SELL_DIAG_REM_COL, nrem);
+    V* rvals = d.make<V>(SELL_DIAG_REM_VALUES, nrem);
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
@@ -258,13 +258,9 @@ class SellDiagFormat final : public Format {
         }
       }
     });
-    FormatData d;
-    d.format = name();
-    d.params = p;
-    for (HostArray* h : {&dp, &off, &dv, &rp, &rc, &rv}) d.arrays.push_back(std::move(*h));
     d.stored_entries = ndiag * c + nrem;
     d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[0] = slices;
+    d.ints[SELL_DIAG_N_SLICES] = slices;
     const int64_t is = int64_t(sizeof(I));
     const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * (ndiag + nrem) + 16 * (slices + 1);
     d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"diagonals\":" + std::to_string(ndiag) +
@@ -273,11 +269,12 @@ class SellDiagFormat final : public Format {
                    ",\"index_bytes\":" + std::to_string(own_index) +
                    ",\"index_bytes_saved\":" + std::to_string(csr_index - own_index) + "}";
     if (tg.backend == BackendKind::cpu) {
-      add_cpu_parts(d, split_prefix(slices, tg.threads, [&](int64_t u) {
-                      return diag_ptr[u] * c + rem_ptr[u] + u * c; }));
+      set_cpu_parts(d, SELL_DIAG_PARTS, split_prefix(slices, tg.threads, [&](int64_t u) {
+                      return diag_ptr[u] * c + rem_ptr[u] + u * c;
+                    }));
     } else if (slices > 0) {
-      constexpr int kBlock = 128;
-      d.steps.push_back({"spmvjit_part", ceil_div(slices * c, kBlock), kBlock, 0});
+      // One thread per row.
+      d.steps.push_back({"spmvjit_part", ceil_div(slices * c, SELL_DIAG_GPU_BLOCK), SELL_DIAG_GPU_BLOCK, 0});
     }
     return d;
   }

@@ -11,12 +11,11 @@
 #include "engine/formats/slice_util.hpp"
 
 namespace spmvjit {
+#include "templates/contract/sellp.h"
+
 namespace {
 
 using namespace slice_util;
-
-// Rows per slice on the GPU: one warp of rows, t threads each (MAGMA's SELL-P layout).
-constexpr int64_t kGpuSliceRows = 32;
 
 // Slice widths (entries per row, multiple of t) for the given row order.
 std::vector<int64_t> slice_widths(const CsrRef& a, const std::vector<int64_t>& order, int64_t c, int64_t t) {
@@ -33,6 +32,7 @@ std::vector<int64_t> slice_widths(const CsrRef& a, const std::vector<int64_t>& o
 class SellpFormat final : public Format {
  public:
   std::string name() const override { return "sellp"; }
+  std::span<const ArraySlot> contract_arrays() const override { return kSellpArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 3.8; }
   bool supports(BackendKind) const override { return true; }
@@ -41,7 +41,9 @@ class SellpFormat final : public Format {
                                        const TargetInfo& t) const override {
     std::vector<FormatParams> out;
     const bool cpu = t.backend == BackendKind::cpu;
-    const int64_t c = cpu ? lanes(t, size_of(a.value)) : kGpuSliceRows;
+    // Rows per slice: SIMD lanes on the CPU; on a GPU one warp of rows, t threads each (MAGMA's
+    // SELL-P layout).
+    const int64_t c = lanes(t, size_of(a.value));
     // Sorting windows: none, 32 slices, and (very irregular rows) the whole matrix.
     std::vector<int64_t> sigmas = {1};
     if (s.row_cv > 0.1) sigmas.push_back(c * 32);
@@ -87,24 +89,25 @@ class SellpFormat final : public Format {
   std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
     std::vector<FormatParams> out;
     const bool cpu = t.backend == BackendKind::cpu;
-    const int64_t c = cpu ? lanes(t, size_of(v)) : kGpuSliceRows;
+    const int64_t c = lanes(t, size_of(v));  // as candidates choose it
     for (int64_t tt : cpu ? std::vector<int64_t>{2, 4} : std::vector<int64_t>{2, 4, 8})
       for (int64_t perm : {0, 1}) out.push_back({{"C", c}, {"PERMUTED", perm}, {"t", tt}});
     return out;
   }
 
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
-    const int64_t c = d.params.at("C"), t = d.params.at("t"), slices = d.ints[0];
-    const int64_t* sp = d.arrays[0].buf.as<int64_t>();
+    const int64_t c = d.params.at("C"), t = d.params.at("t"), slices = d.ints[SELLP_N_SLICES];
+    const int64_t* sp = d.arrays[SELLP_SLICE_PTR].buf.as<int64_t>();
     dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
-      const I* col = d.arrays[1].buf.template as<I>();
-      const V* val = d.arrays[2].buf.template as<V>();
-      const I* perm = d.arrays[3].buf.template as<I>();
+      const I* col = d.arrays[SELLP_COL_IDX].buf.template as<I>();
+      const V* val = d.arrays[SELLP_VALUES].buf.template as<V>();
+      const I* perm = d.arrays[SELLP_PERM].buf.template as<I>();
       for (int64_t s = 0; s < slices; ++s)
         for (int64_t k = sp[s]; k < sp[s + 1]; ++k) {
           const int64_t pos = s * c + ((k - sp[s]) % (c * t)) / t;
           if (pos >= shape.rows || val[k] == V(0)) continue;
-          out.push_back({d.arrays[3].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), double(val[k])});
+          out.push_back(
+              {d.arrays[SELLP_PERM].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), double(val[k])});
         }
     });
   }
@@ -119,19 +122,23 @@ class SellpFormat final : public Format {
     const int64_t c = p.at("C"), sigma = p.at("sigma"), t = p.at("t");
     if (c < 1 || t < 1 || (t & (t - 1)) || (sigma > 1 && sigma % c != 0))
       fail(SPMV_STATUS_INVALID_VALUE, "sellp: need C >= 1, t a power of two, sigma 1 or a multiple of C");
-    if (tg.backend != BackendKind::cpu && (c * t > 1024 || (c * t) % 32 != 0))
-      fail(SPMV_STATUS_INVALID_VALUE, "sellp: C*t must be a multiple of 32 and at most 1024 on a GPU");
+    // The kernel's shuffles need whole warps (templates/gpu/sellp.cu).
+    if (tg.backend != BackendKind::cpu && (c * t > SELLP_GPU_MAX_BLOCK || (c * t) % tg.warp_size != 0))
+      fail(SPMV_STATUS_INVALID_VALUE, "sellp: C*t must be a multiple of the warp width (" +
+                                          std::to_string(tg.warp_size) + ") and at most " +
+                                          std::to_string(int(SELLP_GPU_MAX_BLOCK)) + " on a GPU");
     const auto order = window_order(a, sigma);
     const auto w = slice_widths(a, order, c, t);
     const int64_t slices = int64_t(w.size());
-    HostArray sp = make_array<int64_t>("slice_ptr", slices + 1);
-    int64_t* slice_ptr = sp.buf.as<int64_t>();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    int64_t* slice_ptr = d.make<int64_t>(SELLP_SLICE_PTR, slices + 1);
     slice_ptr[0] = 0;
     for (int64_t s = 0; s < slices; ++s) slice_ptr[s + 1] = slice_ptr[s] + w[size_t(s)] * c;
     const int64_t stored = slice_ptr[slices];
     check_padding("sellp", stored, a.nnz, c * t * slices, sizeof(I) + sizeof(V), sizeof(I) == 4);
-    HostArray col = make_array<I>("col_idx", stored);
-    HostArray val = make_array<V>("values", stored, true);
+    I* col = d.make<I>(SELLP_COL_IDX, stored);
+    V* val = d.make<V>(SELLP_VALUES, stored);
     const I* rp = a.rp<I>();
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
@@ -144,8 +151,8 @@ class SellpFormat final : public Format {
         if (pos < a.rows) b = rp[order[pos]], len = rp[order[pos] + 1] - b;
         // Padding repeats the row's last column (already in cache) with a zero value.
         const I pad_col = len ? ci[b + len - 1] : I(0);
-        I* cdst = col.buf.as<I>() + slice_ptr[s] + i * t;
-        V* vdst = val.buf.as<V>() + slice_ptr[s] + i * t;
+        I* cdst = col + slice_ptr[s] + i * t;
+        V* vdst = val + slice_ptr[s] + i * t;
         for (int64_t j = 0; j < width; ++j) {
           const int64_t at = (j / t) * ct + (j % t);
           cdst[at] = j < len ? ci[b + j] : pad_col;
@@ -153,13 +160,10 @@ class SellpFormat final : public Format {
         }
       }
     }
-    FormatData d;
-    d.format = name();
-    d.params = p;
-    finish_sliced<I>(d, std::move(sp), std::move(col), std::move(val), order, sigma > 1, a.rows, slices,
-                     stored, a.nnz);
+    finish_sliced<I>(d, SELLP_PERM, SELLP_N_SLICES, order, sigma > 1, a.rows, slices, stored, a.nnz);
     if (tg.backend == BackendKind::cpu) {
-      add_cpu_parts(d, split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] + u * c; }));
+      set_cpu_parts(d, SELLP_PARTS,
+                    split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] + u * c; }));
     } else if (slices > 0) {
       d.steps.push_back({"spmvjit_part", slices, int(ct), 0});  // one block of C*t threads per slice
     }

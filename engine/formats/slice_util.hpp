@@ -48,6 +48,12 @@ inline std::vector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
   return order;
 }
 
+// Facts of a SELL-family layout for describe.
+inline std::string sliced_facts_json(int64_t slices, int64_t stored, int64_t nnz) {
+  return "{\"slices\":" + std::to_string(slices) +
+         ",\"padding_ratio\":" + std::to_string(nnz ? double(stored) / double(nnz) : 1.0) + "}";
+}
+
 // Finishes a SELL-family FormatData: arrays slice_ptr, col_idx, values, perm (sorted position ->
 // row; empty when unsorted), sizes, byte count and facts. Launch steps are the caller's.
 template <class I>
@@ -63,8 +69,21 @@ void finish_sliced(FormatData& d, HostArray sp, HostArray col, HostArray val,
   d.stored_entries = stored;
   d.matrix_bytes = sum_matrix_bytes(d);
   d.ints[0] = slices;
-  d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"padding_ratio\":" +
-                 std::to_string(nnz ? double(stored) / double(nnz) : 1.0) + "}";
+  d.facts_json = sliced_facts_json(slices, stored, nnz);
+}
+
+// The same for a converter on the kernel contract (templates/contract/): slice_ptr, col_idx and
+// values are already in their slots; fills perm_slot (sorted position -> row; empty when
+// unsorted), n[slices_slot], stored entries, byte count and facts. Launch steps are the caller's.
+template <class I>
+void finish_sliced(FormatData& d, int perm_slot, int slices_slot, const std::vector<int64_t>& order,
+                   bool permuted, int64_t rows, int64_t slices, int64_t stored, int64_t nnz) {
+  I* perm = d.make<I>(perm_slot, permuted ? rows : 0);
+  for (int64_t r = 0; permuted && r < rows; ++r) perm[r] = I(order[size_t(r)]);
+  d.stored_entries = stored;
+  d.matrix_bytes = sum_matrix_bytes(d);
+  d.ints[slices_slot] = slices;
+  d.facts_json = sliced_facts_json(slices, stored, nnz);
 }
 
 // Calls f(s) for at most `max_samples` slices spread evenly over [0, slices); returns the

@@ -1,8 +1,7 @@
 // CPU sliced-ELL-of-1xB-blocks kernel: per slice, C row accumulators in SIMD lanes; each block
 // column j costs one index gather and B contiguous value vectors (x[col + b] for b < B).
-// Arrays: a[0] slice_ptr (i64, in blocks), a[1] block_col (I), a[2] values (V, B per block),
-// a[3] parts (i64, slice ranges). n[0] = slices.
 #include "prelude.h"
+#include "../contract/sell_block.h"
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 8
 #endif
@@ -13,10 +12,10 @@
 template <int E>
 static void sell_block_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C, B = SPMVJIT_B;
-  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
-  const i64* parts = (const i64*)a.a[3];
+  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_BLOCK_SLICE_PTR];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELL_BLOCK_BLOCK_COL];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELL_BLOCK_VALUES];
+  const i64* parts = (const i64*)a.a[SELL_BLOCK_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;

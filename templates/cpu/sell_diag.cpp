@@ -2,9 +2,8 @@
 // diagonal reads C contiguous values and C contiguous x entries (no index at all), then the
 // remainder is plain sliced ELL. Diagonals that leave [0, cols) inside the slice (matrix edges)
 // take a masked path.
-// Arrays: a[0] diag_ptr (i64), a[1] diag_offset (I), a[2] diag_values (V, C per diagonal),
-// a[3] rem_ptr (i64), a[4] rem_col (I), a[5] rem_values (V), a[6] parts (i64). n[0] = slices.
 #include "prelude.h"
+#include "../contract/sell_diag.h"
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 8
 #endif
@@ -12,13 +11,13 @@
 template <int E>
 static void sell_diag_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C;
-  const i64* SPMVJIT_RESTRICT dp = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT doff = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT dval = (const V*)a.a[2];
-  const i64* SPMVJIT_RESTRICT rp = (const i64*)a.a[3];
-  const I* SPMVJIT_RESTRICT rcol = (const I*)a.a[4];
-  const V* SPMVJIT_RESTRICT rval = (const V*)a.a[5];
-  const i64* parts = (const i64*)a.a[6];
+  const i64* SPMVJIT_RESTRICT dp = (const i64*)a.a[SELL_DIAG_DIAG_PTR];
+  const I* SPMVJIT_RESTRICT doff = (const I*)a.a[SELL_DIAG_DIAG_OFFSET];
+  const V* SPMVJIT_RESTRICT dval = (const V*)a.a[SELL_DIAG_DIAG_VALUES];
+  const i64* SPMVJIT_RESTRICT rp = (const i64*)a.a[SELL_DIAG_REM_PTR];
+  const I* SPMVJIT_RESTRICT rcol = (const I*)a.a[SELL_DIAG_REM_COL];
+  const V* SPMVJIT_RESTRICT rval = (const V*)a.a[SELL_DIAG_REM_VALUES];
+  const i64* parts = (const i64*)a.a[SELL_DIAG_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;

@@ -1,8 +1,7 @@
 // CPU SELL-P kernel: a slice is a run of chunks of C*t slots, row i owning t consecutive slots
 // of each chunk; C*t SIMD accumulators, reduced t at a time per row at the end of the slice.
-// Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I, sorted
-// position -> row; empty unless PERMUTED), a[4] parts (i64, slice ranges). n[0] = slices.
 #include "prelude.h"
+#include "../contract/sellp.h"
 #ifndef SPMVJIT_C
 #define SPMVJIT_C 8
 #endif
@@ -16,11 +15,11 @@
 template <int E>
 static void sellp_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C, T = SPMVJIT_t, CT = C * T;
-  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
-  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[3];
-  const i64* parts = (const i64*)a.a[4];
+  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELLP_SLICE_PTR];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELLP_COL_IDX];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELLP_VALUES];
+  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[SELLP_PERM];
+  const i64* parts = (const i64*)a.a[SELLP_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;

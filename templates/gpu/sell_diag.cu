@@ -1,28 +1,27 @@
 // GPU sliced-ELL-with-diagonals kernel: one thread per row; a kept diagonal is one offset
 // (broadcast to the warp) and coalesced values, x read at row + offset (coalesced too); the
 // remainder is sliced ELL with explicit columns.
-// Arrays: a[0] diag_ptr (i64), a[1] diag_offset (I), a[2] diag_values (V, C per diagonal),
-// a[3] rem_ptr (i64), a[4] rem_col (I), a[5] rem_values (V). n[0] = slices.
-// Launch: grid = ceil(slices*C / 128), block = 128.
+// Launch: grid = ceil(slices*C / SELL_DIAG_GPU_BLOCK), block = SELL_DIAG_GPU_BLOCK.
 #include "prelude.h"
+#include "../contract/sell_diag.h"
 #ifndef SPMVJIT_C
-#define SPMVJIT_C 32
+#define SPMVJIT_C SPMVJIT_WARP
 #endif
 
 template <int E>
 SPMVJIT_DEVICE void sell_diag_part(const SpmvArgs& a) {
   constexpr i64 C = SPMVJIT_C;
-  const i64* SPMVJIT_RESTRICT dp = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT doff = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT dval = (const V*)a.a[2];
-  const i64* SPMVJIT_RESTRICT rp = (const i64*)a.a[3];
-  const I* SPMVJIT_RESTRICT rcol = (const I*)a.a[4];
-  const V* SPMVJIT_RESTRICT rval = (const V*)a.a[5];
+  const i64* SPMVJIT_RESTRICT dp = (const i64*)a.a[SELL_DIAG_DIAG_PTR];
+  const I* SPMVJIT_RESTRICT doff = (const I*)a.a[SELL_DIAG_DIAG_OFFSET];
+  const V* SPMVJIT_RESTRICT dval = (const V*)a.a[SELL_DIAG_DIAG_VALUES];
+  const i64* SPMVJIT_RESTRICT rp = (const i64*)a.a[SELL_DIAG_REM_PTR];
+  const I* SPMVJIT_RESTRICT rcol = (const I*)a.a[SELL_DIAG_REM_COL];
+  const V* SPMVJIT_RESTRICT rval = (const V*)a.a[SELL_DIAG_REM_VALUES];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 g = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
   const i64 s = g / C, i = g % C;
-  if (s >= a.n[0] || g >= a.rows) return;
+  if (s >= a.n[SELL_DIAG_N_SLICES] || g >= a.rows) return;
   V sum = 0;
   const i64 d1 = spmvjit_ldg(dp + s + 1);
   for (i64 j = spmvjit_ldg(dp + s); j < d1; ++j) {
@@ -36,4 +35,4 @@ SPMVJIT_DEVICE void sell_diag_part(const SpmvArgs& a) {
   y[g] = spmvjit_epilogue<E>(sum, y, g, (V)a.alpha, (V)a.beta);
 }
 
-SPMVJIT_EXPORT_KERNEL(sell_diag_part, spmvjit_part, 128)
+SPMVJIT_EXPORT_KERNEL(sell_diag_part, spmvjit_part, SELL_DIAG_GPU_BLOCK)

@@ -1,10 +1,10 @@
 // GPU SELL-P kernel: one block of C*t threads per slice; thread q = i*t + l serves row i, lane l
 // of t, reading slot q of every chunk (coalesced), then the t lanes of a row reduce by shuffles.
-// Arrays: a[0] slice_ptr (i64), a[1] col_idx (I), a[2] values (V), a[3] perm (I; empty unless
-// PERMUTED). n[0] = slices. Launch: grid = slices, block = C*t.
+// Launch: grid = slices, block = C*t.
 #include "prelude.h"
+#include "../contract/sellp.h"
 #ifndef SPMVJIT_C
-#define SPMVJIT_C 32
+#define SPMVJIT_C SPMVJIT_WARP
 #endif
 #ifndef SPMVJIT_t
 #define SPMVJIT_t 4
@@ -12,14 +12,19 @@
 #ifndef SPMVJIT_PERMUTED
 #define SPMVJIT_PERMUTED 1
 #endif
+// The shuffles below run with every lane of a warp taking part: a block must be whole warps.
+#if (SPMVJIT_C * SPMVJIT_t) % SPMVJIT_WARP != 0
+#error "sellp: C*t must be a multiple of SPMVJIT_WARP"
+#endif
+static_assert(SPMVJIT_C * SPMVJIT_t <= SELLP_GPU_MAX_BLOCK, "sellp: C*t threads exceed a block");
 
 template <int E>
 SPMVJIT_DEVICE void sellp_part(const SpmvArgs& a) {
   constexpr i64 C = SPMVJIT_C, T = SPMVJIT_t, CT = C * T;
-  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[0];
-  const I* SPMVJIT_RESTRICT col = (const I*)a.a[1];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[2];
-  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[3];
+  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELLP_SLICE_PTR];
+  const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELLP_COL_IDX];
+  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELLP_VALUES];
+  const I* SPMVJIT_RESTRICT perm = (const I*)a.a[SELLP_PERM];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 s = i64(blockIdx.x);

@@ -16,7 +16,7 @@ namespace {
 using namespace spmvjit;
 
 // Formats not yet moved to named slots (issue: one kernel contract). Empty when all are.
-const std::set<std::string> kUnmigrated = {"sell_block", "sell_diag", "sellp"};
+const std::set<std::string> kUnmigrated = {};
 
 TargetInfo target_of(BackendKind b) {
   TargetInfo t;
