@@ -1,3 +1,15 @@
-// Catch2 main for the spmvjit test binary.
-#define CATCH_CONFIG_MAIN
+// The test runner: Catch2's, after defaulting the cache and SuiteSparse folders to the build's.
+#define CATCH_CONFIG_RUNNER
+#include <stdlib.h>
+
 #include <catch2/catch.hpp>
+
+int main(int argc, char* argv[]) {
+#ifdef SPMVJIT_TEST_CACHE_DIR
+  setenv("SPMVJIT_CACHE_DIR", SPMVJIT_TEST_CACHE_DIR, 0);
+#endif
+#ifdef SPMVJIT_TEST_MATRICES_DIR
+  setenv("SPMVJIT_MATRICES_DIR", SPMVJIT_TEST_MATRICES_DIR, 0);
+#endif
+  return Catch::Session().run(argc, argv);
+}

@@ -149,25 +149,8 @@ const std::vector<const Format*>& all_formats();
 const Format* find_format(const std::string& name);
 
 // Helpers shared by converters.
-template <class T>
-HostArray make_array(const std::string& name, int64_t count, bool values = false) {
-  HostArray h;
-  h.name = name;
-  h.count = count;
-  h.elem = sizeof(T);
-  h.kind = values ? ArrayKind::value : name.find("parts") != std::string::npos ? ArrayKind::parts : ArrayKind::index;
-  h.buf = AlignedBuffer(size_t(count) * sizeof(T));
-  return h;
-}
-// Appends the CPU "parts" array (part p covers work units [bounds[p], bounds[p+1])) and the
-// launch step that runs every part on the thread pool.
-inline void add_cpu_parts(FormatData& d, const std::vector<int64_t>& bounds) {
-  HostArray parts = make_array<int64_t>("parts", int64_t(bounds.size()));
-  for (size_t i = 0; i < bounds.size(); ++i) parts.buf.as<int64_t>()[i] = bounds[i];
-  d.arrays.push_back(std::move(parts));
-  d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
-}
-// The same into a declared parts slot.
+// Fills a parts slot with CPU part boundaries (part p covers work units [bounds[p], bounds[p+1]))
+// and adds the launch step that runs every part on the thread pool.
 void set_cpu_parts(FormatData& d, int slot, const std::vector<int64_t>& bounds);
 // Splits [0, rows) into `parts` ranges of about equal weight (nnz + rows), each boundary a
 // multiple of `granule` rows. Returns parts + 1 boundaries.

@@ -2,35 +2,14 @@
 #pragma once
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "engine/formats/format.hpp"
 
 namespace spmvjit {
 
-// Threads per GPU block of csr_vector and merge (their templates' BLOCK); formats on a kernel
-// contract take theirs from templates/contract/<format>.h.
-inline constexpr int kGpuBlock = 256;
-
-// A "parts" array (excluded from matrix bytes) holding the given boundaries.
-inline HostArray parts_array(const std::vector<int64_t>& bounds,
-                             const std::string& name = "parts") {
-  HostArray h = make_array<int64_t>(name, int64_t(bounds.size()));
-  if (!bounds.empty()) std::memcpy(h.buf.data(), bounds.data(), bounds.size() * sizeof(int64_t));
-  return h;
-}
-
-// Copy of a CSR array into a fresh converted array.
-template <class T>
-HostArray copy_array(const std::string& name, const T* src, int64_t count, bool values = false) {
-  HostArray h = make_array<T>(name, count, values);
-  if (count) std::memcpy(h.buf.data(), src, size_t(count) * sizeof(T));
-  return h;
-}
-
-// Grid (in blocks of kGpuBlock threads) covering n items, at least 1 so a launch is always legal.
-inline int64_t gpu_grid(int64_t n, int64_t per_block = kGpuBlock) {
+// Grid (in blocks of per_block items) covering n items, at least 1 so a launch is always legal.
+inline int64_t gpu_grid(int64_t n, int64_t per_block) {
   return std::max<int64_t>(1, (n + per_block - 1) / per_block);
 }
 

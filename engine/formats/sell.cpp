@@ -249,8 +249,7 @@ class SellFormat final : public Format {
     d.stored_entries = stored;
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[SELL_N_SLICES] = slices;
-    d.facts_json = "{\"slices\":" + std::to_string(slices) +
-                   ",\"padding_ratio\":" + std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
+    d.facts_json = sliced_facts_json(slices, stored, a.nnz);
     if (t.gpu()) d.steps.push_back({"spmvjit_part", ceil_div(a.rows, SELL_GPU_BLOCK), SELL_GPU_BLOCK, 0});
   }
 };

@@ -54,26 +54,8 @@ inline std::string sliced_facts_json(int64_t slices, int64_t stored, int64_t nnz
          ",\"padding_ratio\":" + std::to_string(nnz ? double(stored) / double(nnz) : 1.0) + "}";
 }
 
-// Finishes a SELL-family FormatData: arrays slice_ptr, col_idx, values, perm (sorted position ->
-// row; empty when unsorted), sizes, byte count and facts. Launch steps are the caller's.
-template <class I>
-void finish_sliced(FormatData& d, HostArray sp, HostArray col, HostArray val,
-                   const std::vector<int64_t>& order, bool permuted, int64_t rows, int64_t slices,
-                   int64_t stored, int64_t nnz) {
-  d.arrays.push_back(std::move(sp));
-  d.arrays.push_back(std::move(col));
-  d.arrays.push_back(std::move(val));
-  HostArray perm = make_array<I>("perm", permuted ? rows : 0);
-  for (int64_t r = 0; r < perm.count; ++r) perm.buf.as<I>()[r] = I(order[size_t(r)]);
-  d.arrays.push_back(std::move(perm));
-  d.stored_entries = stored;
-  d.matrix_bytes = sum_matrix_bytes(d);
-  d.ints[0] = slices;
-  d.facts_json = sliced_facts_json(slices, stored, nnz);
-}
-
-// The same for a converter on the kernel contract (templates/contract/): slice_ptr, col_idx and
-// values are already in their slots; fills perm_slot (sorted position -> row; empty when
+// Finishes a SELL-family FormatData whose slice_ptr, col_idx and values are in their contract
+// slots: fills perm_slot (sorted position -> row; empty when
 // unsorted), n[slices_slot], stored entries, byte count and facts. Launch steps are the caller's.
 template <class I>
 void finish_sliced(FormatData& d, int perm_slot, int slices_slot, const std::vector<int64_t>& order,

@@ -15,9 +15,6 @@ namespace {
 
 using namespace spmvjit;
 
-// Formats not yet moved to named slots (issue: one kernel contract). Empty when all are.
-const std::set<std::string> kUnmigrated = {};
-
 TargetInfo target_of(BackendKind b) {
   TargetInfo t;
   t.backend = b;
@@ -68,7 +65,6 @@ TEST_CASE("every converter fills exactly its contract's slots with the declared 
   const auto band = generate_matrix("poisson2d:30", 5);
   int checked = 0;
   for (const Format* f : all_formats()) {
-    if (kUnmigrated.count(f->name())) continue;
     INFO(f->name());
     REQUIRE_FALSE(f->contract_arrays().empty());
     for (BackendKind b : {BackendKind::cpu, BackendKind::cuda}) {
@@ -79,12 +75,11 @@ TEST_CASE("every converter fills exactly its contract's slots with the declared 
     }
     ++checked;
   }
-  CHECK(checked == int(all_formats().size() - kUnmigrated.size()));
+  CHECK(checked == int(all_formats().size()));
 }
 
 TEST_CASE("every format's templates include its contract header", "[contract]") {
   for (const Format* f : all_formats()) {
-    if (kUnmigrated.count(f->name())) continue;
     for (BackendKind b : {BackendKind::cpu, BackendKind::cuda}) {
       if (!f->supports(b)) continue;
       INFO(f->name() << " on " << to_string(b));
