@@ -52,8 +52,12 @@ std::string normalize(const std::string& path) {
 // include guards stay, so a standalone compile of a template sees the same text).
 void paste(const KernelSpec& spec, const std::string& path, std::set<std::string>& seen, std::string& out) {
   std::string file = path;
+  // gpu/prelude.h stands for the backend's prelude; compiled for the CPU, a GPU template gets the
+  // emulation prelude (build kernels run thread by thread in tests).
   if (file == "gpu/prelude.h")
-    file = spec.backend == BackendKind::hip ? "gpu/prelude_hip.h" : "gpu/prelude_cuda.h";
+    file = spec.backend == BackendKind::hip   ? "gpu/prelude_hip.h"
+           : spec.backend == BackendKind::cpu ? "gpu/prelude_emu.h"
+                                              : "gpu/prelude_cuda.h";
   if (!seen.insert(file).second) return;
   const char* text = find_template(file);
   SPMVJIT_ASSERT(text, "missing template " + file);
@@ -93,7 +97,10 @@ KernelSource generate_source(const KernelSpec& spec) {
   for (const auto& [k, v] : spec.constants)
     src.text += "#define SPMVJIT_" + k + " " + std::to_string(v) + "LL\n";
   std::set<std::string> seen;
-  paste(spec, std::string(cpu ? "cpu/" : "gpu/") + spec.template_name + ext, seen, src.text);
+  // A template name with a folder ("gpu/sell_build.cu") is taken as it is.
+  const bool path = spec.template_name.find('/') != std::string::npos;
+  paste(spec, path ? spec.template_name : std::string(cpu ? "cpu/" : "gpu/") + spec.template_name + ext, seen,
+        src.text);
   return src;
 }
 

@@ -16,7 +16,7 @@ struct KernelSpec {
   std::string target;         // exact device: "sm_90", "gfx90a:sramecc+:xnack-", host CPU name + features
   int warp_size = 0;          // GPU: threads per warp/wavefront (SPMVJIT_WARP); 0 on the CPU
   std::string format;         // the format (or other module, e.g. "device_plan") it serves
-  std::string template_name;  // templates/<cpu|gpu>/<template_name>.<cpp|cu>
+  std::string template_name;  // templates/<cpu|gpu>/<template_name>.<cpp|cu>, or a path under templates/
   IndexType index = IndexType::i32;
   ValueType value = ValueType::f64;
   FormatParams constants;  // baked as #define SPMVJIT_<NAME>

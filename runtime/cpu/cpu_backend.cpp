@@ -9,6 +9,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -161,7 +162,26 @@ class CpuBackend final : public Backend {
     if (auto err = j.addObjectFile(*jd, std::move(buf)))
       fail(SPMV_STATUS_COMPILE_FAILED, "ORC could not add the object: " + llvm::toString(std::move(err)));
     auto mod = std::make_shared<OrcModule>(j, *jd);
-    mod->entry("spmvjit_part_0");  // links now, so a bad object fails here, not in execute
+    // Link every exported function now, so a bad object fails here (the cache then recompiles),
+    // never in execute.
+    auto obj = llvm::object::ObjectFile::createObjectFile(
+        llvm::MemoryBufferRef(llvm::StringRef(binary.data(), binary.size()), key));
+    if (!obj) fail(SPMV_STATUS_COMPILE_FAILED, "not an object file: " + llvm::toString(obj.takeError()));
+    int exported = 0;
+    for (const llvm::object::SymbolRef& sym : (*obj)->symbols()) {
+      auto flags = sym.getFlags();
+      auto type = sym.getType();
+      auto name = sym.getName();
+      if (!flags || !type || !name) {
+        llvm::consumeError(flags.takeError()), llvm::consumeError(type.takeError()),
+            llvm::consumeError(name.takeError());
+        continue;
+      }
+      if ((*flags & llvm::object::SymbolRef::SF_Global) &&
+          !(*flags & llvm::object::SymbolRef::SF_Undefined) && *type == llvm::object::SymbolRef::ST_Function)
+        mod->entry(name->str()), ++exported;
+    }
+    if (!exported) fail(SPMV_STATUS_COMPILE_FAILED, "kernel object " + key + " exports no function");
     return mod;
   }
 

@@ -1,0 +1,107 @@
+// Device conversions run on the CPU (tests/formats/emulated_device.hpp): for every format a device
+// can build, the build kernels produce the host converter's arrays byte for byte, for both index
+// bases and every type pair, on matrices with empty rows, long rows, one row and none.
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "engine/gen/generators.hpp"
+#include "engine/stats.hpp"
+#include "tests/formats/emulated_device.hpp"
+#include "tests/test_support.hpp"
+
+namespace {
+
+using namespace spmvjit;
+
+TargetInfo gpu_target() {
+  TargetInfo t;
+  t.backend = BackendKind::cuda;
+  t.target = "sm_90";
+  t.warp_size = 32;
+  t.sm_count = 132;
+  t.simd_bytes = 0;
+  return t;
+}
+
+void check_same(const FormatData& dev, const FormatData& host) {
+  CHECK(dev.format == host.format);
+  CHECK(dev.params == host.params);
+  REQUIRE(dev.arrays.size() == host.arrays.size());
+  for (size_t i = 0; i < dev.arrays.size(); ++i) {
+    const HostArray &d = dev.arrays[i], &h = host.arrays[i];
+    INFO("slot " << i << " (" << h.name << ")");
+    CHECK(d.name == h.name);
+    CHECK(d.kind == h.kind);
+    REQUIRE(d.count == h.count);
+    if (!h.count) continue;
+    REQUIRE(d.elem == h.elem);
+    REQUIRE(d.device);
+    CHECK(std::memcmp(d.device.get(), h.buf.data(), size_t(h.count) * h.elem) == 0);
+  }
+  for (int i = 0; i < kMaxArrays; ++i) CHECK(dev.ints[i] == host.ints[i]);
+  CHECK(dev.stored_entries == host.stored_entries);
+  CHECK(dev.matrix_bytes == host.matrix_bytes);
+  CHECK(dev.scratch_bytes == host.scratch_bytes);
+  CHECK(dev.facts_json == host.facts_json);
+  REQUIRE(dev.steps.size() == host.steps.size());
+  for (size_t i = 0; i < dev.steps.size(); ++i) {
+    CHECK(dev.steps[i].entry == host.steps[i].entry);
+    CHECK(dev.steps[i].grid == host.steps[i].grid);
+    CHECK(dev.steps[i].block == host.steps[i].block);
+    CHECK(dev.steps[i].early == host.steps[i].early);
+  }
+}
+
+template <class I, class V>
+void device_builds_match_host() {
+  if (!test::require_cpu_backend()) return;
+  const TargetInfo t = gpu_target();
+  int built = 0;
+  std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
+  for (const char* spec : {"poisson2d:23", "random:3001:0:40", "powerlaw:5000:1.6:3000", "denserows:2000:2:5",
+                           "short:4097:2", "dense:33", "random:37:1:40:1000", "random:1:1:1", "diag:500:7"})
+    matrices.push_back({spec, generate_matrix(spec, 11)});
+  matrices.push_back({"0x0", HostCsr<int64_t, double>{}});
+  for (const auto& [name, m] : matrices) {
+    const HostCsr<I, V> a = m.template cast<I, V>();
+    const MatrixStats s = compute_stats(a.ref());
+    for (int base : {0, 1}) {
+      HostCsr<I, V> based = a;
+      for (I& r : based.row_ptr) r += I(base);
+      for (I& c : based.col_idx) c += I(base);
+      for (const Format* f : all_formats()) {
+        if (!f->supports(t.backend) || !f->converts_on_device()) continue;
+        for (const FormatParams& p : f->candidates(a.ref(), s, t)) {
+          if (!f->device_convertible(p)) continue;
+          INFO(f->name() << " " << params_json(p) << " on " << name << ", base " << base);
+          FormatData host;
+          try {
+            host = f->convert(a.ref(), p, t);
+          } catch (const Error& e) {
+            CHECK(e.status() == SPMV_STATUS_UNSUPPORTED);
+            continue;
+          }
+          test::EmulatedDevice dev(based.ref(), base);
+          check_same(f->convert_device(dev, p, t), host);
+          ++built;
+        }
+      }
+    }
+  }
+  CHECK(built > 0);
+}
+
+}  // namespace
+
+TEST_CASE("device builds (emulated on the CPU) match the host: int32 double", "[formats][device]") {
+  device_builds_match_host<int32_t, double>();
+}
+TEST_CASE("device builds (emulated on the CPU) match the host: int32 float", "[formats][device]") {
+  device_builds_match_host<int32_t, float>();
+}
+TEST_CASE("device builds (emulated on the CPU) match the host: int64 double", "[formats][device]") {
+  device_builds_match_host<int64_t, double>();
+}
+TEST_CASE("device builds (emulated on the CPU) match the host: int64 float", "[formats][device]") {
+  device_builds_match_host<int64_t, float>();
+}
