@@ -17,7 +17,8 @@ namespace {
 
 constexpr uint64_t kNone = ~uint64_t(0);
 static_assert(DP_WIDTHS == MatrixStats::kWidths &&
-                  DP_HIST_BINS == int(std::tuple_size_v<decltype(MatrixStats::row_hist)>),
+                  DP_HIST_BINS == int(std::tuple_size_v<decltype(MatrixStats::row_hist)>) &&
+                  DP_SHORT_LENGTHS == MatrixStats::kShortLengths && DP_LEN_COUNT == DP_HIST + DP_HIST_BINS,
               "device statistics and MatrixStats disagree");
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -139,6 +140,7 @@ MatrixStats DevicePlanner::analyze() {
   s.row_max = int64_t(v[DP_ROW_MAX]);
   s.empty_rows = int64_t(v[DP_EMPTY]);
   for (size_t k = 0; k < s.row_hist.size(); ++k) s.row_hist[k] = int64_t(v[DP_HIST + k]);
+  for (size_t k = 0; k < s.len_count.size(); ++k) s.len_count[k] = int64_t(v[DP_LEN_COUNT + k]);
   double sum_sq;
   static_assert(sizeof(double) == sizeof(uint64_t));
   std::memcpy(&sum_sq, &v[DP_SUM_SQ], sizeof sum_sq);

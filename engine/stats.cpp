@@ -26,6 +26,7 @@ struct Partial {
   int64_t row_min = INT64_MAX, row_max = 0, empty = 0, runs = 0;
   double sum_sq = 0, span_sum = 0;
   std::array<int64_t, 48> hist{};
+  std::array<int64_t, MatrixStats::kShortLengths> len_count{};
   std::vector<uint64_t> diag_bits;
   std::array<int64_t, MatrixStats::kWidths> widths{}, idle{}, rem{};
 };
@@ -59,6 +60,7 @@ void scan(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
     p.row_min = std::min(p.row_min, len);
     p.row_max = std::max(p.row_max, len);
     p.sum_sq += double(len) * double(len);
+    if (len < MatrixStats::kShortLengths) ++p.len_count[size_t(len)];
     if (len == 0) {
       ++p.empty;
       ++p.hist[0];
@@ -93,6 +95,7 @@ void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
     t.sum_sq += p.sum_sq;
     t.span_sum += p.span_sum;
     for (size_t k = 0; k < t.hist.size(); ++k) t.hist[k] += p.hist[k];
+    for (size_t k = 0; k < t.len_count.size(); ++k) t.len_count[k] += p.len_count[k];
     for (size_t k = 0; k < t.diag_bits.size(); ++k) t.diag_bits[k] |= p.diag_bits[k];
     for (size_t k = 0; k < t.widths.size(); ++k)
       t.widths[k] += p.widths[k], t.idle[k] += p.idle[k], t.rem[k] += p.rem[k];
@@ -104,6 +107,7 @@ void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
   s.row_max = t.row_max;
   s.empty_rows = t.empty;
   s.row_hist = t.hist;
+  s.len_count = t.len_count;
   for (uint64_t w : t.diag_bits) s.distinct_diagonals += __builtin_popcountll(w);
   const int64_t nonempty = a.rows - s.empty_rows;
   finish_row_moments(s, t.sum_sq);

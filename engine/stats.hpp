@@ -21,6 +21,10 @@ struct MatrixStats {
   double row_cv = 0;  // std / mean; 0 for a perfectly regular matrix
   // hist[0] = empty rows, hist[k] = rows with length in [2^(k-1), 2^k).
   std::array<int64_t, 48> row_hist{};
+  // len_count[l] = rows of exactly l nonzeros, for l < kShortLengths: exact widths and tails for
+  // the padded formats (ell, hyb) without reading row_ptr again.
+  static constexpr int kShortLengths = 64;
+  std::array<int64_t, kShortLengths> len_count{};
   int64_t empty_rows = 0;
   int64_t distinct_diagonals = 0;   // distinct values of (col - row)
   double dense_run_fraction = 0;    // nonzeros stored next to an adjacent column (c-1 or c+1)

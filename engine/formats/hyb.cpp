@@ -18,15 +18,45 @@ namespace {
 
 constexpr int64_t kRowGranule = 16;
 
-int64_t hyb_width(const CsrRef& a, const TargetInfo& t) {
-  const int64_t third = (a.rows + 2) / 3;
+// The ELL width and the tail it leaves, from the statistics alone (O(1), no row_ptr: device-
+// resident input too). Exact when K < MatrixStats::kShortLengths, which the one-third rule makes
+// the usual case (K <= 3 * mean); otherwise K is the lower bound of the log2 bucket holding the
+// threshold-th longest row, and the tail is counted from bucket midpoints.
+struct HybShape {
+  int64_t k = 0, tail = 0, tail_rows = 0;
+};
+HybShape hyb_shape(const MatrixStats& s, const TargetInfo& t) {
+  const int64_t third = (s.rows + 2) / 3;
   const int64_t threshold =
       std::max<int64_t>(1, t.backend == BackendKind::cpu ? third : std::max<int64_t>(4096, third));
-  if (a.rows < threshold) return 0;
-  std::vector<int64_t> len(size_t(a.rows));
-  for (int64_t r = 0; r < a.rows; ++r) len[size_t(r)] = a.row_len(r);
-  std::nth_element(len.begin(), len.begin() + (threshold - 1), len.end(), std::greater<int64_t>());
-  return len[size_t(threshold - 1)];
+  HybShape h;
+  if (s.rows < threshold) {
+    h.tail = s.nnz, h.tail_rows = s.rows - s.empty_rows;
+    return h;
+  }
+  constexpr int64_t kShort = MatrixStats::kShortLengths;
+  int64_t longer = s.rows;  // rows of kShort nonzeros or more
+  for (int64_t n : s.len_count) longer -= n;
+  if (longer < threshold) {
+    int64_t acc = longer, l = kShort - 1;
+    while ((acc += s.len_count[size_t(l)]) < threshold) --l;
+    h.k = l;
+    int64_t short_nnz = 0, short_rows = 0;  // rows of at most K nonzeros
+    for (int64_t m = 0; m <= l; ++m)
+      short_rows += s.len_count[size_t(m)], short_nnz += m * s.len_count[size_t(m)];
+    h.tail_rows = s.rows - short_rows;
+    h.tail = s.nnz - short_nnz - h.k * h.tail_rows;
+    return h;
+  }
+  int64_t acc = 0;
+  size_t k = s.row_hist.size() - 1;
+  while (k > 1 && (acc += s.row_hist[k]) < threshold) --k;
+  h.k = int64_t(1) << (k - 1);
+  for (size_t j = k; j < s.row_hist.size(); ++j) {
+    const int64_t mid = std::min<int64_t>(s.row_max, (int64_t(3) << j) / 4);
+    if (mid > h.k) h.tail_rows += s.row_hist[j], h.tail += s.row_hist[j] * (mid - h.k);
+  }
+  return h;
 }
 
 class HybFormat final : public Format {
@@ -36,9 +66,9 @@ class HybFormat final : public Format {
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.45; }
   bool supports(BackendKind) const override { return true; }
-  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats& s,
                                        const TargetInfo& t) const override {
-    return {FormatParams{{"K", hyb_width(a, t)}}};
+    return {FormatParams{{"K", hyb_shape(s, t).k}}};
   }
   // K is a run-time size (args.n[HYB_N_WIDTH]): the kernel space stays one kernel per type pair.
   FormatParams kernel_constants(const FormatParams&) const override { return {}; }
@@ -46,11 +76,13 @@ class HybFormat final : public Format {
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                     const TargetInfo& t) const override {
     const int64_t k = p.at("K");
-    int64_t tail = 0, tail_rows = 0;
-    for (int64_t r = 0; r < a.rows; ++r) {
-      const int64_t extra = a.row_len(r) - k;
-      if (extra > 0) tail += extra, ++tail_rows;
+    HybShape h = hyb_shape(s, t);
+    if (h.k != k) {  // parameters other than the planner's own (a caller's): count the tail
+      h.tail = h.tail_rows = 0;
+      for (int64_t r = 0; r < a.rows; ++r)
+        if (const int64_t extra = a.row_len(r) - k; extra > 0) h.tail += extra, ++h.tail_rows;
     }
+    const int64_t tail = h.tail, tail_rows = h.tail_rows;
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
     Estimate e;
     e.stored_entries = a.rows * k + tail;

@@ -21,31 +21,6 @@ using namespace slice_util;
 
 bool power_of_two_slice(int64_t c) { return c >= 1 && c <= 64 && (c & (c - 1)) == 0; }
 
-// Stored entries of SELL-C-sigma without building the order: per window, the slice widths are
-// the lengths at sorted positions 0, C, 2C, ... Cheap enough for the planner (no O(nnz) work).
-// Unsorted slices of 1-64 rows come from the statistics (never reading row_ptr).
-int64_t padded_entries(const CsrRef& a, const MatrixStats& s, int64_t c, int64_t sigma) {
-  int64_t total = 0;
-  if (sigma <= 1 && power_of_two_slice(c)) return c * s.slice_width_sum[size_t(ceil_log2(c))];
-  if (sigma <= 1) {
-    for (int64_t s = 0; s * c < a.rows; ++s) {
-      int64_t w = 0;
-      for (int64_t i = s * c; i < std::min(a.rows, (s + 1) * c); ++i) w = std::max(w, a.row_len(i));
-      total += w * c;
-    }
-    return total;
-  }
-  std::vector<int64_t> len;
-  for (int64_t w0 = 0; w0 < a.rows; w0 += sigma) {
-    const int64_t e = std::min(a.rows, w0 + sigma);
-    len.resize(size_t(e - w0));
-    for (int64_t i = w0; i < e; ++i) len[size_t(i - w0)] = a.row_len(i);
-    std::sort(len.begin(), len.end(), std::greater<>());
-    for (size_t i = 0; i < len.size(); i += size_t(c)) total += len[i] * c;
-  }
-  return total;
-}
-
 class SellFormat final : public Format {
  public:
   std::string name() const override { return "sell"; }
@@ -78,7 +53,7 @@ class SellFormat final : public Format {
                     const TargetInfo& t) const override {
     const int64_t c = p.at("C"), sigma = p.at("sigma");
     Estimate e;
-    e.stored_entries = padded_entries(a, s, c, sigma);
+    e.stored_entries = sliced_entries(a, s, c, sigma, 1);
     if (t.backend != BackendKind::cpu) {
       // One GPU thread per row: the longest row is one thread's serial chain while the device
       // idles; compare it with the chain of the same work spread over every resident thread

@@ -65,9 +65,8 @@ class SellpFormat final : public Format {
     const int64_t c = p.at("C"), sigma = p.at("sigma"), t = p.at("t");
     Estimate e;
     e.imbalance = gpu_row_starvation(a.rows * t, tg);
-    const auto w = slice_widths(a, window_order(a, sigma), c, t);
-    for (int64_t x : w) e.stored_entries += x * c;
-    const int64_t slices = int64_t(w.size());
+    e.stored_entries = sliced_entries(a, s, c, sigma, t);
+    const int64_t slices = ceil_div(a.rows, c);
     e.matrix_bytes = e.stored_entries * int64_t(size_of(a.index) + size_of(a.value)) + 8 * (slices + 1) +
                      (sigma > 1 ? int64_t(size_of(a.index)) * a.rows : 0);
     // Per slice: loop setup plus the t-way reduction of each row.

@@ -49,14 +49,14 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[DP_SRC];
   u64* stats = (u64*)a.scratch;
   const i64 rows = a.rows, base = a.n[DP_N_BASE];
-  SPMVJIT_SHARED unsigned hist[DP_HIST_BINS];
+  SPMVJIT_SHARED unsigned hist[DP_HIST_BINS + DP_SHORT_LENGTHS];  // log2 bins, then exact short lengths
   SPMVJIT_SHARED i64 warp_slice[kBlock / SPMVJIT_WARP];
   const int t = int(threadIdx.x), lane = spmvjit_lane(), warp = t / SPMVJIT_WARP;
   if (blockIdx.x == 0 && t == 0) {
     const i64 first = rp[0], last = rp[rows];
     if (first != base || last != a.n[DP_N_COUNT] + base) stats[DP_ERR_ENDS] = 1;
   }
-  for (int i = t; i < DP_HIST_BINS; i += kBlock) hist[i] = 0;
+  for (int i = t; i < DP_HIST_BINS + DP_SHORT_LENGTHS; i += kBlock) hist[i] = 0;
   i64 mn = kI64Max, mx = 0, empty = 0;
   i64 widths[kWidths] = {}, idle[kWidths] = {}, rem[kWidths] = {};
   double sq = 0;
@@ -75,6 +75,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
       sq += double(len) * double(len);
       const int bin = len == 0 ? 0 : 64 - spmvjit_clz64(len);
       spmvjit_atomic_inc_shared_u32(&hist[bin < DP_HIST_BINS - 1 ? bin : DP_HIST_BINS - 1]);
+      if (len < DP_SHORT_LENGTHS) spmvjit_atomic_inc_shared_u32(&hist[DP_HIST_BINS + len]);
 #pragma unroll
       for (int k = 0; k < kWidths; ++k) {
         const i64 mask = (i64(1) << k) - 1;
@@ -127,7 +128,8 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
     }
   }
   spmvjit_sync_block();
-  for (int i = t; i < DP_HIST_BINS; i += kBlock) add(stats, DP_HIST + i, hist[i]);
+  // DP_LEN_COUNT follows DP_HIST in the statistics block as in the shared counts.
+  for (int i = t; i < DP_HIST_BINS + DP_SHORT_LENGTHS; i += kBlock) add(stats, DP_HIST + i, hist[i]);
 }
 
 // Column range check, one thread per entry. a[DP_SRC] col_idx, n[DP_N_COUNT] nnz; scratch: the

@@ -56,6 +56,7 @@ MatrixStats slow_stats(const HostCsr<int64_t, double>& a) {
     int k = 0;
     while (len && (int64_t(1) << k) <= len) ++k;
     ++s.row_hist[size_t(k)];
+    if (len < MatrixStats::kShortLengths) ++s.len_count[size_t(len)];
     if (!len) ++s.empty_rows;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (int64_t p = b; p < e; ++p) {
@@ -101,6 +102,7 @@ void check_same(const MatrixStats& got, const MatrixStats& want) {
   CHECK(got.row_std == Approx(want.row_std).epsilon(1e-9).margin(1e-12));
   CHECK(got.empty_rows == want.empty_rows);
   CHECK(got.row_hist == want.row_hist);
+  CHECK(got.len_count == want.len_count);
   CHECK(got.distinct_diagonals == want.distinct_diagonals);
   CHECK(got.dense_run_fraction == Approx(want.dense_run_fraction).epsilon(1e-12));
   CHECK(got.avg_col_span == Approx(want.avg_col_span).epsilon(1e-12));

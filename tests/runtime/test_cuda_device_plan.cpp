@@ -65,6 +65,7 @@ void check_same_stats(const MatrixStats& dev, const MatrixStats& host) {
   CHECK(dev.row_std == Approx(host.row_std).epsilon(1e-9).margin(1e-12));
   CHECK(dev.empty_rows == host.empty_rows);
   CHECK(dev.row_hist == host.row_hist);
+  CHECK(dev.len_count == host.len_count);
   CHECK(dev.slice_width_sum == host.slice_width_sum);
   CHECK(dev.lane_idle == host.lane_idle);
   CHECK(dev.lane_rem == host.lane_rem);
