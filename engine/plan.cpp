@@ -228,16 +228,6 @@ void Plan::convert_with_fallback(const Format* forced, Convert&& convert) {
   }
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (!ptr_) return;
-  // A destructor cannot report: a failed free (e.g. the context is gone) is logged, not thrown.
-  try {
-    backend_->free(ptr_);
-  } catch (const std::exception& e) {
-    log_warn(std::string("plan: freeing device memory failed: ") + e.what());
-  }
-}
-
 // The device arrays free themselves (DeviceBuffer), also when the constructor throws.
 Plan::~Plan() = default;
 

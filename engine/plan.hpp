@@ -10,39 +10,13 @@
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cache/kernel_cache.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace spmvjit {
 
 struct PlanTimings {
   double validate = 0, stats = 0, plan = 0, convert = 0, codegen = 0, compile = 0, load = 0,
          upload = 0, total = 0;
-};
-
-// One allocation in a backend's device memory, freed when it goes: a Plan constructor that
-// throws after its upload began (a failed allocation, a missing entry) runs no ~Plan, but its
-// members' destructors do run.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  // bytes == 0 holds nothing (nullptr), like Backend::alloc.
-  DeviceBuffer(Backend& backend, size_t bytes)
-      : backend_(&backend), ptr_(bytes ? backend.alloc(bytes) : nullptr) {}
-  DeviceBuffer(DeviceBuffer&& o) noexcept
-      : backend_(o.backend_), ptr_(std::exchange(o.ptr_, nullptr)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(backend_, o.backend_);
-    std::swap(ptr_, o.ptr_);
-    return *this;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer();
-
-  void* get() const { return ptr_; }
-
- private:
-  Backend* backend_ = nullptr;
-  void* ptr_ = nullptr;
 };
 
 class Plan {
