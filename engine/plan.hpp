@@ -59,6 +59,7 @@ class Plan {
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
   void update_values_on_device(const void* values, spmv_memory_t memory);
+  const void* device_pattern(int i) const;
   void upload_arrays();
   void bind_entries();
 
@@ -83,7 +84,9 @@ class Plan {
   int64_t device_bytes_ = 0;                         // device memory the plan holds
   AlignedBuffer host_scratch_;
   AlignedBuffer pattern_row_ptr_, pattern_col_idx_;  // zero-based pattern, for update_values
-  HostArray device_pattern_[2];                      // the same in device memory, for plans converted there
+  // The same in device memory, for plans converted there; empty when the format's own slots 0 and 1
+  // are the pattern (keeps_csr_pattern), which device_pattern() then borrows.
+  DeviceBuffer device_pattern_[2];
   bool converted_on_device_ = false;
   std::string cache_dir_;
   SpmvArgs args_{};

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/device_plan.hpp"
 #include "engine/plan.hpp"
 #include "engine/reference.hpp"
+#include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/gpu_bench.hpp"
@@ -62,14 +62,14 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   if (measured) o.planning = SPMV_PLANNING_MEASURE;
   o.format = format.empty() || measured || device_input ? nullptr : format.c_str();
   spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
-  std::shared_ptr<void> device_csr[3];
+  DeviceBuffer device_csr[3];  // declared before the plan: outlives it
   if (device_input) {
     Backend& b = get_backend(BackendKind::cuda, options.device);
     const void* host[3] = {a.row_ptr.data(), a.col_idx.data(), a.val.data()};
     const size_t bytes[3] = {a.row_ptr.size() * sizeof(I), a.col_idx.size() * sizeof(I),
                              a.val.size() * sizeof(V)};
     for (int i = 0; i < 3; ++i) {
-      device_csr[i] = device_alloc(b, bytes[i]);
+      device_csr[i] = DeviceBuffer(b, bytes[i]);
       if (bytes[i]) b.upload(device_csr[i].get(), host[i], bytes[i]);
     }
     desc.row_ptr = device_csr[0].get(), desc.col_idx = device_csr[1].get(), desc.values = device_csr[2].get();
