@@ -20,33 +20,26 @@ class Vectors {
  public:
   Vectors(Backend* b, size_t xbytes, size_t ybytes) : b_(b) {
     if (!b_->is_host()) {
-      x_ = xbytes ? b_->alloc(xbytes) : nullptr;
-      y_ = ybytes ? b_->alloc(ybytes) : nullptr;
-    }
-  }
-  ~Vectors() {
-    if (!b_->is_host()) {
-      if (x_) b_->free(x_);
-      if (y_) b_->free(y_);
+      x_ = DeviceBuffer(*b_, xbytes);
+      y_ = DeviceBuffer(*b_, ybytes);
     }
   }
   template <class V>
   std::pair<const V*, V*> bind(const std::vector<V>& x, std::vector<V>& y) {
     if (b_->is_host()) return {x.data(), y.data()};
-    if (x_) b_->upload(x_, x.data(), x.size() * sizeof(V));
-    if (y_) b_->upload(y_, y.data(), y.size() * sizeof(V));
-    return {static_cast<const V*>(x_), static_cast<V*>(y_)};
+    if (x_) b_->upload(x_.get(), x.data(), x.size() * sizeof(V));
+    if (y_) b_->upload(y_.get(), y.data(), y.size() * sizeof(V));
+    return {x_.as<const V>(), y_.as<V>()};
   }
   template <class V>
   void fetch(std::vector<V>& y) {
     b_->synchronize(nullptr);
-    if (!b_->is_host() && y_) b_->download(y.data(), y_, y.size() * sizeof(V));
+    if (!b_->is_host() && y_) b_->download(y.data(), y_.get(), y.size() * sizeof(V));
   }
 
  private:
   Backend* b_;
-  void* x_ = nullptr;
-  void* y_ = nullptr;
+  DeviceBuffer x_, y_;
 };
 
 template <class I, class V>
