@@ -13,14 +13,19 @@ void DeviceBuffer::reset() noexcept {
   void* p = std::exchange(ptr_, nullptr);
   const size_t bytes = std::exchange(bytes_, 0);
   // Called from destructors (at exit, while unwinding): a failed free (e.g. the context is gone)
-  // is reported, not thrown.
+  // is reported, not thrown. The outer try covers the logging itself (no memory for the message).
+  auto report = [bytes](const char* why) {
+    log_warn("freeing " + std::to_string(bytes) + " bytes of device memory failed: " + why);
+  };
   try {
-    backend_->free(p);
-  } catch (const std::exception& e) {
     try {
-      log_warn("freeing " + std::to_string(bytes) + " bytes of device memory failed: " + e.what());
-    } catch (...) {  // logging itself failed (no memory for the message): nothing left to do
+      backend_->free(p);
+    } catch (const std::exception& e) {
+      report(e.what());
+    } catch (...) {
+      report("unknown exception");
     }
+  } catch (...) {
   }
 }
 
