@@ -6,7 +6,6 @@
 #include <cstring>
 #include <vector>
 
-#include "core/log.hpp"
 #include "engine/validate.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 
@@ -45,18 +44,6 @@ std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t) {
       if (t.gpu()) out.push_back(device_module_spec(t, "device_plan", i, v));
     }
   return out;
-}
-
-std::shared_ptr<void> device_alloc(Backend& backend, size_t bytes) {
-  if (!bytes) return nullptr;
-  Backend* b = &backend;  // backends live for the whole process
-  return std::shared_ptr<void>(b->alloc(bytes), [b](void* p) {
-    try {
-      b->free(p);
-    } catch (const std::exception& e) {
-      log_warn(std::string("plan: freeing device memory failed: ") + e.what());
-    }
-  });
 }
 
 DevicePlanner::DevicePlanner(Backend& backend, const CsrRef& input, int base, const std::string& cache_dir)
@@ -99,7 +86,7 @@ HostArray DevicePlanner::alloc(int64_t count, size_t elem) {
   HostArray h;
   h.count = count;
   h.elem = elem;
-  h.device = device_alloc(b_, size_t(count) * elem);
+  h.device = DeviceBuffer(b_, size_t(count) * elem);
   return h;
 }
 
@@ -120,7 +107,7 @@ MatrixStats DevicePlanner::analyze() {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<uint64_t> v(DP_SLOTS, 0);
   v[DP_ERR_ROW] = v[DP_ERR_COL] = v[DP_ROW_MIN] = kNone;
-  stats_ = device_alloc(b_, sizeof(uint64_t) * DP_SLOTS);
+  stats_ = DeviceBuffer(b_, sizeof(uint64_t) * DP_SLOTS);
   b_.upload(stats_.get(), v.data(), sizeof(uint64_t) * DP_SLOTS);
   SpmvArgs a = args();
   a.a[DP_SRC] = in_.row_ptr;

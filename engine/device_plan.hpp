@@ -11,6 +11,7 @@
 #include "engine/formats/device_converter.hpp"
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace spmvjit {
 
@@ -22,9 +23,6 @@ KernelSpec device_module_spec(const TargetInfo& t, const std::string& module, In
 // Every kernel module a plan on target `t` may ask for (each format's variants for both types,
 // and on GPUs the device-planning modules): what `warmup` compiles ahead of time.
 std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t);
-
-// Device memory owned through a shared_ptr (freed with a logged, never thrown, failure).
-std::shared_ptr<void> device_alloc(Backend& backend, size_t bytes);
 
 class DevicePlanner final : public DeviceConverter {
  public:
@@ -63,7 +61,7 @@ class DevicePlanner final : public DeviceConverter {
   std::map<std::string, std::shared_ptr<LoadedModule>> modules_;  // device_plan + build modules
   std::unique_ptr<Executor> exec_;
   double compile_s_ = 0, load_s_ = 0;
-  std::shared_ptr<void> stats_;  // the statistics block (u64 slots)
+  DeviceBuffer stats_;  // the statistics block (u64 slots)
 };
 
 }  // namespace spmvjit

@@ -13,6 +13,7 @@
 #include "core/digest.hpp"
 #include "core/log.hpp"
 #include "engine/reference.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace spmvjit {
 namespace {
@@ -35,38 +36,29 @@ double time_plan(Plan& p, Backend& b, int64_t rows, int64_t cols, ValueType v) {
   }
   void* x = hx.data();
   void* y = hy.data();
+  DeviceBuffer dx, dy;  // freed on every way out, also when execute throws
   if (!b.is_host()) {
-    x = cols ? b.alloc(hx.size()) : nullptr;
-    y = rows ? b.alloc(hy.size()) : nullptr;
-    if (x) b.upload(x, hx.data(), hx.size());
+    dx = DeviceBuffer(b, hx.size());
+    dy = DeviceBuffer(b, hy.size());
+    if (dx) b.upload(dx.get(), hx.data(), hx.size());
+    x = dx.get();
+    y = dy.get();
   }
   const double one_d = 1, zero_d = 0;
   const float one_f = 1, zero_f = 0;
   const void* alpha = v == ValueType::f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = v == ValueType::f64 ? static_cast<const void*>(&zero_d) : &zero_f;
   double best = std::numeric_limits<double>::infinity();
-  try {
-    p.execute(alpha, x, beta, y, nullptr);  // warm caches and clocks
+  p.execute(alpha, x, beta, y, nullptr);  // warm caches and clocks
+  b.synchronize(nullptr);
+  const auto start = Clock::now();
+  for (int batch = 0; batch < 7; ++batch) {
+    // Batches of back-to-back SpMVs: the launch and synchronization cost is amortized.
+    const auto t0 = Clock::now();
+    for (int i = 0; i < 4; ++i) p.execute(alpha, x, beta, y, nullptr);
     b.synchronize(nullptr);
-    const auto start = Clock::now();
-    for (int batch = 0; batch < 7; ++batch) {
-      // Batches of back-to-back SpMVs: the launch and synchronization cost is amortized.
-      const auto t0 = Clock::now();
-      for (int i = 0; i < 4; ++i) p.execute(alpha, x, beta, y, nullptr);
-      b.synchronize(nullptr);
-      best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count() / 4);
-      if (batch >= 2 && std::chrono::duration<double>(Clock::now() - start).count() > 0.05) break;
-    }
-  } catch (...) {
-    if (!b.is_host()) {
-      if (x) b.free(x);
-      if (y) b.free(y);
-    }
-    throw;
-  }
-  if (!b.is_host()) {
-    if (x) b.free(x);
-    if (y) b.free(y);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count() / 4);
+    if (batch >= 2 && std::chrono::duration<double>(Clock::now() - start).count() > 0.05) break;
   }
   return best;
 }

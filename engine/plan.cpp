@@ -174,18 +174,14 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   convert_with_fallback(
       forced, [&](const Format& f, const FormatParams& p) { return f.convert_device(dp, p, target_); });
   // update_values rebuilds the values on the device from the pattern: the format's own CSR
-  // arrays when it has them, else a device copy.
+  // arrays when it has them (borrowed, see device_pattern), else a device copy.
   if (choice_.format->keeps_csr_pattern()) {
-    for (int i = 0; i < 2; ++i) {
-      device_pattern_[i].name = data_.arrays[size_t(i)].name;
-      device_pattern_[i].count = data_.arrays[size_t(i)].count;
-      device_pattern_[i].elem = data_.arrays[size_t(i)].elem;
-      device_pattern_[i].device = data_.arrays[size_t(i)].device;  // shared, not copied
-    }
+    SPMVJIT_ASSERT(!data_.arrays[kCsrRowPtrSlot].is_values() && !data_.arrays[kCsrColIdxSlot].is_values(),
+                   data_.format + " keeps the CSR pattern in value slots");
   } else {
-    device_pattern_[0] = dp.row_ptr();
-    device_pattern_[1] = dp.col_idx(nnz_);
-    for (const HostArray& h : device_pattern_) device_bytes_ += h.count * int64_t(h.elem);
+    device_pattern_[0] = std::move(dp.row_ptr().device);
+    device_pattern_[1] = std::move(dp.col_idx(nnz_).device);
+    for (const DeviceBuffer& d : device_pattern_) device_bytes_ += int64_t(d.bytes());
   }
   backend_->synchronize(nullptr);
   converted_on_device_ = true;
@@ -228,18 +224,15 @@ void Plan::convert_with_fallback(const Format* forced, Convert&& convert) {
   }
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (!ptr_) return;
-  // A destructor cannot report: a failed free (e.g. the context is gone) is logged, not thrown.
-  try {
-    backend_->free(ptr_);
-  } catch (const std::exception& e) {
-    log_warn(std::string("plan: freeing device memory failed: ") + e.what());
-  }
-}
-
 // The device arrays free themselves (DeviceBuffer), also when the constructor throws.
 Plan::~Plan() = default;
+
+const void* Plan::device_pattern(int i) const {
+  // A CSR-layout format's row_ptr and col_idx are index slots, which update_values never
+  // replaces: they stay valid for the plan's whole life.
+  return choice_.format->keeps_csr_pattern() ? data_.arrays[size_t(i)].device.get()
+                                             : device_pattern_[i].get();
+}
 
 void Plan::upload_arrays() {
   args_ = SpmvArgs{};
@@ -341,15 +334,13 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
 void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
   // The device rebuilds the format from the kept pattern and the new values; only the value
   // arrays are swapped in, after everything succeeded (a failure changes nothing).
-  std::shared_ptr<void> staged;
+  DeviceBuffer staged;
   if (memory == SPMV_MEMORY_HOST && nnz_) {
-    staged = device_alloc(*backend_, size_of(value_) * size_t(nnz_));
+    staged = DeviceBuffer(*backend_, size_of(value_) * size_t(nnz_));
     backend_->upload(staged.get(), values, size_of(value_) * size_t(nnz_));
     values = staged.get();
   }
-  const CsrRef pattern{
-      rows_, cols_, nnz_, index_, value_, device_pattern_[0].device.get(), device_pattern_[1].device.get(),
-      values};
+  const CsrRef pattern{rows_, cols_, nnz_, index_, value_, device_pattern(0), device_pattern(1), values};
   DevicePlanner dp(*backend_, pattern, 0, cache_dir_);
   dp.analyze();
   FormatData fresh = choice_.format->convert_device(dp, choice_.params, target_);
@@ -361,7 +352,7 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
   backend_->synchronize(nullptr);
   for (size_t i = 0; i < data_.arrays.size(); ++i) {
     if (!data_.arrays[i].is_values()) continue;
-    data_.arrays[i].device = fresh.arrays[i].device;
+    data_.arrays[i].device = std::move(fresh.arrays[i].device);  // the old values are freed here
     args_.a[i] = data_.arrays[i].device.get();
   }
 }

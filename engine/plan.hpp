@@ -10,39 +10,13 @@
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cache/kernel_cache.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace spmvjit {
 
 struct PlanTimings {
   double validate = 0, stats = 0, plan = 0, convert = 0, codegen = 0, compile = 0, load = 0,
          upload = 0, total = 0;
-};
-
-// One allocation in a backend's device memory, freed when it goes: a Plan constructor that
-// throws after its upload began (a failed allocation, a missing entry) runs no ~Plan, but its
-// members' destructors do run.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  // bytes == 0 holds nothing (nullptr), like Backend::alloc.
-  DeviceBuffer(Backend& backend, size_t bytes)
-      : backend_(&backend), ptr_(bytes ? backend.alloc(bytes) : nullptr) {}
-  DeviceBuffer(DeviceBuffer&& o) noexcept
-      : backend_(o.backend_), ptr_(std::exchange(o.ptr_, nullptr)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(backend_, o.backend_);
-    std::swap(ptr_, o.ptr_);
-    return *this;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer();
-
-  void* get() const { return ptr_; }
-
- private:
-  Backend* backend_ = nullptr;
-  void* ptr_ = nullptr;
 };
 
 class Plan {
@@ -85,6 +59,7 @@ class Plan {
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
   void update_values_on_device(const void* values, spmv_memory_t memory);
+  const void* device_pattern(int i) const;
   void upload_arrays();
   void bind_entries();
 
@@ -109,7 +84,9 @@ class Plan {
   int64_t device_bytes_ = 0;                         // device memory the plan holds
   AlignedBuffer host_scratch_;
   AlignedBuffer pattern_row_ptr_, pattern_col_idx_;  // zero-based pattern, for update_values
-  HostArray device_pattern_[2];                      // the same in device memory, for plans converted there
+  // The same in device memory, for plans converted there; empty when the format's own slots 0 and 1
+  // are the pattern (keeps_csr_pattern), which device_pattern() then borrows.
+  DeviceBuffer device_pattern_[2];
   bool converted_on_device_ = false;
   std::string cache_dir_;
   SpmvArgs args_{};

@@ -14,20 +14,21 @@
 #include "core/target.hpp"
 #include "engine/csr.hpp"
 #include "engine/stats.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace spmvjit {
 
 std::string params_json(const FormatParams& p);
 
 // A converted array in its contract slot. Arrays built on a device (Format::convert_device)
-// leave `buf` empty and own their device memory through `device`.
+// leave `buf` empty and own their device memory through `device` (count * elem bytes).
 struct HostArray {
   std::string name;  // the contract's name (describe, tests)
   AlignedBuffer buf;
   int64_t count = 0;
   size_t elem = 0;
   ArrayKind kind = ArrayKind::index;
-  std::shared_ptr<void> device;
+  DeviceBuffer device;
 
   bool is_values() const { return kind == ArrayKind::value; }  // rebuilt by update_values
   bool host_only() const { return kind == ArrayKind::parts; }  // never uploaded, not streamed

@@ -13,9 +13,10 @@
 #include "engine/gen/generators.hpp"
 #include "engine/io/matrix_market.hpp"
 #include "engine/reference.hpp"
-#include "tests/test_support.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
+#include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.h"
+#include "tests/test_support.hpp"
 
 namespace spmvjit::cuda_test {
 
@@ -70,17 +71,9 @@ inline const std::vector<TestMatrix>& test_matrices() {
 // Device x and y (y with canaries past the end) on the plan's device.
 template <class V>
 struct DeviceVectors {
-  Backend& b;
-  void* x = nullptr;
-  void* y = nullptr;
-  DeviceVectors(Backend& be, int64_t cols, int64_t rows) : b(be) {
-    x = b.alloc(size_t(std::max<int64_t>(cols, 1)) * sizeof(V));
-    y = b.alloc(size_t(rows + kCanaries) * sizeof(V));
-  }
-  ~DeviceVectors() {
-    b.free(x);
-    b.free(y);
-  }
+  DeviceBuffer x, y;
+  DeviceVectors(Backend& b, int64_t cols, int64_t rows)
+      : x(b, size_t(std::max<int64_t>(cols, 1)) * sizeof(V)), y(b, size_t(rows + kCanaries) * sizeof(V)) {}
 };
 
 // Four SpMVs covering the epilogues with fresh x and y, the third from another thread (the
@@ -98,14 +91,14 @@ std::string check_plan(spmv_plan_t plan, const HostCsr<I, V>& a, uint64_t seed) 
     if (be == 0) std::fill(y.begin(), y.begin() + a.rows, std::numeric_limits<V>::quiet_NaN());
     std::fill(y.begin() + a.rows, y.end(), V(kCanary));
     const auto y0 = y;
-    b.upload(d.x, x.data(), x.size() * sizeof(V));
-    b.upload(d.y, y.data(), y.size() * sizeof(V));
+    b.upload(d.x.get(), x.data(), x.size() * sizeof(V));
+    b.upload(d.y.get(), y.data(), y.size() * sizeof(V));
     const std::string what =
         "alpha " + std::to_string(alphas[c]) + ", beta " + std::to_string(betas[c]) + ": ";
     spmv_status_t st = SPMV_STATUS_SUCCESS;
     std::string err;
     auto exec = [&] {
-      st = spmv_execute(plan, &al, d.x, &be, d.y, nullptr);
+      st = spmv_execute(plan, &al, d.x.get(), &be, d.y.get(), nullptr);
       if (st != SPMV_STATUS_SUCCESS) err = spmv_last_error();
     };
     if (c == 2)
@@ -114,7 +107,7 @@ std::string check_plan(spmv_plan_t plan, const HostCsr<I, V>& a, uint64_t seed) 
       exec();
     if (st != SPMV_STATUS_SUCCESS) return what + "execute failed: " + err;
     b.synchronize(nullptr);
-    b.download(y.data(), d.y, y.size() * sizeof(V));
+    b.download(y.data(), d.y.get(), y.size() * sizeof(V));
     const std::string bad =
         check_spmv(a, reference_spmv(a, double(al), x.data(), double(be), y0.data()), y.data());
     if (!bad.empty()) return what + bad;

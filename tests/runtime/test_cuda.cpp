@@ -20,6 +20,7 @@
 #include "engine/stats.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
+#include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.h"
 #include "tests/runtime/cuda_test_support.hpp"
 
@@ -162,7 +163,7 @@ TEST_CASE("cuda: compiler-only backend facts and failures", "[cuda]") {
   CHECK(status_of([&] { b.compile(bad); }, &msg) == SPMV_STATUS_COMPILE_FAILED);
   CHECK(msg.find("undeclared_thing") != std::string::npos);
   // No device behind it.
-  CHECK(status_of([&] { b.alloc(16); }, &msg) == SPMV_STATUS_NO_DEVICE);
+  CHECK(status_of([&] { DeviceBuffer d(b, 16); }, &msg) == SPMV_STATUS_NO_DEVICE);
   CHECK(status_of([&] { b.load({'x'}, "k"); }) == SPMV_STATUS_NO_DEVICE);
 }
 
@@ -262,14 +263,12 @@ TEST_CASE("cuda device: matrix arrays in device memory then OOM and bad binaries
   CHECK(b.target().target.rfind("sm_", 0) == 0);
   CHECK(b.target().sm_count > 0);
   const HostCsr<int32_t, double> a = generate_matrix("powerlaw:4000", 9).cast<int32_t, double>();
-  void* rp = b.alloc(a.row_ptr.size() * 4);
-  void* ci = b.alloc(a.col_idx.size() * 4);
-  void* va = b.alloc(a.val.size() * 8);
-  b.upload(rp, a.row_ptr.data(), a.row_ptr.size() * 4);
-  b.upload(ci, a.col_idx.data(), a.col_idx.size() * 4);
-  b.upload(va, a.val.data(), a.val.size() * 8);
+  const DeviceBuffer rp(b, a.row_ptr.size() * 4), ci(b, a.col_idx.size() * 4), va(b, a.val.size() * 8);
+  b.upload(rp.get(), a.row_ptr.data(), a.row_ptr.size() * 4);
+  b.upload(ci.get(), a.col_idx.data(), a.col_idx.size() * 4);
+  b.upload(va.get(), a.val.data(), a.val.size() * 8);
   spmv_csr_t d = view(a);
-  d.row_ptr = rp, d.col_idx = ci, d.values = va, d.memory = SPMV_MEMORY_DEVICE;
+  d.row_ptr = rp.get(), d.col_idx = ci.get(), d.values = va.get(), d.memory = SPMV_MEMORY_DEVICE;
   spmv_options_t o;
   spmv_options_init(&o);
   o.backend = SPMV_BACKEND_CUDA;
@@ -279,17 +278,17 @@ TEST_CASE("cuda device: matrix arrays in device memory then OOM and bad binaries
   // New values from device memory.
   HostCsr<int32_t, double> a2 = a;
   a2.val = random_vector<double>(a.nnz(), 4);
-  b.upload(va, a2.val.data(), a2.val.size() * 8);
-  REQUIRE(spmv_plan_update_values(p, va, SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
+  b.upload(va.get(), a2.val.data(), a2.val.size() * 8);
+  REQUIRE(spmv_plan_update_values(p, va.get(), SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
   CHECK(check_plan(p, a2, 5) == "");
   const char* json = nullptr;
   REQUIRE(spmv_plan_describe(p, &json) == SPMV_STATUS_SUCCESS);
   CHECK(std::string(json).find("\"device\":0") == std::string::npos);
   spmv_plan_destroy(p);
-  b.free(rp), b.free(ci), b.free(va);
 
+  // DeviceBuffer passes the backend's out-of-memory error through unchanged.
   std::string msg;
-  CHECK(status_of([&] { b.alloc(size_t(1) << 52); }, &msg) == SPMV_STATUS_OUT_OF_MEMORY);
+  CHECK(status_of([&] { DeviceBuffer huge(b, size_t(1) << 52); }, &msg) == SPMV_STATUS_OUT_OF_MEMORY);
   CHECK(msg.find(std::to_string(size_t(1) << 52)) != std::string::npos);
   // A binary the driver rejects throws (the cache then recompiles); it is never "loaded".
   CHECK(status_of([&] { b.load({'n', 'o', 't', ' ', 'a', ' ', 'c', 'u', 'b', 'i', 'n', '\0'}, "bad"); }) ==

@@ -7,6 +7,7 @@
 
 #include "engine/device_plan.hpp"
 #include "engine/plan.hpp"
+#include "runtime/device_buffer.hpp"
 #include "tests/runtime/cuda_test_support.hpp"
 
 using namespace spmvjit;
@@ -17,32 +18,24 @@ namespace {
 // A matrix's arrays in device memory (indices shifted by `base`), freed on scope exit.
 template <class I, class V>
 struct DeviceCsr {
-  Backend& b;
-  void* rp = nullptr;
-  void* ci = nullptr;
-  void* va = nullptr;
+  DeviceBuffer rp, ci, va;  // ci and va hold nothing when nnz is 0
   spmv_csr_t desc{};
-  DeviceCsr(Backend& be, const HostCsr<I, V>& a, int base = 0) : b(be) {
+  DeviceCsr(Backend& b, const HostCsr<I, V>& a, int base = 0) {
     std::vector<I> r = a.row_ptr, c = a.col_idx;
     for (I& x : r) x += I(base);
     for (I& x : c) x += I(base);
-    rp = b.alloc(r.size() * sizeof(I));
-    b.upload(rp, r.data(), r.size() * sizeof(I));
+    rp = DeviceBuffer(b, r.size() * sizeof(I));
+    b.upload(rp.get(), r.data(), r.size() * sizeof(I));
     if (a.nnz()) {
-      ci = b.alloc(c.size() * sizeof(I));
-      va = b.alloc(a.val.size() * sizeof(V));
-      b.upload(ci, c.data(), c.size() * sizeof(I));
-      b.upload(va, a.val.data(), a.val.size() * sizeof(V));
+      ci = DeviceBuffer(b, c.size() * sizeof(I));
+      va = DeviceBuffer(b, a.val.size() * sizeof(V));
+      b.upload(ci.get(), c.data(), c.size() * sizeof(I));
+      b.upload(va.get(), a.val.data(), a.val.size() * sizeof(V));
     }
     desc = view(a);
-    desc.row_ptr = rp, desc.col_idx = ci, desc.values = va;
+    desc.row_ptr = rp.get(), desc.col_idx = ci.get(), desc.values = va.get();
     desc.index_base = base;
     desc.memory = SPMV_MEMORY_DEVICE;
-  }
-  ~DeviceCsr() {
-    b.free(rp);
-    b.free(ci);
-    b.free(va);
   }
 };
 
@@ -224,10 +217,11 @@ TEST_CASE("cuda device planning: update_values, describe, and formats the device
     // New values from device memory, then from host memory.
     HostCsr<int32_t, double> a2 = a;
     a2.val = random_vector<double>(a.nnz(), 12);
-    void* nv = b.alloc(a2.val.size() * sizeof(double));
-    b.upload(nv, a2.val.data(), a2.val.size() * sizeof(double));
-    REQUIRE(spmv_plan_update_values(p, nv, SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
-    b.free(nv);
+    {
+      const DeviceBuffer nv(b, a2.val.size() * sizeof(double));
+      b.upload(nv.get(), a2.val.data(), a2.val.size() * sizeof(double));
+      REQUIRE(spmv_plan_update_values(p, nv.get(), SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
+    }  // the plan keeps nothing of the caller's values
     CHECK(check_plan(p, a2, 13) == "");
     a2.val = random_vector<double>(a.nnz(), 14);
     REQUIRE(spmv_plan_update_values(p, a2.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);

@@ -4,11 +4,13 @@
 #ifdef SPMVJIT_BENCH_CUSPARSE
 #include <cusparse.h>
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "engine/reference.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
+#include "runtime/device_buffer.hpp"
 #endif
 
 namespace spmvjit::cli {
@@ -21,18 +23,16 @@ void sp_check(cusparseStatus_t s, const char* what) {
     fail(SPMV_STATUS_EXECUTION_FAILED, std::string("cuSPARSE ") + what + ": " + cusparseGetErrorString(s));
 }
 
-// Device copy of a host vector; freed with the backend.
-struct DeviceArray {
-  Backend& b;
-  void* p = nullptr;
-  template <class T>
-  DeviceArray(Backend& be, const std::vector<T>& v) : b(be) {
-    p = b.alloc(std::max<size_t>(v.size() * sizeof(T), 8));
-    b.upload(p, v.data(), v.size() * sizeof(T));
-  }
-  DeviceArray(Backend& be, size_t bytes) : b(be) { p = b.alloc(std::max<size_t>(bytes, 8)); }
-  ~DeviceArray() { b.free(p); }
-};
+// Device memory for cuSPARSE, never empty (at least 8 bytes): no null array reaches cuSPARSE.
+DeviceBuffer device_array(Backend& b, size_t bytes) { return DeviceBuffer(b, std::max<size_t>(bytes, 8)); }
+
+// Device copy of a host vector.
+template <class T>
+DeviceBuffer device_copy(Backend& b, const std::vector<T>& v) {
+  DeviceBuffer d = device_array(b, v.size() * sizeof(T));
+  b.upload(d.get(), v.data(), v.size() * sizeof(T));
+  return d;
+}
 
 template <class I, class V>
 CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min_seconds) {
@@ -40,9 +40,10 @@ CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min
   Backend& b = cuda_backend(device);
   const cusparseIndexType_t it = sizeof(I) == 4 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
   const cudaDataType vt = sizeof(V) == 4 ? CUDA_R_32F : CUDA_R_64F;
-  DeviceArray rp(b, a.row_ptr), ci(b, a.col_idx), va(b, a.val);
+  const DeviceBuffer rp = device_copy(b, a.row_ptr), ci = device_copy(b, a.col_idx),
+                     va = device_copy(b, a.val);
   const auto x = random_vector<V>(a.cols, 21);
-  DeviceArray dx(b, x), dy(b, size_t(a.rows) * sizeof(V));
+  const DeviceBuffer dx = device_copy(b, x), dy = device_array(b, size_t(a.rows) * sizeof(V));
   b.synchronize(nullptr);  // also makes the primary context current for cuSPARSE's runtime
   cusparseHandle_t h = nullptr;
   sp_check(cusparseCreate(&h), "create");
@@ -59,33 +60,37 @@ CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min
       if (h) cusparseDestroy(h);
     }
   } cleanup{h, A, X, Y};
-  sp_check(cusparseCreateCsr(&A, a.rows, a.cols, a.nnz(), rp.p, ci.p, va.p, it, it, CUSPARSE_INDEX_BASE_ZERO, vt),
+  sp_check(cusparseCreateCsr(&A, a.rows, a.cols, a.nnz(), rp.get(), ci.get(), va.get(), it, it,
+                             CUSPARSE_INDEX_BASE_ZERO, vt),
            "create CSR");
-  sp_check(cusparseCreateDnVec(&X, a.cols, dx.p, vt), "create x");
-  sp_check(cusparseCreateDnVec(&Y, a.rows, dy.p, vt), "create y");
+  sp_check(cusparseCreateDnVec(&X, a.cols, dx.get(), vt), "create x");
+  sp_check(cusparseCreateDnVec(&Y, a.rows, dy.get(), vt), "create y");
   const V alpha = 1, beta = 0;
   for (cusparseSpMVAlg_t alg : {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2}) {
     const char* name = alg == CUSPARSE_SPMV_CSR_ALG1 ? "ALG1" : "ALG2";
     size_t bytes = 0;
     sp_check(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, &bytes),
              "SpMV_bufferSize");
-    DeviceArray buf(b, bytes);
+    const DeviceBuffer buf = device_array(b, bytes);  // cuSPARSE's workspace, allocated through the backend
     if (alg == CUSPARSE_SPMV_CSR_ALG2)
-      sp_check(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, buf.p),
+      sp_check(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg,
+                                       buf.get()),
                "SpMV_preprocess");
     // Verify once with y poisoned: a peer that computes something else is no yardstick.
     std::vector<V> y(size_t(a.rows), std::numeric_limits<V>::quiet_NaN());
-    b.upload(dy.p, y.data(), y.size() * sizeof(V));
-    sp_check(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, buf.p), "SpMV");
+    b.upload(dy.get(), y.data(), y.size() * sizeof(V));
+    sp_check(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, buf.get()),
+             "SpMV");
     b.synchronize(nullptr);
-    b.download(y.data(), dy.p, y.size() * sizeof(V));
+    b.download(y.data(), dy.get(), y.size() * sizeof(V));
     const std::string bad = check_spmv(a, reference_spmv(a, 1.0, x.data(), 0.0, y.data()), y.data());
     if (!bad.empty()) {
       r.error = std::string("cuSPARSE ") + name + " WRONG RESULT: " + bad;
       return r;
     }
     auto spmv = [&] {
-      sp_check(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, buf.p), "SpMV");
+      sp_check(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg, buf.get()),
+               "SpMV");
     };
     for (int i = 0; i < 3; ++i) spmv();
     (alg == CUSPARSE_SPMV_CSR_ALG1 ? r.alg1_s : r.alg2_s) = gpu_median_seconds(device, spmv, min_iters, min_seconds);

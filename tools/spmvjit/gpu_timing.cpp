@@ -7,6 +7,7 @@
 #ifdef SPMVJIT_WITH_CUDA
 #include "runtime/cuda/cuda_api.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
+#include "runtime/device_buffer.hpp"
 #endif
 
 namespace spmvjit::cli {
@@ -60,19 +61,13 @@ double gpu_copy_bandwidth_gbs(int device, size_t bytes) {
   if (!cuda_available(device)) return 0;
   Backend& b = cuda_backend(device);
   const cuda::DriverApi& api = *cuda::driver();
-  void* src = b.alloc(bytes);
-  void* dst = b.alloc(bytes);
+  const DeviceBuffer src(b, bytes), dst(b, bytes);
+  const auto s_ptr = reinterpret_cast<CUdeviceptr>(src.get());
+  const auto d_ptr = reinterpret_cast<CUdeviceptr>(dst.get());
   // Nonzero bytes: never time on memory nothing wrote.
-  cuda::check(api.cuMemsetD8(reinterpret_cast<CUdeviceptr>(src), 0x5a, bytes), "cuMemsetD8");
+  cuda::check(api.cuMemsetD8(s_ptr, 0x5a, bytes), "cuMemsetD8");
   const double s = gpu_median_seconds(
-      device,
-      [&] {
-        cuda::check(api.cuMemcpyDtoD(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), bytes),
-                    "cuMemcpyDtoD");
-      },
-      10, 0.05);
-  b.free(src);
-  b.free(dst);
+      device, [&] { cuda::check(api.cuMemcpyDtoD(d_ptr, s_ptr, bytes), "cuMemcpyDtoD"); }, 10, 0.05);
   return s > 0 ? 2.0 * double(bytes) / s * 1e-9 : 0;
 }
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "engine/device_plan.hpp"
 #include "engine/plan.hpp"
 #include "engine/reference.hpp"
+#include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/gpu_bench.hpp"
@@ -20,33 +20,26 @@ class Vectors {
  public:
   Vectors(Backend* b, size_t xbytes, size_t ybytes) : b_(b) {
     if (!b_->is_host()) {
-      x_ = xbytes ? b_->alloc(xbytes) : nullptr;
-      y_ = ybytes ? b_->alloc(ybytes) : nullptr;
-    }
-  }
-  ~Vectors() {
-    if (!b_->is_host()) {
-      if (x_) b_->free(x_);
-      if (y_) b_->free(y_);
+      x_ = DeviceBuffer(*b_, xbytes);
+      y_ = DeviceBuffer(*b_, ybytes);
     }
   }
   template <class V>
   std::pair<const V*, V*> bind(const std::vector<V>& x, std::vector<V>& y) {
     if (b_->is_host()) return {x.data(), y.data()};
-    if (x_) b_->upload(x_, x.data(), x.size() * sizeof(V));
-    if (y_) b_->upload(y_, y.data(), y.size() * sizeof(V));
-    return {static_cast<const V*>(x_), static_cast<V*>(y_)};
+    if (x_) b_->upload(x_.get(), x.data(), x.size() * sizeof(V));
+    if (y_) b_->upload(y_.get(), y.data(), y.size() * sizeof(V));
+    return {x_.as<const V>(), y_.as<V>()};
   }
   template <class V>
   void fetch(std::vector<V>& y) {
     b_->synchronize(nullptr);
-    if (!b_->is_host() && y_) b_->download(y.data(), y_, y.size() * sizeof(V));
+    if (!b_->is_host() && y_) b_->download(y.data(), y_.get(), y.size() * sizeof(V));
   }
 
  private:
   Backend* b_;
-  void* x_ = nullptr;
-  void* y_ = nullptr;
+  DeviceBuffer x_, y_;
 };
 
 template <class I, class V>
@@ -62,14 +55,14 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   if (measured) o.planning = SPMV_PLANNING_MEASURE;
   o.format = format.empty() || measured || device_input ? nullptr : format.c_str();
   spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
-  std::shared_ptr<void> device_csr[3];
+  DeviceBuffer device_csr[3];  // declared before the plan: outlives it
   if (device_input) {
     Backend& b = get_backend(BackendKind::cuda, options.device);
     const void* host[3] = {a.row_ptr.data(), a.col_idx.data(), a.val.data()};
     const size_t bytes[3] = {a.row_ptr.size() * sizeof(I), a.col_idx.size() * sizeof(I),
                              a.val.size() * sizeof(V)};
     for (int i = 0; i < 3; ++i) {
-      device_csr[i] = device_alloc(b, bytes[i]);
+      device_csr[i] = DeviceBuffer(b, bytes[i]);
       if (bytes[i]) b.upload(device_csr[i].get(), host[i], bytes[i]);
     }
     desc.row_ptr = device_csr[0].get(), desc.col_idx = device_csr[1].get(), desc.values = device_csr[2].get();
