@@ -10,12 +10,39 @@
 #include "engine/formats/device_converter.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cache/kernel_cache.hpp"
+#include "runtime/device_buffer.hpp"
 
 namespace spmvjit {
 #include "templates/contract/device_plan.h"
 }  // namespace spmvjit
 
 namespace spmvjit::test {
+
+// "Device" memory of the emulated device: host memory, so DeviceBuffer owns it as on a GPU.
+class HostMemoryBackend final : public Backend {
+ public:
+  static HostMemoryBackend& get() {
+    static HostMemoryBackend b;
+    return b;
+  }
+  BackendKind kind() const override { return BackendKind::cuda; }
+  const TargetInfo& target() const override { return info_; }
+  std::string compiler_version() const override { return "none"; }
+  std::vector<std::string> compile_options(const KernelSpec&) const override { return {}; }
+  std::vector<char> compile(const KernelSource&) override { fail(SPMV_STATUS_UNSUPPORTED, "no compiler"); }
+  std::shared_ptr<LoadedModule> load(const std::vector<char>&, const std::string&) override {
+    fail(SPMV_STATUS_UNSUPPORTED, "no loader");
+  }
+  std::unique_ptr<Executor> make_executor(int) override { fail(SPMV_STATUS_UNSUPPORTED, "no executor"); }
+  void* alloc(size_t bytes) override { return std::malloc(bytes); }
+  void free(void* p) override { std::free(p); }
+  void upload(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void download(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  bool is_host() const override { return false; }
+
+ private:
+  TargetInfo info_;
+};
 
 class EmulatedDevice final : public DeviceConverter {
  public:
@@ -40,8 +67,8 @@ class EmulatedDevice final : public DeviceConverter {
     const size_t bytes = size_t(count) * elem;
     // Poisoned, as fresh device memory may hold anything: a kernel that reads what it did not
     // write shows up as a byte difference from the host converter.
-    h.device = std::shared_ptr<void>(std::malloc(std::max<size_t>(bytes, 1)), std::free);
-    std::memset(h.device.get(), 0xa5, bytes);
+    h.device = DeviceBuffer(HostMemoryBackend::get(), bytes);
+    if (bytes) std::memset(h.device.get(), 0xa5, bytes);
     return h;
   }
   SpmvArgs args() const override {
@@ -84,7 +111,7 @@ class EmulatedDevice final : public DeviceConverter {
  private:
   HostArray copy(const void* src, int64_t n, int64_t padded, size_t elem, bool index) {
     HostArray h = alloc(padded, elem);
-    std::memset(h.device.get(), 0, size_t(padded) * elem);
+    if (padded) std::memset(h.device.get(), 0, size_t(padded) * elem);
     if (n) std::memcpy(h.device.get(), src, size_t(n) * elem);
     if (index && base_) {
       for (int64_t i = 0; i < n; ++i) {
