@@ -103,10 +103,10 @@ std::unique_ptr<Plan> plan_by_measurement(const spmv_csr_t& a, const spmv_option
     if (remembered != best->data().format) {
       o.format = remembered.c_str();
       auto p = std::make_unique<Plan>(a, o);
-      p->set_measurements("\"wisdom\"", "measured earlier on this matrix (wisdom: " + wisdom + ")");
+      p->set_measurements("wisdom", "measured earlier on this matrix (wisdom: " + wisdom + ")");
       return p;
     }
-    best->set_measurements("\"wisdom\"", "measured earlier on this matrix (wisdom: " + wisdom + ")");
+    best->set_measurements("wisdom", "measured earlier on this matrix (wisdom: " + wisdom + ")");
     return best;
   }
   // Distinct formats in estimate order; each is planned with its own best parameters.
@@ -116,23 +116,22 @@ std::unique_ptr<Plan> plan_by_measurement(const spmv_csr_t& a, const spmv_option
     if (std::find(names.begin(), names.end(), c.format->name()) == names.end()) names.push_back(c.format->name());
   }
   double best_time = time_plan(*best, backend, a.rows, a.cols, best->value_type());
-  std::string json = "[{\"format\":\"" + best->data().format + "\",\"seconds\":" + std::to_string(best_time) + "}";
+  Json measured = Json::array({Json::object({{"format", best->data().format}, {"seconds", best_time}})});
   for (size_t i = 1; i < names.size(); ++i) {
     o.format = names[i].c_str();
     try {
       auto p = std::make_unique<Plan>(a, o);
       const double t = time_plan(*p, backend, a.rows, a.cols, p->value_type());
-      json += ",{\"format\":\"" + names[i] + "\",\"seconds\":" + std::to_string(t) + "}";
+      measured.push_back(Json::object({{"format", names[i]}, {"seconds", t}}));
       if (t < best_time) best_time = t, best = std::move(p);
     } catch (const Error& e) {
       if (e.status() != SPMV_STATUS_UNSUPPORTED && e.status() != SPMV_STATUS_OUT_OF_MEMORY) throw;
-      json += ",{\"format\":\"" + names[i] + "\",\"error\":\"refused\"}";
+      measured.push_back(Json::object({{"format", names[i]}, {"reason", e.what()}}));
     }
   }
-  json += "]";
   char why[160];
   std::snprintf(why, sizeof why, "fastest of %zu measured formats (%.3g us per SpMV)", names.size(), best_time * 1e6);
-  best->set_measurements(json, why);
+  best->set_measurements(std::move(measured), why);
   if (!wisdom.empty()) {
     ::mkdir((dir + "/wisdom").c_str(), 0755);
     std::ofstream out(wisdom + ".tmp");

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 #include "core/log.hpp"
@@ -390,7 +389,7 @@ FormatData Plan::host_data() const {
   d.matrix_bytes = data_.matrix_bytes;
   d.scratch_bytes = data_.scratch_bytes;
   d.steps = data_.steps;
-  d.facts_json = data_.facts_json;
+  d.facts = data_.facts;
   return d;
 }
 
@@ -404,36 +403,44 @@ int64_t Plan::csr_equivalent_bytes(bool beta_zero) const {
   return (rows_ + 1) * is + nnz_ * (is + vs) + cols_ * vs + rows_ * vs * (beta_zero ? 1 : 2);
 }
 
+Json Plan::describe_json() const {
+  const PlanTimings& t = timings_;
+  return Json::object({{"format", data_.format},
+                       {"params", params_json(data_.params)},
+                       {"backend", to_string(backend_->kind())},
+                       {"target", target_.target},
+                       {"conversion", converted_on_device_ ? "device" : "host"},
+                       {"threads", worker_threads_},
+                       {"parts", target_.threads},
+                       {"index", to_string(index_)},
+                       {"value", to_string(value_)},
+                       {"kernel", Json::object({{"spec", spec_.serialize()},
+                                                {"key", cache_.key},
+                                                {"cache", cache_.where},
+                                                {"note", cache_.note}})},
+                       {"bytes", Json::object({{"matrix", data_.matrix_bytes},
+                                               {"per_spmv", bytes_per_spmv(false)},
+                                               {"csr_equivalent", csr_equivalent_bytes(false)},
+                                               {"stored_entries", data_.stored_entries},
+                                               {"device", device_bytes_}})},
+                       {"facts", data_.facts},
+                       {"planner", Json::object({{"why", choice_.why},
+                                                 {"candidates", choice_.considered_json()},
+                                                 {"measured", measured_}})},
+                       {"stats", stats_.to_json()},
+                       {"timings", Json::object({{"validate", t.validate},
+                                                 {"stats", t.stats},
+                                                 {"plan", t.plan},
+                                                 {"convert", t.convert},
+                                                 {"codegen", t.codegen},
+                                                 {"compile", t.compile},
+                                                 {"load", t.load},
+                                                 {"upload", t.upload},
+                                                 {"total", t.total}})}});
+}
+
 const std::string& Plan::describe() {
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      if (c == '\n') { o += "\\n"; continue; }
-      o += c;
-    }
-    return o;
-  };
-  char t[512];
-  std::snprintf(t, sizeof t,
-                "{\"validate\":%.6g,\"stats\":%.6g,\"plan\":%.6g,\"convert\":%.6g,\"codegen\":%.6g,"
-                "\"compile\":%.6g,\"load\":%.6g,\"upload\":%.6g,\"total\":%.6g}",
-                timings_.validate, timings_.stats, timings_.plan, timings_.convert, timings_.codegen,
-                timings_.compile, timings_.load, timings_.upload, timings_.total);
-  describe_ =
-      "{\"format\":\"" + data_.format + "\",\"params\":" + params_json(data_.params) + ",\"backend\":\"" +
-      to_string(backend_->kind()) + "\",\"target\":\"" + esc(target_.target) + "\",\"conversion\":\"" +
-      (converted_on_device_ ? "device" : "host") + "\",\"threads\":" + std::to_string(worker_threads_) +
-      ",\"parts\":" + std::to_string(target_.threads) + ",\"index\":\"" + to_string(index_) +
-      "\",\"value\":\"" + to_string(value_) + "\",\"kernel\":{\"spec\":\"" + esc(spec_.serialize()) +
-      "\",\"key\":\"" + cache_.key + "\",\"cache\":\"" + cache_.where + "\",\"note\":\"" + esc(cache_.note) +
-      "\"},\"bytes\":{\"matrix\":" + std::to_string(data_.matrix_bytes) +
-      ",\"per_spmv\":" + std::to_string(bytes_per_spmv(false)) +
-      ",\"csr_equivalent\":" + std::to_string(csr_equivalent_bytes(false)) +
-      ",\"stored_entries\":" + std::to_string(data_.stored_entries) +
-      ",\"device\":" + std::to_string(device_bytes_) + "},\"facts\":" + data_.facts_json +
-      ",\"planner\":{\"why\":\"" + esc(choice_.why) + "\",\"candidates\":" + choice_.considered_json() +
-      ",\"measured\":" + measured_json_ + "},\"stats\":" + stats_.to_json() + ",\"timings\":" + t + "}";
+  describe_ = describe_json().dump();
   return describe_;
 }
 

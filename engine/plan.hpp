@@ -55,13 +55,18 @@ class Plan {
 
   void execute(const void* alpha, const void* x, const void* beta, void* y, void* stream);
   void update_values(const void* values, spmv_memory_t memory);
+  // What the plan is and how it was made: format, parameters, kernel, bytes, the planner's
+  // ranking, statistics and stage timings. Tools read fields from it, never from the text.
+  Json describe_json() const;
+  // describe_json() as text (the C API's spmv_plan_describe); valid until the next call.
   const std::string& describe();
 
   const FormatData& data() const { return data_; }
   const PlanChoice& choice() const { return choice_; }
-  // Measure-mode planning records what it timed (JSON array) in describe's planner section.
-  void set_measurements(std::string json, std::string why) {
-    measured_json_ = std::move(json);
+  const CacheOutcome& cache() const { return cache_; }
+  // Measure-mode planning records what it timed (or the wisdom it used) in describe's planner section.
+  void set_measurements(Json measured, std::string why) {
+    measured_ = std::move(measured);
     choice_.why = std::move(why);
   }
   const MatrixStats& stats() const { return stats_; }
@@ -115,7 +120,7 @@ class Plan {
   SpmvArgs args_{};
   PlanTimings timings_;
   std::string describe_;
-  std::string measured_json_ = "null";
+  Json measured_;
 };
 
 // The Plan behind a C handle (tools and tests inspect plans through it).

@@ -9,18 +9,16 @@
 
 namespace spmvjit {
 
-std::string PlanChoice::considered_json() const {
-  std::string out = "[";
-  for (size_t i = 0; i < considered.size(); ++i) {
-    const Candidate& c = considered[i];
-    char buf[256];
-    std::snprintf(buf, sizeof buf, ",\"applicable\":%s,\"matrix_bytes\":%lld,\"cost\":%.6g,\"reason\":\"",
-                  c.estimate.applicable ? "true" : "false", (long long)c.estimate.matrix_bytes,
-                  std::isfinite(c.score) ? c.score : -1.0);
-    out += (i ? "," : "") + std::string("{\"format\":\"") + c.format->name() +
-           "\",\"params\":" + params_json(c.params) + buf + c.estimate.reason + "\"}";
-  }
-  return out + "]";
+Json PlanChoice::considered_json() const {
+  Json out = Json::array();
+  for (const Candidate& c : considered)
+    out.push_back(Json::object({{"format", c.format->name()},
+                                {"params", params_json(c.params)},
+                                {"applicable", c.estimate.applicable},
+                                {"matrix_bytes", c.estimate.matrix_bytes},
+                                {"cost", c.score},  // null when not applicable (infinite)
+                                {"reason", c.estimate.reason}}));
+  return out;
 }
 
 const Format* parse_format_option(const char* name) {
@@ -67,8 +65,8 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   } else if (choice.considered.size() > 1 && std::isfinite(choice.considered[1].score)) {
     const Candidate& next = choice.considered[1];
     std::snprintf(buf, sizeof buf, "lowest modeled cost: %.3g byte-equivalents vs %.3g for %s %s (%s)",
-                  best.score, next.score, next.format->name().c_str(), params_json(next.params).c_str(),
-                  best.estimate.reason.c_str());
+                  best.score, next.score, next.format->name().c_str(),
+                  params_json(next.params).dump().c_str(), best.estimate.reason.c_str());
     choice.why = buf;
   } else {
     choice.why = "only applicable candidate (" + best.estimate.reason + ")";

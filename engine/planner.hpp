@@ -22,7 +22,7 @@ struct PlanChoice {
   std::string why;
   std::vector<Candidate> considered;  // sorted best first
   double seconds = 0;
-  std::string considered_json() const;
+  Json considered_json() const;  // every candidate, best first, with its cost and reason
 };
 
 // forced: null lets the planner decide; otherwise that format (its best params).
