@@ -18,16 +18,6 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-BackendKind pick_backend(spmv_backend_t b, int device) {
-  switch (b) {
-    case SPMV_BACKEND_CPU: return BackendKind::cpu;
-    case SPMV_BACKEND_CUDA: return BackendKind::cuda;
-    case SPMV_BACKEND_HIP: return BackendKind::hip;
-    case SPMV_BACKEND_AUTO: return auto_backend(device);
-  }
-  fail(SPMV_STATUS_INVALID_VALUE, "unknown backend " + std::to_string(int(b)));
-}
-
 // Copies `count` indices converting base 1 to base 0.
 template <class I>
 void copy_rebased(void* dst, const void* src, int64_t count, int base) {
@@ -38,7 +28,17 @@ void copy_rebased(void* dst, const void* src, int64_t count, int base) {
 
 }  // namespace
 
-Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend) {
+BackendKind pick_backend(spmv_backend_t b, int device) {
+  switch (b) {
+    case SPMV_BACKEND_CPU: return BackendKind::cpu;
+    case SPMV_BACKEND_CUDA: return BackendKind::cuda;
+    case SPMV_BACKEND_HIP: return BackendKind::hip;
+    case SPMV_BACKEND_AUTO: return auto_backend(device);
+  }
+  fail(SPMV_STATUS_INVALID_VALUE, "unknown backend " + std::to_string(int(b)));
+}
+
+Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend, const FormatParams* params) {
   const auto t_start = Clock::now();
   if (options.log_level < SPMV_LOG_TRACE || options.log_level > SPMV_LOG_OFF)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown log level " + std::to_string(int(options.log_level)));
@@ -70,6 +70,8 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
   cache_dir_ = resolve_cache_dir(options.cache_dir);
   const Format* forced = parse_format_option(options.format);
+  SPMVJIT_ASSERT(!params || forced, "parameters given without a format");
+  if (params) forced_params_ = *params;
   // CSR arrays already in device memory are validated, analysed and converted there (no copy
   // through the host), unless the caller forces a format the device cannot build.
   const bool on_device = a.memory == SPMV_MEMORY_DEVICE && (!forced || forced->converts_on_device());
@@ -139,7 +141,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   stats_ = compute_stats(csr);
   timings_.stats = stats_.seconds;
   fit_threads(user);
-  choice_ = choose_format(csr, stats_, target_, forced);
+  choice_ = choose_format(csr, stats_, target_, forced, false, forced_params_ ? &*forced_params_ : nullptr);
   timings_.plan = choice_.seconds;
 
   t0 = Clock::now();
@@ -167,7 +169,7 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   // The estimates of device-convertible formats read only the statistics: give them no arrays.
   CsrRef shape = user;
   shape.row_ptr = shape.col_idx = shape.val = nullptr;
-  choice_ = choose_format(shape, stats_, target_, forced, true);
+  choice_ = choose_format(shape, stats_, target_, forced, true, forced_params_ ? &*forced_params_ : nullptr);
   timings_.plan = choice_.seconds;
   t0 = Clock::now();
   convert_with_fallback(

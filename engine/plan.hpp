@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +49,10 @@ class DeviceBuffer {
 class Plan {
  public:
   // `backend` null: the one options.backend and options.device name (tests pass a fake).
-  Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend = nullptr);
+  // `params` (only with options.format naming a format): exactly these parameters, as wisdom
+  // remembers them; throws UNSUPPORTED when they are not a candidate for this matrix or do not apply.
+  Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend = nullptr,
+       const FormatParams* params = nullptr);
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -116,12 +120,16 @@ class Plan {
   AlignedBuffer pattern_row_ptr_, pattern_col_idx_;  // zero-based pattern, for update_values
   HostArray device_pattern_[2];                      // the same in device memory, for plans converted there
   bool converted_on_device_ = false;
+  std::optional<FormatParams> forced_params_;  // set by the constructor's `params`
   std::string cache_dir_;
   SpmvArgs args_{};
   PlanTimings timings_;
   std::string describe_;
   Json measured_;
 };
+
+// The backend options.backend names (AUTO: a GPU when there is one), as Plan picks it.
+BackendKind pick_backend(spmv_backend_t b, int device);
 
 // The Plan behind a C handle (tools and tests inspect plans through it).
 Plan& plan_impl(spmv_plan_t plan);

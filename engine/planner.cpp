@@ -29,8 +29,8 @@ const Format* parse_format_option(const char* name) {
   fail(SPMV_STATUS_INVALID_VALUE, "unknown format '" + std::string(name) + "'; known: " + known);
 }
 
-PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
-                         const Format* forced, bool device_input) {
+PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t, const Format* forced,
+                         bool device_input, const FormatParams* only) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool automatic = forced == nullptr;
   PlanChoice choice;
@@ -39,6 +39,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     if (device_input && !f->converts_on_device()) continue;
     for (const FormatParams& p : f->candidates(a, s, t)) {
       if (device_input && !f->device_convertible(p)) continue;
+      if (only && p != *only) continue;
       Candidate c{f, p, f->estimate(a, s, p, t), 0};
       c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
                                       : std::numeric_limits<double>::infinity();
@@ -51,6 +52,8 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   if (choice.considered.empty() || !std::isfinite(choice.considered.front().score)) {
     std::string why = automatic ? "no format applies to this matrix on " + std::string(to_string(t.backend))
                                 : "format '" + forced->name() + "' does not apply";
+    if (only) why += " with parameters " + params_json(*only).dump();
+    if (only && choice.considered.empty()) why += ": not a candidate for this matrix";
     if (device_input) why += " (device-resident input: formats the device can convert)";
     if (!choice.considered.empty()) why += ": " + choice.considered.front().estimate.reason;
     fail(SPMV_STATUS_UNSUPPORTED, why);
