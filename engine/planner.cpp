@@ -12,12 +12,13 @@ namespace spmvjit {
 Json PlanChoice::considered_json() const {
   Json out = Json::array();
   for (const Candidate& c : considered)
-    out.push_back(Json::object({{"format", c.format->name()},
-                                {"params", params_json(c.params)},
-                                {"applicable", c.estimate.applicable},
-                                {"matrix_bytes", c.estimate.matrix_bytes},
-                                {"cost", c.score},  // null when not applicable (infinite)
-                                {"reason", c.estimate.reason}}));
+    out.push_back(
+        Json::object({{"format", c.format->name()},
+                      {"params", params_json(c.params)},
+                      {"applicable", c.estimate.applicable},
+                      {"matrix_bytes", c.estimate.matrix_bytes},
+                      {"cost", std::isfinite(c.score) ? Json(c.score) : Json()},  // null: not applicable
+                      {"reason", c.estimate.reason}}));
   return out;
 }
 
