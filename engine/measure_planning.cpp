@@ -1,12 +1,16 @@
 // Measure-mode planning (FFTW_MEASURE for SpMV): candidates are timed on the caller's matrix.
 #include "engine/measure_planning.hpp"
 
-#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <filesystem>
 #include <limits>
 #include <vector>
 
@@ -14,6 +18,7 @@
 #include "core/log.hpp"
 #include "engine/reference.hpp"
 #include "runtime/device_buffer.hpp"
+#include "spmvjit/version.h"
 
 namespace spmvjit {
 namespace {
@@ -63,17 +68,121 @@ double time_plan(Plan& p, Backend& b, int64_t rows, int64_t cols, ValueType v) {
   return best;
 }
 
-// Wisdom key: the exact pattern (row_ptr and col_idx digests), sizes, types and target.
-std::string wisdom_path(const spmv_csr_t& a, const Plan& p, const std::string& dir) {
-  if (dir.empty() || a.memory != SPMV_MEMORY_HOST) return "";
-  const size_t is = a.index_type == SPMV_INDEX_INT32 ? 4 : 8;
-  std::string key = std::to_string(a.rows) + "x" + std::to_string(a.cols) + ":" + std::to_string(a.nnz) +
-                    ":" + std::to_string(a.index_base) + ":" + std::to_string(int(a.index_type)) + ":" +
-                    std::to_string(int(a.value_type)) + ":" + to_string(p.backend_kind()) + ":" +
-                    p.choice().format->name();  // the estimate's pick stands in for the target
+// Layout of wisdom entries: bump when an entry's meaning changes.
+constexpr int64_t kWisdomLayout = 1;
+
+// Where this matrix's wisdom lives and what an entry there must say to be used.
+struct WisdomSlot {
+  std::string dir, path;  // path "" when this plan keeps no wisdom
+  BackendKind backend = BackendKind::cpu;
+  std::string target;  // the exact target (CPU features digest, sm_XY)
+  Json matrix;         // sizes, types and threads: an entry for another shape is not this one's
+};
+
+// The key hashes the exact pattern (row_ptr and col_idx), sizes, types, thread option, backend and
+// target. Only host arrays sane enough to hash are keyed; the plan validates the rest.
+WisdomSlot wisdom_slot(const spmv_csr_t& a, const spmv_options_t& o, const std::string& cache_dir) {
+  WisdomSlot w;
+  const bool i32 = a.index_type == SPMV_INDEX_INT32;
+  if (cache_dir.empty() || a.memory != SPMV_MEMORY_HOST || a.rows < 0 || a.cols < 0 || a.nnz < 0 ||
+      !a.row_ptr || (a.nnz && !a.col_idx) || (!i32 && a.index_type != SPMV_INDEX_INT64))
+    return w;
+  w.backend = pick_backend(o.backend, o.device);
+  w.target = get_backend(w.backend, o.device).target().target;
+  w.matrix = Json::object({{"rows", a.rows},
+                           {"cols", a.cols},
+                           {"nnz", a.nnz},
+                           {"index_base", a.index_base},
+                           {"index", i32 ? "int32" : "int64"},
+                           {"value", a.value_type == SPMV_VALUE_FLOAT ? "float" : "double"},
+                           {"threads", o.threads}});
+  const size_t is = i32 ? 4 : 8;
+  std::string key = Json::array({w.matrix, to_string(w.backend), w.target}).dump();
   key += digest_hex(a.row_ptr, is * size_t(a.rows + 1));
   if (a.nnz) key += digest_hex(a.col_idx, is * size_t(a.nnz));
-  return dir + "/wisdom/" + digest_hex(key.data(), key.size()) + ".txt";
+  w.dir = cache_dir + "/wisdom";
+  w.path = w.dir + "/" + digest_hex(key) + ".json";
+  return w;
+}
+
+// Why `e` cannot be replayed here ("" when it can). Whether its parameters still apply to this
+// matrix is the plan's to say (Plan with forced parameters).
+std::string wisdom_mismatch(const Json& e, const WisdomSlot& w) {
+  if (e["layout"] != Json(kWisdomLayout))
+    return "layout " + e["layout"].dump() + ", not " + std::to_string(kWisdomLayout);
+  if (e["version"] != Json(SPMVJIT_VERSION_STRING))
+    return "written by spmvjit " + e["version"].dump() + ", this is " SPMVJIT_VERSION_STRING;
+  if (e["backend"] != Json(to_string(w.backend)) || e["target"] != Json(w.target))
+    return "measured on " + e["backend"].dump() + " " + e["target"].dump() + ", not " + w.target;
+  if (e["matrix"] != w.matrix) return "for a matrix " + e["matrix"].dump();
+  const Json& f = e["format"];
+  if (f.type() != Json::Type::string || !find_format(f.as_string())) return "unknown format " + f.dump();
+  if (!e["params"].is_object()) return "no parameters";
+  for (const auto& [k, v] : e["params"].members())
+    if (v.type() != Json::Type::integer) return "parameter " + k + " is " + v.dump();
+  return "";
+}
+
+// The entry at w.path when it is one to replay, else null (an unusable file is logged).
+Json read_wisdom(const WisdomSlot& w) {
+  std::FILE* f = std::fopen(w.path.c_str(), "rb");
+  if (!f) return nullptr;  // no wisdom yet
+  std::string text, why;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  if (std::ferror(f)) why = std::string("cannot read it: ") + std::strerror(errno);
+  std::fclose(f);
+  Json e;
+  try {
+    if (why.empty()) e = Json::parse(text);
+    if (why.empty()) why = wisdom_mismatch(e, w);
+  } catch (const Error& err) {
+    why = err.what();
+  }
+  if (why.empty()) return e;
+  log_info("wisdom: ignoring " + w.path + " (" + why + "); measuring again");
+  return nullptr;
+}
+
+// Replaces `path` with `text`: written to a temporary of this process's own (pid and counter,
+// created with O_EXCL, so concurrent planners never share one) in the same directory, then renamed
+// over `path`. The temporary is removed on any failure (a full disk). Returns "" or what failed.
+std::string replace_file(const std::string& path, const std::string& text) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot create " + tmp + ": " + std::strerror(errno);
+  std::string err;
+  for (size_t done = 0; done < text.size() && err.empty();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n > 0)
+      done += size_t(n);
+    else if (n == 0 || errno != EINTR)
+      err = "cannot write " + tmp + ": " + std::strerror(n == 0 ? ENOSPC : errno);
+  }
+  if (::close(fd) != 0 && err.empty()) err = "cannot write " + tmp + ": " + std::strerror(errno);
+  if (err.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
+    err = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+  if (!err.empty()) ::unlink(tmp.c_str());
+  return err;
+}
+
+void write_wisdom(const WisdomSlot& w, const Plan& best, double seconds, const Json& measured) {
+  const Json e = Json::object({{"layout", kWisdomLayout},
+                               {"version", SPMVJIT_VERSION_STRING},
+                               {"backend", to_string(w.backend)},
+                               {"target", w.target},
+                               {"matrix", w.matrix},
+                               {"format", best.data().format},
+                               {"params", params_json(best.data().params)},
+                               {"seconds", seconds},
+                               {"measured", measured}});
+  std::error_code ec;
+  std::filesystem::create_directories(w.dir, ec);
+  if (const std::string err =
+          ec ? "cannot create " + w.dir + ": " + ec.message() : replace_file(w.path, e.dump() + "\n");
+      !err.empty())
+    log_warn("wisdom: " + err + "; the next plan of this matrix will measure again");
 }
 
 }  // namespace
@@ -82,57 +191,65 @@ std::unique_ptr<Plan> plan_by_measurement(const spmv_csr_t& a, const spmv_option
   spmv_options_t o = options;
   o.planning = SPMV_PLANNING_ESTIMATE;
   o.format = nullptr;
+  // Wisdom never fails a plan: a slot that cannot be computed, an entry that does not match, or
+  // parameters that no longer apply all mean measuring again (a bad matrix or option then fails
+  // there, with the plan's own message).
+  WisdomSlot wisdom;
+  Json entry;
+  try {
+    wisdom = wisdom_slot(a, options, resolve_cache_dir(options.cache_dir));
+    if (!wisdom.path.empty()) entry = read_wisdom(wisdom);
+  } catch (const Error& e) {
+    log_info(std::string("wisdom: not used: ") + e.what());
+  }
+  if (!entry.is_null()) {
+    // One plan, straight to the remembered format and parameters.
+    const std::string format = entry["format"].as_string();
+    FormatParams params;
+    for (const auto& [k, v] : entry["params"].members()) params[k] = v.as_int();
+    o.format = format.c_str();
+    try {
+      auto p = std::make_unique<Plan>(a, o, nullptr, &params);
+      entry["file"] = wisdom.path;
+      p->set_measurements(entry, "measured earlier on this matrix (wisdom: " + wisdom.path + ")");
+      return p;
+    } catch (const Error& e) {
+      log_info("wisdom: ignoring " + wisdom.path + " (" + e.what() + "); measuring again");
+    }
+    o.format = nullptr;
+  }
   auto best = std::make_unique<Plan>(a, o);
   Backend& backend = get_backend(best->backend_kind(), options.device);
-  const std::string dir = resolve_cache_dir(options.cache_dir);
-  const std::string wisdom = wisdom_path(a, *best, dir);
-  std::string remembered;
-  if (!wisdom.empty()) {
-    std::ifstream in(wisdom);
-    std::getline(in, remembered);
-  }
-  if (!remembered.empty() && find_format(remembered)) {
-    if (remembered != best->data().format) {
-      o.format = remembered.c_str();
-      auto p = std::make_unique<Plan>(a, o);
-      p->set_measurements("\"wisdom\"", "measured earlier on this matrix (wisdom: " + wisdom + ")");
-      return p;
-    }
-    best->set_measurements("\"wisdom\"", "measured earlier on this matrix (wisdom: " + wisdom + ")");
-    return best;
-  }
   // Distinct formats in estimate order; each is planned with its own best parameters.
   std::vector<std::string> names;
   for (const Candidate& c : best->choice().considered) {
     if (!std::isfinite(c.score) || names.size() >= kMeasuredFormats) break;
-    if (std::find(names.begin(), names.end(), c.format->name()) == names.end()) names.push_back(c.format->name());
+    if (std::find(names.begin(), names.end(), c.format->name()) == names.end())
+      names.push_back(c.format->name());
   }
   double best_time = time_plan(*best, backend, a.rows, a.cols, best->value_type());
-  std::string json = "[{\"format\":\"" + best->data().format + "\",\"seconds\":" + std::to_string(best_time) + "}";
+  Json measured = Json::array({Json::object({{"format", best->data().format},
+                                             {"params", params_json(best->data().params)},
+                                             {"seconds", best_time}})});
   for (size_t i = 1; i < names.size(); ++i) {
     o.format = names[i].c_str();
     try {
       auto p = std::make_unique<Plan>(a, o);
       const double t = time_plan(*p, backend, a.rows, a.cols, p->value_type());
-      json += ",{\"format\":\"" + names[i] + "\",\"seconds\":" + std::to_string(t) + "}";
+      measured.push_back(
+          Json::object({{"format", names[i]}, {"params", params_json(p->data().params)}, {"seconds", t}}));
       if (t < best_time) best_time = t, best = std::move(p);
     } catch (const Error& e) {
       if (e.status() != SPMV_STATUS_UNSUPPORTED && e.status() != SPMV_STATUS_OUT_OF_MEMORY) throw;
-      json += ",{\"format\":\"" + names[i] + "\",\"error\":\"refused\"}";
+      measured.push_back(Json::object({{"format", names[i]}, {"reason", e.what()}}));
     }
   }
-  json += "]";
   char why[160];
-  std::snprintf(why, sizeof why, "fastest of %zu measured formats (%.3g us per SpMV)", names.size(), best_time * 1e6);
-  best->set_measurements(json, why);
-  if (!wisdom.empty()) {
-    ::mkdir((dir + "/wisdom").c_str(), 0755);
-    std::ofstream out(wisdom + ".tmp");
-    out << best->data().format << "\n";
-    out.close();
-    if (!out || std::rename((wisdom + ".tmp").c_str(), wisdom.c_str()) != 0)
-      log_warn("wisdom: cannot write " + wisdom + "; the next plan of this matrix will measure again");
-  }
+  std::snprintf(why, sizeof why, "fastest of %zu measured formats (%.3g us per SpMV)", names.size(),
+                best_time * 1e6);
+  if (!wisdom.path.empty() && best->backend_kind() == wisdom.backend)
+    write_wisdom(wisdom, *best, best_time, measured);
+  best->set_measurements(std::move(measured), why);
   return best;
 }
 

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 
 #include "core/log.hpp"
@@ -19,16 +18,6 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-BackendKind pick_backend(spmv_backend_t b, int device) {
-  switch (b) {
-    case SPMV_BACKEND_CPU: return BackendKind::cpu;
-    case SPMV_BACKEND_CUDA: return BackendKind::cuda;
-    case SPMV_BACKEND_HIP: return BackendKind::hip;
-    case SPMV_BACKEND_AUTO: return auto_backend(device);
-  }
-  fail(SPMV_STATUS_INVALID_VALUE, "unknown backend " + std::to_string(int(b)));
-}
-
 // Copies `count` indices converting base 1 to base 0.
 template <class I>
 void copy_rebased(void* dst, const void* src, int64_t count, int base) {
@@ -39,7 +28,17 @@ void copy_rebased(void* dst, const void* src, int64_t count, int base) {
 
 }  // namespace
 
-Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend) {
+BackendKind pick_backend(spmv_backend_t b, int device) {
+  switch (b) {
+    case SPMV_BACKEND_CPU: return BackendKind::cpu;
+    case SPMV_BACKEND_CUDA: return BackendKind::cuda;
+    case SPMV_BACKEND_HIP: return BackendKind::hip;
+    case SPMV_BACKEND_AUTO: return auto_backend(device);
+  }
+  fail(SPMV_STATUS_INVALID_VALUE, "unknown backend " + std::to_string(int(b)));
+}
+
+Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend, const FormatParams* params) {
   const auto t_start = Clock::now();
   if (options.log_level < SPMV_LOG_TRACE || options.log_level > SPMV_LOG_OFF)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown log level " + std::to_string(int(options.log_level)));
@@ -71,6 +70,8 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
   cache_dir_ = resolve_cache_dir(options.cache_dir);
   const Format* forced = parse_format_option(options.format);
+  SPMVJIT_ASSERT(!params || forced, "parameters given without a format");
+  if (params) forced_params_ = *params;
   // CSR arrays already in device memory are validated, analysed and converted there (no copy
   // through the host), unless the caller forces a format the device cannot build.
   const bool on_device = a.memory == SPMV_MEMORY_DEVICE && (!forced || forced->converts_on_device());
@@ -140,7 +141,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   stats_ = compute_stats(csr);
   timings_.stats = stats_.seconds;
   fit_threads(user);
-  choice_ = choose_format(csr, stats_, target_, forced);
+  choice_ = choose_format(csr, stats_, target_, forced, false, forced_params_ ? &*forced_params_ : nullptr);
   timings_.plan = choice_.seconds;
 
   t0 = Clock::now();
@@ -168,7 +169,7 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   // The estimates of device-convertible formats read only the statistics: give them no arrays.
   CsrRef shape = user;
   shape.row_ptr = shape.col_idx = shape.val = nullptr;
-  choice_ = choose_format(shape, stats_, target_, forced, true);
+  choice_ = choose_format(shape, stats_, target_, forced, true, forced_params_ ? &*forced_params_ : nullptr);
   timings_.plan = choice_.seconds;
   t0 = Clock::now();
   convert_with_fallback(
@@ -381,7 +382,7 @@ FormatData Plan::host_data() const {
   d.matrix_bytes = data_.matrix_bytes;
   d.scratch_bytes = data_.scratch_bytes;
   d.steps = data_.steps;
-  d.facts_json = data_.facts_json;
+  d.facts = data_.facts;
   return d;
 }
 
@@ -395,36 +396,44 @@ int64_t Plan::csr_equivalent_bytes(bool beta_zero) const {
   return (rows_ + 1) * is + nnz_ * (is + vs) + cols_ * vs + rows_ * vs * (beta_zero ? 1 : 2);
 }
 
+Json Plan::describe_json() const {
+  const PlanTimings& t = timings_;
+  return Json::object({{"format", data_.format},
+                       {"params", params_json(data_.params)},
+                       {"backend", to_string(backend_->kind())},
+                       {"target", target_.target},
+                       {"conversion", converted_on_device_ ? "device" : "host"},
+                       {"threads", worker_threads_},
+                       {"parts", target_.threads},
+                       {"index", to_string(index_)},
+                       {"value", to_string(value_)},
+                       {"kernel", Json::object({{"spec", spec_.serialize()},
+                                                {"key", cache_.key},
+                                                {"cache", cache_.where},
+                                                {"note", cache_.note}})},
+                       {"bytes", Json::object({{"matrix", data_.matrix_bytes},
+                                               {"per_spmv", bytes_per_spmv(false)},
+                                               {"csr_equivalent", csr_equivalent_bytes(false)},
+                                               {"stored_entries", data_.stored_entries},
+                                               {"device", device_bytes_}})},
+                       {"facts", data_.facts},
+                       {"planner", Json::object({{"why", choice_.why},
+                                                 {"candidates", choice_.considered_json()},
+                                                 {"measured", measured_}})},
+                       {"stats", stats_.to_json()},
+                       {"timings", Json::object({{"validate", t.validate},
+                                                 {"stats", t.stats},
+                                                 {"plan", t.plan},
+                                                 {"convert", t.convert},
+                                                 {"codegen", t.codegen},
+                                                 {"compile", t.compile},
+                                                 {"load", t.load},
+                                                 {"upload", t.upload},
+                                                 {"total", t.total}})}});
+}
+
 const std::string& Plan::describe() {
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      if (c == '\n') { o += "\\n"; continue; }
-      o += c;
-    }
-    return o;
-  };
-  char t[512];
-  std::snprintf(t, sizeof t,
-                "{\"validate\":%.6g,\"stats\":%.6g,\"plan\":%.6g,\"convert\":%.6g,\"codegen\":%.6g,"
-                "\"compile\":%.6g,\"load\":%.6g,\"upload\":%.6g,\"total\":%.6g}",
-                timings_.validate, timings_.stats, timings_.plan, timings_.convert, timings_.codegen,
-                timings_.compile, timings_.load, timings_.upload, timings_.total);
-  describe_ =
-      "{\"format\":\"" + data_.format + "\",\"params\":" + params_json(data_.params) + ",\"backend\":\"" +
-      to_string(backend_->kind()) + "\",\"target\":\"" + esc(target_.target) + "\",\"conversion\":\"" +
-      (converted_on_device_ ? "device" : "host") + "\",\"threads\":" + std::to_string(worker_threads_) +
-      ",\"parts\":" + std::to_string(target_.threads) + ",\"index\":\"" + to_string(index_) +
-      "\",\"value\":\"" + to_string(value_) + "\",\"kernel\":{\"spec\":\"" + esc(spec_.serialize()) +
-      "\",\"key\":\"" + cache_.key + "\",\"cache\":\"" + cache_.where + "\",\"note\":\"" + esc(cache_.note) +
-      "\"},\"bytes\":{\"matrix\":" + std::to_string(data_.matrix_bytes) +
-      ",\"per_spmv\":" + std::to_string(bytes_per_spmv(false)) +
-      ",\"csr_equivalent\":" + std::to_string(csr_equivalent_bytes(false)) +
-      ",\"stored_entries\":" + std::to_string(data_.stored_entries) +
-      ",\"device\":" + std::to_string(device_bytes_) + "},\"facts\":" + data_.facts_json +
-      ",\"planner\":{\"why\":\"" + esc(choice_.why) + "\",\"candidates\":" + choice_.considered_json() +
-      ",\"measured\":" + measured_json_ + "},\"stats\":" + stats_.to_json() + ",\"timings\":" + t + "}";
+  describe_ = describe_json().dump();
   return describe_;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,20 +23,28 @@ struct PlanTimings {
 class Plan {
  public:
   // `backend` null: the one options.backend and options.device name (tests pass a fake).
-  Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend = nullptr);
+  // `params` (only with options.format naming a format): exactly these parameters, as wisdom
+  // remembers them; throws UNSUPPORTED when they are not a candidate for this matrix or do not apply.
+  Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend = nullptr,
+       const FormatParams* params = nullptr);
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
 
   void execute(const void* alpha, const void* x, const void* beta, void* y, void* stream);
   void update_values(const void* values, spmv_memory_t memory);
+  // What the plan is and how it was made: format, parameters, kernel, bytes, the planner's
+  // ranking, statistics and stage timings. Tools read fields from it, never from the text.
+  Json describe_json() const;
+  // describe_json() as text (the C API's spmv_plan_describe); valid until the next call.
   const std::string& describe();
 
   const FormatData& data() const { return data_; }
   const PlanChoice& choice() const { return choice_; }
-  // Measure-mode planning records what it timed (JSON array) in describe's planner section.
-  void set_measurements(std::string json, std::string why) {
-    measured_json_ = std::move(json);
+  const CacheOutcome& cache() const { return cache_; }
+  // Measure-mode planning records what it timed (or the wisdom it used) in describe's planner section.
+  void set_measurements(Json measured, std::string why) {
+    measured_ = std::move(measured);
     choice_.why = std::move(why);
   }
   const MatrixStats& stats() const { return stats_; }
@@ -88,12 +97,16 @@ class Plan {
   // are the pattern (keeps_csr_pattern), which device_pattern() then borrows.
   DeviceBuffer device_pattern_[2];
   bool converted_on_device_ = false;
+  std::optional<FormatParams> forced_params_;  // set by the constructor's `params`
   std::string cache_dir_;
   SpmvArgs args_{};
   PlanTimings timings_;
   std::string describe_;
-  std::string measured_json_ = "null";
+  Json measured_;
 };
+
+// The backend options.backend names (AUTO: a GPU when there is one), as Plan picks it.
+BackendKind pick_backend(spmv_backend_t b, int device);
 
 // The Plan behind a C handle (tools and tests inspect plans through it).
 Plan& plan_impl(spmv_plan_t plan);

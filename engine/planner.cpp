@@ -9,18 +9,17 @@
 
 namespace spmvjit {
 
-std::string PlanChoice::considered_json() const {
-  std::string out = "[";
-  for (size_t i = 0; i < considered.size(); ++i) {
-    const Candidate& c = considered[i];
-    char buf[256];
-    std::snprintf(buf, sizeof buf, ",\"applicable\":%s,\"matrix_bytes\":%lld,\"cost\":%.6g,\"reason\":\"",
-                  c.estimate.applicable ? "true" : "false", (long long)c.estimate.matrix_bytes,
-                  std::isfinite(c.score) ? c.score : -1.0);
-    out += (i ? "," : "") + std::string("{\"format\":\"") + c.format->name() +
-           "\",\"params\":" + params_json(c.params) + buf + c.estimate.reason + "\"}";
-  }
-  return out + "]";
+Json PlanChoice::considered_json() const {
+  Json out = Json::array();
+  for (const Candidate& c : considered)
+    out.push_back(
+        Json::object({{"format", c.format->name()},
+                      {"params", params_json(c.params)},
+                      {"applicable", c.estimate.applicable},
+                      {"matrix_bytes", c.estimate.matrix_bytes},
+                      {"cost", std::isfinite(c.score) ? Json(c.score) : Json()},  // null: not applicable
+                      {"reason", c.estimate.reason}}));
+  return out;
 }
 
 const Format* parse_format_option(const char* name) {
@@ -31,8 +30,8 @@ const Format* parse_format_option(const char* name) {
   fail(SPMV_STATUS_INVALID_VALUE, "unknown format '" + std::string(name) + "'; known: " + known);
 }
 
-PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
-                         const Format* forced, bool device_input) {
+PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t, const Format* forced,
+                         bool device_input, const FormatParams* only) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool automatic = forced == nullptr;
   PlanChoice choice;
@@ -41,6 +40,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     if (device_input && !f->converts_on_device()) continue;
     for (const FormatParams& p : f->candidates(a, s, t)) {
       if (device_input && !f->device_convertible(p)) continue;
+      if (only && p != *only) continue;
       Candidate c{f, p, f->estimate(a, s, p, t), 0};
       c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
                                       : std::numeric_limits<double>::infinity();
@@ -53,6 +53,8 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   if (choice.considered.empty() || !std::isfinite(choice.considered.front().score)) {
     std::string why = automatic ? "no format applies to this matrix on " + std::string(to_string(t.backend))
                                 : "format '" + forced->name() + "' does not apply";
+    if (only) why += " with parameters " + params_json(*only).dump();
+    if (only && choice.considered.empty()) why += ": not a candidate for this matrix";
     if (device_input) why += " (device-resident input: formats the device can convert)";
     if (!choice.considered.empty()) why += ": " + choice.considered.front().estimate.reason;
     fail(SPMV_STATUS_UNSUPPORTED, why);
@@ -67,8 +69,8 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   } else if (choice.considered.size() > 1 && std::isfinite(choice.considered[1].score)) {
     const Candidate& next = choice.considered[1];
     std::snprintf(buf, sizeof buf, "lowest modeled cost: %.3g byte-equivalents vs %.3g for %s %s (%s)",
-                  best.score, next.score, next.format->name().c_str(), params_json(next.params).c_str(),
-                  best.estimate.reason.c_str());
+                  best.score, next.score, next.format->name().c_str(),
+                  params_json(next.params).dump().c_str(), best.estimate.reason.c_str());
     choice.why = buf;
   } else {
     choice.why = "only applicable candidate (" + best.estimate.reason + ")";

@@ -22,18 +22,19 @@ struct PlanChoice {
   std::string why;
   std::vector<Candidate> considered;  // sorted best first
   double seconds = 0;
-  std::string considered_json() const;
+  Json considered_json() const;  // every candidate, best first, with its cost and reason
 };
 
-// forced: null lets the planner decide; otherwise that format (its best params).
-// device_input: the CSR is in device memory (a.row_ptr ... are device pointers, never read):
-// only candidates a device can convert (Format::device_convertible) are considered.
-// Throws UNSUPPORTED if nothing applies.
 // The format a caller names (options.format): null for null, "" or "auto"; throws INVALID_VALUE,
 // listing the known names, for an unknown one.
 const Format* parse_format_option(const char* name);
 
-PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t,
-                         const Format* forced, bool device_input = false);
+// forced: null lets the planner decide; otherwise that format (its best params).
+// device_input: the CSR is in device memory (a.row_ptr ... are device pointers, never read):
+// only candidates a device can convert (Format::device_convertible) are considered.
+// only: consider just these parameters of `forced` (wisdom replays a measured choice).
+// Throws UNSUPPORTED if nothing applies.
+PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t, const Format* forced,
+                         bool device_input = false, const FormatParams* only = nullptr);
 
 }  // namespace spmvjit

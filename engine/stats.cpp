@@ -158,29 +158,27 @@ MatrixStats compute_stats(const CsrRef& a) {
   return s;
 }
 
-std::string MatrixStats::to_json() const {
-  char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "{\"rows\":%lld,\"cols\":%lld,\"nnz\":%lld,\"row_min\":%lld,\"row_max\":%lld,"
-                "\"row_mean\":%.6g,\"row_std\":%.6g,\"row_cv\":%.6g,\"empty_rows\":%lld,",
-                (long long)rows, (long long)cols, (long long)nnz, (long long)row_min, (long long)row_max,
-                row_mean, row_std, row_cv, (long long)empty_rows);
-  std::string out = buf;
-  if (entry_facts) {
-    std::snprintf(buf, sizeof buf,
-                  "\"distinct_diagonals\":%lld,\"dense_run_fraction\":%.6g,\"avg_col_span\":%.6g,",
-                  (long long)distinct_diagonals, dense_run_fraction, avg_col_span);
-    out += buf;
-  } else {
-    out += "\"distinct_diagonals\":null,\"dense_run_fraction\":null,\"avg_col_span\":null,";
-  }
-  std::snprintf(buf, sizeof buf, "\"seconds\":%.6g,\"row_hist_log2\":[", seconds);
-  out += buf;
+Json MatrixStats::to_json() const {
+  Json out = Json::object({{"rows", rows},
+                           {"cols", cols},
+                           {"nnz", nnz},
+                           {"row_min", row_min},
+                           {"row_max", row_max},
+                           {"row_mean", row_mean},
+                           {"row_std", row_std},
+                           {"row_cv", row_cv},
+                           {"empty_rows", empty_rows}});
+  // Without the column pass (device statistics) these are unknown, not zero.
+  out["distinct_diagonals"] = entry_facts ? Json(distinct_diagonals) : Json();
+  out["dense_run_fraction"] = entry_facts ? Json(dense_run_fraction) : Json();
+  out["avg_col_span"] = entry_facts ? Json(avg_col_span) : Json();
+  out["seconds"] = seconds;
   size_t last = 0;
   for (size_t k = 0; k < row_hist.size(); ++k)
     if (row_hist[k]) last = k;
-  for (size_t k = 0; k <= last; ++k) out += (k ? "," : "") + std::to_string(row_hist[k]);
-  return out + "]}";
+  Json& hist = out["row_hist_log2"] = Json::array();
+  for (size_t k = 0; k <= last; ++k) hist.push_back(row_hist[k]);
+  return out;
 }
 
 std::string MatrixStats::to_text() const {

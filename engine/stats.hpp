@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.hpp"
 #include "engine/csr.hpp"
 
 namespace spmvjit {
@@ -42,7 +43,7 @@ struct MatrixStats {
   std::array<int64_t, kWidths> lane_rem{};         // over rows: len mod 2^k
   double seconds = 0;               // time it took to compute these
 
-  std::string to_json() const;
+  Json to_json() const;
   std::string to_text() const;  // human-readable block for `spmvjit inspect`
 };
 

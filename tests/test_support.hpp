@@ -11,6 +11,16 @@
 #include <string>
 #include <string_view>
 
+#include "core/json.hpp"
+
+// Catch prints Json values in failed checks as their text.
+namespace Catch {
+template <>
+struct StringMaker<spmvjit::Json> {
+  static std::string convert(const spmvjit::Json& j) { return j.dump(); }
+};
+}  // namespace Catch
+
 // A test that cannot run here (no device, no compiler, no backend in this build) says why and
 // returns; ctest reports it as skipped, not passed (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt).
 #define SPMVJIT_SKIP(why)                   \

@@ -9,10 +9,10 @@
 
 namespace spmvjit {
 
-std::string params_json(const FormatParams& p) {
-  std::string out = "{";
-  for (const auto& [k, v] : p) out += (out.size() > 1 ? ",\"" : "\"") + k + "\":" + std::to_string(v);
-  return out + "}";
+Json params_json(const FormatParams& p) {
+  Json out = Json::object();
+  for (const auto& [k, v] : p) out[k] = v;
+  return out;
 }
 
 std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule) {

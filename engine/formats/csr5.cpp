@@ -212,9 +212,11 @@ class Csr5Format final : public Format {
     d.ints[CSR5_N_EMPTY_ROWS] = int64_t(empty.size());
     d.ints[CSR5_N_TAIL_ROWS] = n_tail_rows;
     d.scratch_bytes = int64_t(2 * (ntiles + 1) * sizeof(V));  // head[] and tail[] carries per tile
-    d.facts_json = "{\"tiles\":" + std::to_string(ntiles) + ",\"tile_nnz\":" + std::to_string(S) +
-                   ",\"csr_tail_nnz\":" + std::to_string(a.nnz - tail_start) + ",\"empty_offset\":" +
-                   std::to_string(n_eo) + ",\"empty_rows\":" + std::to_string(empty.size()) + "}";
+    d.facts = Json::object({{"tiles", ntiles},
+                            {"tile_nnz", S},
+                            {"csr_tail_nnz", a.nnz - tail_start},
+                            {"empty_offset", n_eo},
+                            {"empty_rows", empty.size()}});
     if (tg.backend == BackendKind::cpu) {
       // Tiles hold equal nonzeros: an even split of tiles is a balanced split of the work.
       d.steps.push_back({"spmvjit_part", parts, 1, 0});

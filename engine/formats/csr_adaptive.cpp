@@ -178,9 +178,10 @@ class CsrAdaptiveFormat final : public Format {
     d.ints[ADAPTIVE_N_LONG_ROWS] = long_rows;
     d.ints[ADAPTIVE_N_CHUNKS] = nc;
     d.ints[ADAPTIVE_N_PARTS] = parts;
-    d.facts_json = "{\"row_blocks\":" + std::to_string(nb) + ",\"long_rows\":" + std::to_string(long_rows) +
-                   ",\"long_chunks\":" + std::to_string(nc) +
-                   ",\"padding_entries\":" + std::to_string(padded_nnz(a.nnz) - a.nnz) + "}";
+    d.facts = Json::object({{"row_blocks", nb},
+                            {"long_rows", long_rows},
+                            {"long_chunks", nc},
+                            {"padding_entries", padded_nnz(a.nnz) - a.nnz}});
     // The row-block step goes first: it applies beta to the long rows the chunks add into.
     const bool cpu = !t.gpu();
     if (nb > 0) d.steps.push_back({"spmvjit_part", cpu ? parts : nb, cpu ? 1 : int(ADAPTIVE_BLOCK), 0});

@@ -111,8 +111,8 @@ class EllFormat final : public Format {
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[ELL_N_WIDTH] = w;
     d.ints[ELL_N_STRIDE] = rows;
-    d.facts_json = "{\"width\":" + std::to_string(w) + ",\"padding_ratio\":" +
-                   std::to_string(a.nnz ? double(stored) / double(a.nnz) : 1.0) + "}";
+    d.facts["width"] = w;
+    d.facts["padding_ratio"] = a.nnz ? double(stored) / double(a.nnz) : 1.0;
     if (t.backend == BackendKind::cpu) {
       const int64_t units = (rows + kRowGranule - 1) / kRowGranule;
       auto bounds = split_prefix(units, t.threads, [](int64_t u) { return u; });

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/json.hpp"
 #include "core/kernel_args.hpp"
 #include "core/target.hpp"
 #include "engine/csr.hpp"
@@ -18,7 +19,8 @@
 
 namespace spmvjit {
 
-std::string params_json(const FormatParams& p);
+// Parameters as a JSON object, in FormatParams' (sorted) order.
+Json params_json(const FormatParams& p);
 
 // A converted array in its contract slot. Arrays built on a device (Format::convert_device)
 // leave `buf` empty and own their device memory through `device` (count * elem bytes).
@@ -47,7 +49,7 @@ struct FormatData {
   int64_t matrix_bytes = 0;       // bytes of matrix arrays streamed by one SpMV
   int64_t scratch_bytes = 0;      // per-plan work buffer for carries
   std::vector<LaunchStep> steps;  // in order
-  std::string facts_json = "{}";  // format-specific facts for describe (index bytes saved ...)
+  Json facts = Json::object();    // format-specific facts for describe (index bytes saved ...)
 
   // Starts a conversion: one empty array per slot of the format's contract table.
   void declare(const std::string& format_name, const FormatParams& p, std::span<const ArraySlot> slots,

@@ -170,8 +170,8 @@ class HybFormat final : public Format {
     d.ints[HYB_N_WIDTH] = k;
     d.ints[HYB_N_STRIDE] = rows;
     d.ints[HYB_N_TAIL] = tail;
-    d.facts_json =
-        "{\"ell_width\":" + std::to_string(k) + ",\"tail_entries\":" + std::to_string(tail) + "}";
+    d.facts["ell_width"] = k;
+    d.facts["tail_entries"] = tail;
     if (t.backend == BackendKind::cpu) {
       // Parts own row ranges and exactly the tail entries of their rows: no shared y.
       const int64_t units = (rows + kRowGranule - 1) / kRowGranule;

@@ -101,7 +101,7 @@ class JdsFormat final : public Format {
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[JDS_N_DIAGONALS] = w;
-    d.facts_json = "{\"diagonals\":" + std::to_string(w) + "}";
+    d.facts["diagonals"] = w;
     if (t.backend == BackendKind::cpu) {
       // Parts are ranges of sorted rows weighted by nonzeros + 1.
       std::vector<int64_t> cum(size_t(rows) + 1, 0);

@@ -224,7 +224,7 @@ class SellFormat final : public Format {
     d.stored_entries = stored;
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[SELL_N_SLICES] = slices;
-    d.facts_json = sliced_facts_json(slices, stored, a.nnz);
+    d.facts = sliced_facts(slices, stored, a.nnz);
     if (t.gpu()) d.steps.push_back({"spmvjit_part", ceil_div(a.rows, SELL_GPU_BLOCK), SELL_GPU_BLOCK, 0});
   }
 };

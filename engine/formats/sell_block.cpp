@@ -209,12 +209,15 @@ class SellBlockFormat final : public Format {
     d.ints[SELL_BLOCK_N_SLICES] = slices;
     const int64_t is = int64_t(sizeof(I));
     const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * stored + 8 * (slices + 1);
-    d.facts_json = "{\"decomposition\":\"greedy unaligned\",\"slices\":" + std::to_string(slices) +
-                   ",\"blocks\":" + std::to_string(real) + ",\"stored_blocks\":" + std::to_string(stored) +
-                   ",\"index_bytes_csr\":" + std::to_string(csr_index) + ",\"index_bytes\":" +
-                   std::to_string(own_index) + ",\"index_bytes_saved\":" + std::to_string(csr_index - own_index) +
-                   ",\"fill_zeros\":" + std::to_string(real * b - a.nnz) + ",\"padding_zeros\":" +
-                   std::to_string((stored - real) * b) + "}";
+    d.facts = Json::object({{"decomposition", "greedy unaligned"},
+                            {"slices", slices},
+                            {"blocks", real},
+                            {"stored_blocks", stored},
+                            {"index_bytes_csr", csr_index},
+                            {"index_bytes", own_index},
+                            {"index_bytes_saved", csr_index - own_index},
+                            {"fill_zeros", real * b - a.nnz},
+                            {"padding_zeros", (stored - real) * b}});
     if (tg.backend == BackendKind::cpu) {
       set_cpu_parts(d, SELL_BLOCK_PARTS,
                     split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] * b + u * c; }));

@@ -263,11 +263,13 @@ class SellDiagFormat final : public Format {
     d.ints[SELL_DIAG_N_SLICES] = slices;
     const int64_t is = int64_t(sizeof(I));
     const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * (ndiag + nrem) + 16 * (slices + 1);
-    d.facts_json = "{\"slices\":" + std::to_string(slices) + ",\"diagonals\":" + std::to_string(ndiag) +
-                   ",\"diag_slots\":" + std::to_string(ndiag * c) + ",\"remainder_slots\":" +
-                   std::to_string(nrem) + ",\"index_bytes_csr\":" + std::to_string(csr_index) +
-                   ",\"index_bytes\":" + std::to_string(own_index) +
-                   ",\"index_bytes_saved\":" + std::to_string(csr_index - own_index) + "}";
+    d.facts = Json::object({{"slices", slices},
+                            {"diagonals", ndiag},
+                            {"diag_slots", ndiag * c},
+                            {"remainder_slots", nrem},
+                            {"index_bytes_csr", csr_index},
+                            {"index_bytes", own_index},
+                            {"index_bytes_saved", csr_index - own_index}});
     if (tg.backend == BackendKind::cpu) {
       set_cpu_parts(d, SELL_DIAG_PARTS, split_prefix(slices, tg.threads, [&](int64_t u) {
                       return diag_ptr[u] * c + rem_ptr[u] + u * c;

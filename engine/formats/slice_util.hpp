@@ -50,9 +50,8 @@ inline std::vector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
 }
 
 // Facts of a SELL-family layout for describe.
-inline std::string sliced_facts_json(int64_t slices, int64_t stored, int64_t nnz) {
-  return "{\"slices\":" + std::to_string(slices) +
-         ",\"padding_ratio\":" + std::to_string(nnz ? double(stored) / double(nnz) : 1.0) + "}";
+inline Json sliced_facts(int64_t slices, int64_t stored, int64_t nnz) {
+  return Json::object({{"slices", slices}, {"padding_ratio", nnz ? double(stored) / double(nnz) : 1.0}});
 }
 
 // Finishes a SELL-family FormatData whose slice_ptr, col_idx and values are in their contract
@@ -66,7 +65,7 @@ void finish_sliced(FormatData& d, int perm_slot, int slices_slot, const std::vec
   d.stored_entries = stored;
   d.matrix_bytes = sum_matrix_bytes(d);
   d.ints[slices_slot] = slices;
-  d.facts_json = sliced_facts_json(slices, stored, nnz);
+  d.facts = sliced_facts(slices, stored, nnz);
 }
 
 // Calls f(s) for at most `max_samples` slices spread evenly over [0, slices); returns the

@@ -2,15 +2,13 @@
 #ifndef SPMVJIT_SPMVJIT_H
 #define SPMVJIT_SPMVJIT_H
 
+#include <spmvjit/version.h> /* SPMVJIT_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
 #include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SPMVJIT_VERSION_MAJOR 0
-#define SPMVJIT_VERSION_MINOR 1
 
 /* Every call returns a status; on failure spmv_last_error() (per thread) says what and where. */
 typedef enum spmv_status_t {

@@ -183,7 +183,7 @@ TEST_CASE("GPU launch steps start early only after the first and in kernels that
     for (const Format* f : all_formats()) {
       if (!f->supports(BackendKind::cuda)) continue;
       for (const FormatParams& p : f->candidates(a.ref(), s, t)) {
-        INFO(f->name() << " " << params_json(p) << " on " << spec);
+        INFO(f->name() << " " << params_json(p).dump() << " on " << spec);
         FormatData d;
         try {
           d = f->convert(a.ref(), p, t);

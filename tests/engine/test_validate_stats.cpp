@@ -229,15 +229,16 @@ TEST_CASE("compute_stats on a hand-made matrix", "[engine]") {
   CHECK(s.distinct_diagonals == 5);     // 0, 1, 2 (r0); 3 (r2); -2, 0, 1, 2 (r3)
   CHECK(s.dense_run_fraction == 0.75);  // {0,1,2} and {3,4,5} are runs; 5 in r2 and 1 in r3 not
   CHECK(s.avg_col_span == 3.0);         // (3 + 1 + 5) / 3 non-empty rows
-  CHECK(test::json_error(s.to_json()) == "");
-  CHECK(contains(s.to_json(), "\"row_hist_log2\":[2,1,1,1]"));
+  CHECK(test::json_error(s.to_json().dump()) == "");
+  CHECK(s.to_json()["row_hist_log2"] == Json::array({2, 1, 1, 1}));
   CHECK(contains(s.to_text(), "[4, 8)"));
 
   // The same in int32 gives the same statistics.
   std::vector<int32_t> rp32(rp.begin(), rp.end()), ci32(ci.begin(), ci.end());
   const MatrixStats t = compute_stats(ref_of<int32_t>(5, 6, rp32, ci32, val));
-  CHECK(t.to_json().substr(0, t.to_json().find("\"seconds\"")) ==
-        s.to_json().substr(0, s.to_json().find("\"seconds\"")));
+  Json tj = t.to_json(), sj = s.to_json();
+  tj["seconds"] = sj["seconds"] = 0;
+  CHECK(tj == sj);
 }
 
 TEST_CASE("compute_stats: tridiagonal, identity, empty shapes", "[engine]") {
@@ -286,7 +287,7 @@ TEST_CASE("compute_stats: tridiagonal, identity, empty shapes", "[engine]") {
     CHECK(s.distinct_diagonals == 0);
     CHECK(s.dense_run_fraction == 0);
     CHECK(s.avg_col_span == 0);
-    CHECK(test::json_error(s.to_json()) == "");
+    CHECK(test::json_error(s.to_json().dump()) == "");
   }
 }
 

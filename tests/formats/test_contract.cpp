@@ -30,8 +30,8 @@ void check_format_on(const Format& f, const HostCsr<I, V>& a, const TargetInfo& 
   const MatrixStats s = compute_stats(a.ref());
   const auto slots = f.contract_arrays();
   for (const FormatParams& p : f.candidates(a.ref(), s, t)) {
-    INFO(f.name() << " " << params_json(p) << " on " << to_string(t.backend) << ", " << to_string(index_type_of<I>())
-                  << "/" << to_string(value_type_of<V>()));
+    INFO(f.name() << " " << params_json(p).dump() << " on " << to_string(t.backend) << ", "
+                  << to_string(index_type_of<I>()) << "/" << to_string(value_type_of<V>()));
     FormatData d;
     try {
       d = f.convert(a.ref(), p, t);

@@ -34,7 +34,7 @@ TEST_CASE("sliced formats estimate their stored slots within a few percent", "[f
         const Format& f = *find_format(name);
         const TargetInfo t = target(b);
         for (const FormatParams& p : f.candidates(a.ref(), s, t)) {
-          INFO(name << " " << params_json(p) << " on " << spec << " (" << to_string(b) << ")");
+          INFO(name << " " << params_json(p).dump() << " on " << spec << " (" << to_string(b) << ")");
           const Estimate e = f.estimate(a.ref(), s, p, t);
           int64_t stored = 0;
           try {

@@ -86,8 +86,7 @@ void check_round_trip(const Format& f, const Named& m, BackendKind backend) {
   t.sm_count = backend == BackendKind::cpu ? 0 : 4;  // small grid: several warps share rows
   const MatrixStats s = compute_stats(ref);
   for (const FormatParams& p : f.candidates(ref, s, t)) {
-    INFO(f.name() << " " << params_json(p) << " on " << m.name << " (" << to_string(backend)
-                  << ")");
+    INFO(f.name() << " " << params_json(p).dump() << " on " << m.name << " (" << to_string(backend) << ")");
     const Estimate e = f.estimate(ref, s, p, t);
     if (!e.applicable) {
       // Refused cleanly: the converter agrees, and the reason names the padded size.

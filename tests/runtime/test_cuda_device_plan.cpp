@@ -80,7 +80,7 @@ void check_same_data(const FormatData& dev, const FormatData& host) {
   for (int i = 0; i < kMaxArrays; ++i) CHECK(dev.ints[i] == host.ints[i]);
   CHECK(dev.stored_entries == host.stored_entries);
   CHECK(dev.matrix_bytes == host.matrix_bytes);
-  CHECK(dev.facts_json == host.facts_json);
+  CHECK(dev.facts == host.facts);
   REQUIRE(dev.steps.size() == host.steps.size());
   for (size_t i = 0; i < dev.steps.size(); ++i) {
     CHECK(dev.steps[i].entry == host.steps[i].entry);

@@ -1,7 +1,6 @@
 // `spmvjit bench --backend cuda`: our formats vs cuSPARSE and the device's copy bandwidth.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/gpu_bench.hpp"
@@ -12,15 +11,6 @@ namespace {
 
 // Buffer size of the copy-bandwidth probe: far beyond any L2.
 constexpr size_t kCopyBytes = size_t(1) << 30;
-
-// The plan's stage timings (validate, stats, plan, convert, ..., upload, total) from its describe
-// JSON, where "timings" is the last member.
-std::string timings_of(const std::string& describe) {
-  const size_t at = describe.rfind("\"timings\":");
-  const size_t end = describe.rfind('}');
-  if (at == std::string::npos || end == std::string::npos || end <= at) return "{}";
-  return describe.substr(at + 10, end - at - 10);
-}
 
 std::string pct(double part, double whole) { return whole > 0 && part > 0 ? fmt(100.0 * part / whole, 1) : "-"; }
 
@@ -39,13 +29,13 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
               to_string(index), to_string(value));
   std::fflush(stdout);
   std::vector<std::vector<std::string>> rows;
-  std::string json = "{\"device\":\"" + device_name + "\",\"copy_gbs\":" + std::to_string(copy_gbs) +
-                     ",\"index\":\"" + to_string(index) + "\",\"value\":\"" + to_string(value) + "\",\"results\":[";
-  bool first = true, any_wrong = false;
-  auto add_json = [&](const std::string& item) {
-    json += (first ? "" : ",") + item;
-    first = false;
-  };
+  Json json = Json::object({{"device", device_name},
+                            {"copy_gbs", copy_gbs},
+                            {"index", to_string(index)},
+                            {"value", to_string(value)},
+                            {"results", Json::array()}});
+  Json& results = json["results"];
+  bool any_wrong = false;
   const std::vector<std::string> header = {"matrix",  "format",  "ms",        "CSR-eq GB/s", "% copy",
                                            "vs ALG1", "plan ms", "plan/SpMV", "compile ms",  "params"};
   // After the planner's own pick: the same for the CSR already in device memory ("device:").
@@ -70,7 +60,8 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
         rows.push_back({name, label, "-", "-", "-", "-", "-", "-", "-", r.error.substr(0, 70)});
-        add_json("{\"matrix\":\"" + name + "\",\"format\":\"" + label + "\",\"ok\":false}");
+        results.push_back(
+            Json::object({{"matrix", name}, {"format", label}, {"ok", false}, {"reason", r.error}}));
         continue;
       }
       csr_bytes = r.csr_bytes;
@@ -78,20 +69,27 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
       rows.push_back({name, label, fmt(r.exec_s * 1e3, 4), fmt(r.csr_gbs(), 1), pct(r.csr_gbs(), copy_gbs),
                       alg1 > 0 ? fmt(alg1 / r.exec_s, 2) : "-", fmt(r.plan_s * 1e3, 1),
                       fmt(r.plan_s / r.exec_s, 0),
-                      r.cache == "compiled" ? fmt(r.compile_s * 1e3, 1) : r.cache, r.params});
-      add_json("{\"matrix\":\"" + name + "\",\"format\":\"" + label +
-               "\",\"ok\":true,\"spmv_seconds\":" + std::to_string(r.exec_s) +
-               ",\"csr_gbs\":" + std::to_string(r.csr_gbs()) + ",\"gbs\":" + std::to_string(r.gbs()) +
-               ",\"pct_copy\":" + std::to_string(copy_gbs > 0 ? 100 * r.csr_gbs() / copy_gbs : 0) +
-               ",\"vs_cusparse_alg1\":" + std::to_string(alg1 > 0 ? alg1 / r.exec_s : 0) +
-               ",\"plan_spmvs\":" + std::to_string(r.plan_s / r.exec_s) + ",\"plan_seconds\":" +
-               std::to_string(r.plan_s) + ",\"compile_seconds\":" + std::to_string(r.compile_s) +
-               ",\"cache\":\"" + r.cache + "\",\"params\":" + (r.params.empty() ? "{}" : r.params) +
-               ",\"timings\":" + timings_of(r.describe) + "}");
+                      r.cache == "compiled" ? fmt(r.compile_s * 1e3, 1) : r.cache, r.params.dump()});
+      results.push_back(Json::object({{"matrix", name},
+                                      {"format", label},
+                                      {"ok", true},
+                                      {"spmv_seconds", r.exec_s},
+                                      {"csr_gbs", r.csr_gbs()},
+                                      {"gbs", r.gbs()},
+                                      {"pct_copy", copy_gbs > 0 ? 100 * r.csr_gbs() / copy_gbs : 0},
+                                      {"vs_cusparse_alg1", alg1 > 0 ? alg1 / r.exec_s : 0},
+                                      {"plan_spmvs", r.plan_s / r.exec_s},
+                                      {"plan_seconds", r.plan_s},
+                                      {"compile_seconds", r.compile_s},
+                                      {"cache", r.cache},
+                                      {"params", r.params},
+                                      {"timings", r.describe["timings"]}}));
     }
     if (peers) {
       if (!peer.ok) {
         rows.push_back({name, "cusparse", "-", "-", "-", "-", "-", "-", "-", peer.error.substr(0, 70)});
+        results.push_back(
+            Json::object({{"matrix", name}, {"format", "cusparse"}, {"ok", false}, {"reason", peer.error}}));
       } else {
         for (int k = 0; k < 2; ++k) {
           const double s = k ? peer.alg2_s : peer.alg1_s;
@@ -99,9 +97,12 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
           const std::string label = k ? "cusparse-alg2" : "cusparse-alg1";
           rows.push_back({name, label, fmt(s * 1e3, 4), fmt(gbs, 1), pct(gbs, copy_gbs), fmt(alg1 / s, 2),
                           "-", "-", "-", "peer"});
-          add_json("{\"matrix\":\"" + name + "\",\"format\":\"" + label + "\",\"ok\":true,\"spmv_seconds\":" +
-                   std::to_string(s) + ",\"csr_gbs\":" + std::to_string(gbs) + ",\"pct_copy\":" +
-                   std::to_string(copy_gbs > 0 ? 100 * gbs / copy_gbs : 0) + "}");
+          results.push_back(Json::object({{"matrix", name},
+                                          {"format", label},
+                                          {"ok", true},
+                                          {"spmv_seconds", s},
+                                          {"csr_gbs", gbs},
+                                          {"pct_copy", copy_gbs > 0 ? 100 * gbs / copy_gbs : 0}}));
         }
       }
     }
@@ -113,13 +114,8 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     std::fputs(format_table(header, {rows.begin() + long(first_row), rows.end()}).c_str(), stdout);
     std::fflush(stdout);
   }
-  json += "]}";
   if (matrices.size() > 1) std::fputs(("\nall matrices:\n" + format_table(header, rows)).c_str(), stdout);
-  if (!json_path.empty()) {
-    std::ofstream f(json_path);
-    f << json << "\n";
-    if (!f) fail(SPMV_STATUS_IO_ERROR, "cannot write " + json_path);
-  }
+  if (!json_path.empty()) write_json_file(json_path, json);
   return any_wrong ? 1 : 0;
 }
 

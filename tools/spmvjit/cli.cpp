@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 
 #include "core/error.hpp"
 #include "engine/gen/generators.hpp"
@@ -13,6 +14,13 @@
 namespace spmvjit::cli {
 
 void usage_error(const std::string& msg) { fail(SPMV_STATUS_INVALID_VALUE, msg); }
+
+void write_json_file(const std::string& path, const Json& j) {
+  std::ofstream f(path);
+  f << j.dump() << "\n";
+  f.close();
+  if (!f) fail(SPMV_STATUS_IO_ERROR, "cannot write " + path);
+}
 
 Args::Args(int argc, char** argv, int first, const std::vector<std::string>& flags,
            const std::vector<std::string>& valued) {

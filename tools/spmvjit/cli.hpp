@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.hpp"
 #include "engine/csr.hpp"
 #include "spmvjit/spmvjit.h"
 
@@ -49,5 +50,8 @@ IndexType index_from(const std::string& s);
 ValueType value_from(const std::string& s);
 
 [[noreturn]] void usage_error(const std::string& msg);
+
+// Writes j.dump() and a newline to `path`; fails with IO_ERROR when it cannot.
+void write_json_file(const std::string& path, const Json& j);
 
 }  // namespace spmvjit::cli

@@ -1,6 +1,5 @@
 // `spmvjit bench`: every applicable format (plus the auto plan) on one matrix or the suite.
 #include <cstdio>
-#include <fstream>
 
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
@@ -80,7 +79,7 @@ int cmd_bench(int argc, char** argv) {
     return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20)), !args.has("no-peers"),
                      args.get("json"));
   std::vector<std::vector<std::string>> rows;
-  std::string json = "[";
+  Json json = Json::array();
   bool any_wrong = false;
   for (const auto& [name, a] : matrices) {
     double csr_time = 0, csr_bytes = 0;
@@ -103,13 +102,21 @@ int cmd_bench(int argc, char** argv) {
       } else {
         rows.push_back({name, label, fmt(r.exec_s * 1e3, 4), fmt(r.gbs(), 1), fmt(r.csr_gbs(), 1),
                         fmt(r.convert_s * 1e3, 2), csr_time > 0 ? fmt(csr_time / r.exec_s, 2) : "-",
-                        r.params});
+                        r.params.dump()});
       }
-      json += std::string(json.size() > 1 ? "," : "") + "{\"matrix\":\"" + name + "\",\"format\":\"" + label +
-              "\",\"ok\":" + (r.ok ? "true" : "false") + ",\"spmv_seconds\":" + std::to_string(r.exec_s) +
-              ",\"gbs\":" + std::to_string(r.gbs()) + ",\"csr_gbs\":" + std::to_string(r.csr_gbs()) +
-              ",\"convert_seconds\":" + std::to_string(r.convert_s) + ",\"plan_seconds\":" +
-              std::to_string(r.plan_s) + ",\"params\":" + (r.params.empty() ? "{}" : r.params) + "}";
+      Json row = Json::object({{"matrix", name}, {"format", label}, {"ok", r.ok}});
+      if (!r.ok) {
+        row["reason"] = r.error;
+      } else {
+        row["spmv_seconds"] = r.exec_s;
+        row["gbs"] = r.gbs();
+        row["csr_gbs"] = r.csr_gbs();
+        row["convert_seconds"] = r.convert_s;
+        row["plan_seconds"] = r.plan_s;
+        row["params"] = r.params;
+        row["timings"] = r.describe["timings"];
+      }
+      json.push_back(std::move(row));
     }
     // Peers on the same matrix in the same process (CPU backend only).
     const bool on_cpu = o.backend == SPMV_BACKEND_CPU ||
@@ -119,26 +126,26 @@ int cmd_bench(int argc, char** argv) {
         if (!p.ok) {
           any_wrong |= p.error.rfind("row", 0) == 0;
           rows.push_back({name, p.name, "-", "-", "-", "-", "-", p.error.substr(0, 60)});
+          json.push_back(
+              Json::object({{"matrix", name}, {"format", p.name}, {"ok", false}, {"reason", p.error}}));
           continue;
         }
         const double csr_gbs = csr_bytes / p.exec_s * 1e-9;
         rows.push_back({name, p.name, fmt(p.exec_s * 1e3, 4), fmt(csr_gbs, 1), fmt(csr_gbs, 1),
                         fmt(p.setup_s * 1e3, 2), csr_time > 0 ? fmt(csr_time / p.exec_s, 2) : "-", "peer"});
-        json += ",{\"matrix\":\"" + name + "\",\"format\":\"" + p.name + "\",\"ok\":true,\"spmv_seconds\":" +
-                std::to_string(p.exec_s) + ",\"csr_gbs\":" + std::to_string(csr_gbs) + ",\"setup_seconds\":" +
-                std::to_string(p.setup_s) + "}";
+        json.push_back(Json::object({{"matrix", name},
+                                     {"format", p.name},
+                                     {"ok", true},
+                                     {"spmv_seconds", p.exec_s},
+                                     {"csr_gbs", csr_gbs},
+                                     {"setup_seconds", p.setup_s}}));
       }
     }
   }
-  json += "]";
   std::fputs(format_table({"matrix", "format", "ms", "GB/s", "CSR-eq GB/s", "convert ms", "vs csr", "params"}, rows)
                  .c_str(),
              stdout);
-  if (args.has("json")) {
-    std::ofstream f(args.get("json"));
-    f << json << "\n";
-    if (!f) fail(SPMV_STATUS_IO_ERROR, "cannot write " + args.get("json"));
-  }
+  if (args.has("json")) write_json_file(args.get("json"), json);
   return any_wrong ? 1 : 0;
 }
 

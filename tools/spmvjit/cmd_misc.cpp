@@ -17,7 +17,8 @@ int cmd_inspect(int argc, char** argv) {
   if (args.has("help")) {
     std::fputs(
         "usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda] [--target sm_XY]\n"
-        "  prints MatrixStats and, when the backend exists, the planner's ranking; with\n"
+        "  prints MatrixStats and, when the backend exists, the planner's ranking (--json: both\n"
+        "  as one JSON object, \"planner\" null without a backend); with\n"
         "  --backend cuda --target, ranks for that GPU without one (the GPU cost model reads\n"
         "  no device facts)\n",
         stdout);
@@ -26,18 +27,19 @@ int cmd_inspect(int argc, char** argv) {
   std::string name;
   const auto a = load_matrix(args, &name);
   const MatrixStats s = compute_stats(a.ref());
-  if (args.has("json")) {
-    std::printf("%s\n", s.to_json().c_str());
-    return 0;
-  }
-  std::printf("matrix             %s\n%s", name.c_str(), s.to_text().c_str());
+  const bool json = args.has("json");
+  Json out = Json::object({{"matrix", name}, {"stats", s.to_json()}, {"planner", nullptr}});
+  if (!json) std::printf("matrix             %s\n%s", name.c_str(), s.to_text().c_str());
   const spmv_backend_t b = backend_from(args.get("backend", "auto"));
   const BackendKind kind = b == SPMV_BACKEND_CUDA ? BackendKind::cuda
                            : b == SPMV_BACKEND_CPU ? BackendKind::cpu
                            : backend_available(BackendKind::cuda, 0) ? BackendKind::cuda
                                                                       : BackendKind::cpu;
   const bool nominal = kind == BackendKind::cuda && args.has("target");
-  if (!nominal && !backend_available(kind, 0)) return 0;
+  if (!nominal && !backend_available(kind, 0)) {
+    if (json) std::printf("%s\n", out.dump().c_str());  // "planner": null, no backend to rank for
+    return 0;
+  }
   const auto i32 = a.cast<int32_t, double>();
   TargetInfo t;
   if (nominal)
@@ -45,11 +47,23 @@ int cmd_inspect(int argc, char** argv) {
   else
     t = get_backend(kind, 0).target();
   const PlanChoice c = choose_format(i32.ref(), s, t, nullptr);
+  if (json) {
+    out["planner"] = Json::object({{"backend", to_string(kind)},
+                                   {"target", t.target},
+                                   {"index", "int32"},
+                                   {"value", "double"},
+                                   {"format", c.format->name()},
+                                   {"params", params_json(c.params)},
+                                   {"why", c.why},
+                                   {"candidates", c.considered_json()}});
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+  }
   std::printf("planner (%s %s, int32/double): %s %s\n  %s\nranking (cost in byte-equivalents):\n",
-              to_string(kind), t.target.c_str(), c.format->name().c_str(), params_json(c.params).c_str(),
-              c.why.c_str());
+              to_string(kind), t.target.c_str(), c.format->name().c_str(),
+              params_json(c.params).dump().c_str(), c.why.c_str());
   for (const Candidate& k : c.considered)
-    std::printf("  %-12s %-26s %12.4g  %s\n", k.format->name().c_str(), params_json(k.params).c_str(),
+    std::printf("  %-12s %-26s %12.4g  %s\n", k.format->name().c_str(), params_json(k.params).dump().c_str(),
                 k.score, k.estimate.reason.c_str());
   return 0;
 }

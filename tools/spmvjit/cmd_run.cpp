@@ -1,6 +1,5 @@
 // `spmvjit run`: plan one matrix, verify, print the plan's stage timings and the SpMV rate.
 #include <cstdio>
-#include <fstream>
 
 #include "engine/plan.hpp"
 #include "tools/spmvjit/cli.hpp"
@@ -9,18 +8,6 @@
 
 namespace spmvjit::cli {
 namespace {
-
-// The unescaped value of the first "key":"..." in a JSON text ("" if absent).
-std::string json_string_field(const std::string& json, const std::string& key) {
-  const auto pos = json.find("\"" + key + "\":\"");
-  if (pos == std::string::npos) return "";
-  std::string out;
-  for (size_t i = pos + key.size() + 4; i < json.size() && json[i] != '"'; ++i) {
-    if (json[i] == '\\' && i + 1 < json.size()) ++i;
-    out += json[i];
-  }
-  return out;
-}
 
 const char* kHelp =
     "usage: spmvjit run FILE.mtx|--gen SPEC [options]\n"
@@ -61,8 +48,9 @@ int cmd_run(int argc, char** argv) {
     std::fprintf(stderr, "spmvjit run: %s\n", r.error.c_str());
     return 1;
   }
-  std::printf("plan     format %s %s, kernel cache: %s\n", r.format.c_str(), r.params.c_str(), r.cache.c_str());
-  std::printf("why      %s\n", json_string_field(r.describe, "why").c_str());
+  std::printf("plan     format %s %s, kernel cache: %s\n", r.format.c_str(), r.params.dump().c_str(),
+              r.cache.c_str());
+  std::printf("why      %s\n", r.describe["planner"]["why"].as_string().c_str());
   std::vector<std::vector<std::string>> rows = {
       {"plan total", fmt(r.plan_s * 1e3)},  {"  validate", fmt(r.validate_s * 1e3)},
       {"  stats", fmt(r.stats_s * 1e3)},     {"  estimate", fmt(r.estimate_s * 1e3)},
@@ -73,13 +61,13 @@ int cmd_run(int argc, char** argv) {
   std::printf("rate     %.2f GB/s on format bytes (%.1f MB), %.2f GB/s CSR-equivalent, %.2f GFLOP/s\n",
               r.gbs(), r.bytes * 1e-6, r.csr_gbs(), 2.0 * double(a.nnz()) / r.exec_s * 1e-9);
   std::printf("verified yes (beta = 0 with NaN-poisoned y, and beta != 0, against long double)\n");
-  if (args.has("describe")) std::printf("%s\n", r.describe.c_str());
-  if (args.has("json")) {
-    std::ofstream f(args.get("json"));
-    f << "{\"matrix\":\"" << name << "\",\"spmv_seconds\":" << r.exec_s << ",\"gbs\":" << r.gbs()
-      << ",\"csr_gbs\":" << r.csr_gbs() << ",\"plan\":" << r.describe << "}\n";
-    if (!f) fail(SPMV_STATUS_IO_ERROR, "cannot write " + args.get("json"));
-  }
+  if (args.has("describe")) std::printf("%s\n", r.describe.dump().c_str());
+  if (args.has("json"))
+    write_json_file(args.get("json"), Json::object({{"matrix", name},
+                                                    {"spmv_seconds", r.exec_s},
+                                                    {"gbs", r.gbs()},
+                                                    {"csr_gbs", r.csr_gbs()},
+                                                    {"plan", r.describe}}));
   return 0;
 }
 

@@ -79,7 +79,7 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   Plan& p = plan_impl(plan);
   r.format = p.data().format;
   r.params = params_json(p.data().params);
-  r.describe = p.describe();
+  r.describe = p.describe_json();
   const auto& t = p.timings();
   r.plan_s = t.total;
   r.validate_s = t.validate;
@@ -89,8 +89,7 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   r.convert_s = t.convert;
   r.compile_s = t.compile;
   r.load_s = t.load;
-  const auto cpos = r.describe.find("\"cache\":\"");
-  r.cache = r.describe.substr(cpos + 9, r.describe.find('"', cpos + 9) - cpos - 9);
+  r.cache = p.cache().where;
   Backend& backend = get_backend(p.backend_kind(), options.device);
   Vectors vec(&backend, size_t(a.cols) * sizeof(V), size_t(a.rows) * sizeof(V));
 

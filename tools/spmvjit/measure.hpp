@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "core/json.hpp"
 #include "engine/csr.hpp"
 #include "spmvjit/spmvjit.h"
 
@@ -10,7 +11,7 @@ namespace spmvjit::cli {
 
 struct MeasureResult {
   std::string format;  // as chosen (forced or auto)
-  std::string params;  // JSON
+  Json params;         // the format's parameters
   std::string cache;   // memory / disk / compiled
   bool ok = false;     // planned and verified
   std::string error;   // why not
@@ -19,7 +20,7 @@ struct MeasureResult {
   double exec_s = 0;          // median seconds of one SpMV (beta = 0)
   double bytes = 0;           // bytes this format moves per SpMV
   double csr_bytes = 0;       // CSR-equivalent bytes per SpMV
-  std::string describe;       // the plan's JSON
+  Json describe;              // the plan's describe_json()
   double gbs() const { return exec_s > 0 ? bytes / exec_s * 1e-9 : 0; }
   double csr_gbs() const { return exec_s > 0 ? csr_bytes / exec_s * 1e-9 : 0; }
 };
