@@ -234,6 +234,15 @@ std::string field(const std::string& value, const std::string& name) {
   return value.substr(b, value.find(' ', b) - b);
 }
 
+// "key 0a1b... -> 2c3d..., entry ...": the fields of two module lines that differ.
+std::string what_changed(const std::string& recorded, const std::string& now) {
+  std::string s;
+  for (const char* f : {"key", "entry", "bytes"})
+    if (field(recorded, f) != field(now, f))
+      s += (s.empty() ? "" : ", ") + std::string(f) + " " + field(recorded, f) + " -> " + field(now, f);
+  return s.empty() ? "recorded `" + recorded + "`, now `" + now + "`" : s;
+}
+
 std::string listed(const std::vector<std::string>& items) {
   std::string s;
   for (size_t i = 0; i < items.size() && i < 12; ++i) s += "  " + items[i] + "\n";
@@ -332,9 +341,9 @@ TEST_CASE("golden cache keys and entries: ABI or layout changes bump kCacheForma
       else if (it->second == value)
         continue;
       else if (field(it->second, "source") == field(value, "source"))
-        breaks.push_back(id + ": same source, recorded " + it->second + ", now " + value);
+        breaks.push_back(id + ": same source, but " + what_changed(it->second, value));
       else
-        changes.push_back(id + ": its source changed (its key changes with it)");
+        changes.push_back(id + ": its source changed, and its key with it (safe: no old entry matches it)");
     }
     for (const auto& [id, value] : old.modules)
       if (!now_mods.count(id)) changes.push_back(id + ": stale, no such module any more");
