@@ -8,9 +8,6 @@
 
 namespace spmvjit {
 
-// Bump when the cache entry layout or the kernel ABI (templates/contract/spmv_args.h) changes.
-constexpr int kCacheFormatVersion = 2;
-
 std::string KernelSpec::serialize() const {
   std::string s = std::string("backend=") + to_string(backend) + ";target=" + target;
   if (warp_size) s += ";warp=" + std::to_string(warp_size);

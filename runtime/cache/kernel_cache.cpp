@@ -78,8 +78,9 @@ std::string cache_entry_path(const std::string& dir, const std::string& key) {
   return dir + "/" + key + ".bin";
 }
 
-// Layout: magic[8] | header_len u64 | key_len u64 | key | spec_len u64 | spec |
+// Layout (u64 little-endian): magic[8] | key_len u64 | key | spec_len u64 | spec |
 //         payload_len u64 | payload_checksum u64 | payload
+// Changing it needs a kCacheFormatVersion bump (tests/data/golden/cache_entries.txt pins it).
 void write_cache_entry(const std::string& path, const std::string& key, const std::string& spec,
                        const std::vector<char>& payload) {
   std::vector<char> out(kMagic, kMagic + 8);
