@@ -102,10 +102,17 @@ KernelSource generate_source(const KernelSpec& spec) {
 }
 
 std::string cache_key(const KernelSpec& spec, const KernelSource& src, const std::string& compiler_version) {
-  std::string all = src.text;
-  for (const auto& o : src.options) all += '\0' + o;
-  all += std::string("\0backend=", 9) + to_string(spec.backend) + "\0target=" + spec.target +
-         "\0compiler=" + compiler_version + "\0cache_format=" + std::to_string(kCacheFormatVersion);
+  // Every field named and length-prefixed: no two different inputs hash the same text.
+  std::string all;
+  auto field = [&](const char* name, const std::string& value) {
+    all += std::string(name) + "=" + std::to_string(value.size()) + ":" + value + "\n";
+  };
+  field("source", src.text);
+  for (const auto& o : src.options) field("option", o);
+  field("backend", to_string(spec.backend));
+  field("target", spec.target);
+  field("compiler", compiler_version);
+  field("cache_format", std::to_string(kCacheFormatVersion));
   return digest_hex(all.data(), all.size());
 }
 

@@ -130,11 +130,12 @@ SPMVJIT_ADAPTIVE_FN long long adaptive_chunks_of(long long len) {
 #define SPMVJIT_CONTRACT_DEVICE_PLAN_H
 
 enum {
-  DP_BLOCK = 256,        // threads per block of spmvjit_dp_rows (its reductions assume it)
-  DP_SCAN_BLOCK = 1024,  // spmvjit_dp_scan: one block of this many threads
-  DP_WIDTHS = 7,         // row-shape facts for slices / lane groups of 2^0 .. 2^6 rows
-  DP_HIST_BINS = 48,     // log2 row-length histogram
-  DP_N_BASE = 7          // n[DP_N_BASE]: the input's index base (0 or 1), in every kernel
+  DP_BLOCK = 256,         // threads per block of spmvjit_dp_rows (its reductions assume it)
+  DP_SCAN_BLOCK = 1024,   // spmvjit_dp_scan: one block of this many threads
+  DP_WIDTHS = 7,          // row-shape facts for slices / lane groups of 2^0 .. 2^6 rows
+  DP_HIST_BINS = 48,      // log2 row-length histogram
+  DP_SHORT_LENGTHS = 64,  // exact counts of rows of 0 .. 63 nonzeros
+  DP_N_BASE = 7           // n[DP_N_BASE]: the input's index base (0 or 1), in every kernel
 };
 
 // Slots of the statistics block (64-bit words in scratch).
@@ -145,12 +146,13 @@ enum {
   DP_ROW_MIN,   // initially ~0
   DP_ROW_MAX,
   DP_EMPTY,
-  DP_SUM_SQ,                           // double: sum of squared row lengths
-  DP_WIDTH_SUM,                        // DP_WIDTHS slots: over slices of 2^k rows, the longest row
-  DP_IDLE = DP_WIDTH_SUM + DP_WIDTHS,  // DP_WIDTHS slots: over rows, (-len) mod 2^k
-  DP_REM = DP_IDLE + DP_WIDTHS,        // DP_WIDTHS slots: over rows, len mod 2^k
-  DP_HIST = DP_REM + DP_WIDTHS,        // DP_HIST_BINS slots
-  DP_SLOTS = DP_HIST + DP_HIST_BINS
+  DP_SUM_SQ,                              // double: sum of squared row lengths
+  DP_WIDTH_SUM,                           // DP_WIDTHS slots: over slices of 2^k rows, the longest row
+  DP_IDLE = DP_WIDTH_SUM + DP_WIDTHS,     // DP_WIDTHS slots: over rows, (-len) mod 2^k
+  DP_REM = DP_IDLE + DP_WIDTHS,           // DP_WIDTHS slots: over rows, len mod 2^k
+  DP_HIST = DP_REM + DP_WIDTHS,           // DP_HIST_BINS slots
+  DP_LEN_COUNT = DP_HIST + DP_HIST_BINS,  // DP_SHORT_LENGTHS slots
+  DP_SLOTS = DP_LEN_COUNT + DP_SHORT_LENGTHS
 };
 
 // Argument slots of the generic kernels (copies, scan).

@@ -18,11 +18,12 @@
 #define SPMVJIT_CONTRACT_DEVICE_PLAN_H
 
 enum {
-  DP_BLOCK = 256,        // threads per block of spmvjit_dp_rows (its reductions assume it)
-  DP_SCAN_BLOCK = 1024,  // spmvjit_dp_scan: one block of this many threads
-  DP_WIDTHS = 7,         // row-shape facts for slices / lane groups of 2^0 .. 2^6 rows
-  DP_HIST_BINS = 48,     // log2 row-length histogram
-  DP_N_BASE = 7          // n[DP_N_BASE]: the input's index base (0 or 1), in every kernel
+  DP_BLOCK = 256,         // threads per block of spmvjit_dp_rows (its reductions assume it)
+  DP_SCAN_BLOCK = 1024,   // spmvjit_dp_scan: one block of this many threads
+  DP_WIDTHS = 7,          // row-shape facts for slices / lane groups of 2^0 .. 2^6 rows
+  DP_HIST_BINS = 48,      // log2 row-length histogram
+  DP_SHORT_LENGTHS = 64,  // exact counts of rows of 0 .. 63 nonzeros
+  DP_N_BASE = 7           // n[DP_N_BASE]: the input's index base (0 or 1), in every kernel
 };
 
 // Slots of the statistics block (64-bit words in scratch).
@@ -33,12 +34,13 @@ enum {
   DP_ROW_MIN,   // initially ~0
   DP_ROW_MAX,
   DP_EMPTY,
-  DP_SUM_SQ,                           // double: sum of squared row lengths
-  DP_WIDTH_SUM,                        // DP_WIDTHS slots: over slices of 2^k rows, the longest row
-  DP_IDLE = DP_WIDTH_SUM + DP_WIDTHS,  // DP_WIDTHS slots: over rows, (-len) mod 2^k
-  DP_REM = DP_IDLE + DP_WIDTHS,        // DP_WIDTHS slots: over rows, len mod 2^k
-  DP_HIST = DP_REM + DP_WIDTHS,        // DP_HIST_BINS slots
-  DP_SLOTS = DP_HIST + DP_HIST_BINS
+  DP_SUM_SQ,                              // double: sum of squared row lengths
+  DP_WIDTH_SUM,                           // DP_WIDTHS slots: over slices of 2^k rows, the longest row
+  DP_IDLE = DP_WIDTH_SUM + DP_WIDTHS,     // DP_WIDTHS slots: over rows, (-len) mod 2^k
+  DP_REM = DP_IDLE + DP_WIDTHS,           // DP_WIDTHS slots: over rows, len mod 2^k
+  DP_HIST = DP_REM + DP_WIDTHS,           // DP_HIST_BINS slots
+  DP_LEN_COUNT = DP_HIST + DP_HIST_BINS,  // DP_SHORT_LENGTHS slots
+  DP_SLOTS = DP_LEN_COUNT + DP_SHORT_LENGTHS
 };
 
 // Argument slots of the generic kernels (copies, scan).
@@ -217,14 +219,14 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[DP_SRC];
   u64* stats = (u64*)a.scratch;
   const i64 rows = a.rows, base = a.n[DP_N_BASE];
-  SPMVJIT_SHARED unsigned hist[DP_HIST_BINS];
+  SPMVJIT_SHARED unsigned hist[DP_HIST_BINS + DP_SHORT_LENGTHS];  // log2 bins, then exact short lengths
   SPMVJIT_SHARED i64 warp_slice[kBlock / SPMVJIT_WARP];
   const int t = int(threadIdx.x), lane = spmvjit_lane(), warp = t / SPMVJIT_WARP;
   if (blockIdx.x == 0 && t == 0) {
     const i64 first = rp[0], last = rp[rows];
     if (first != base || last != a.n[DP_N_COUNT] + base) stats[DP_ERR_ENDS] = 1;
   }
-  for (int i = t; i < DP_HIST_BINS; i += kBlock) hist[i] = 0;
+  for (int i = t; i < DP_HIST_BINS + DP_SHORT_LENGTHS; i += kBlock) hist[i] = 0;
   i64 mn = kI64Max, mx = 0, empty = 0;
   i64 widths[kWidths] = {}, idle[kWidths] = {}, rem[kWidths] = {};
   double sq = 0;
@@ -243,6 +245,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
       sq += double(len) * double(len);
       const int bin = len == 0 ? 0 : 64 - spmvjit_clz64(len);
       spmvjit_atomic_inc_shared_u32(&hist[bin < DP_HIST_BINS - 1 ? bin : DP_HIST_BINS - 1]);
+      if (len < DP_SHORT_LENGTHS) spmvjit_atomic_inc_shared_u32(&hist[DP_HIST_BINS + len]);
 #pragma unroll
       for (int k = 0; k < kWidths; ++k) {
         const i64 mask = (i64(1) << k) - 1;
@@ -295,7 +298,8 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
     }
   }
   spmvjit_sync_block();
-  for (int i = t; i < DP_HIST_BINS; i += kBlock) add(stats, DP_HIST + i, hist[i]);
+  // DP_LEN_COUNT follows DP_HIST in the statistics block as in the shared counts.
+  for (int i = t; i < DP_HIST_BINS + DP_SHORT_LENGTHS; i += kBlock) add(stats, DP_HIST + i, hist[i]);
 }
 
 // Column range check, one thread per entry. a[DP_SRC] col_idx, n[DP_N_COUNT] nnz; scratch: the
