@@ -154,6 +154,7 @@ MatrixStats compute_stats(const CsrRef& a) {
     }
   });
   merge(a, parts, s);
+  s.sample = sample_rows(a);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }

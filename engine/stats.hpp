@@ -8,6 +8,7 @@
 
 #include "core/json.hpp"
 #include "engine/csr.hpp"
+#include "engine/sample.hpp"
 
 namespace spmvjit {
 
@@ -33,6 +34,9 @@ struct MatrixStats {
   // The three facts above need a pass over the column indices. Statistics computed on a device
   // (CSR arrays already in device memory) skip it: false there, and the JSON shows null.
   bool entry_facts = true;
+  // A sample of whole row groups for the estimates that look at structure (diagonals, blocks):
+  // from the host CSR, or gathered on the device for device-resident input.
+  std::shared_ptr<const RowSample> sample;
 
   // Row-length facts the estimates read instead of rescanning row_ptr; a device computes the
   // same ones (engine/device_plan.cpp). Index k stands for 2^k rows or lanes, k = 0 .. 6. Facts

@@ -19,8 +19,6 @@ namespace {
 
 using namespace slice_util;
 
-constexpr int64_t kEstimateSlices = 512;
-
 // Walks the greedy block decomposition of one row with sorted columns, calling
 // f(block_col, first, last) for the entries [first, last) it covers. Duplicated columns start
 // a new block, so nothing is ever merged.
@@ -93,19 +91,21 @@ class SellBlockFormat final : public Format {
     const int64_t c = p.at("C"), b = p.at("B");
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
     const int64_t slices = ceil_div(a.rows, c);
-    // Block counts of a sample of whole slices, scaled: O(sampled nonzeros), not O(nnz).
+    // Block counts of the statistics' row sample (whole slices): O(sampled nonzeros), and the
+    // same for a matrix in device memory.
+    const CsrRef smp = s.sample->ref();
     double real = 0, stored = 0;
-    const double scale = for_sampled_slices(slices, kEstimateSlices, [&](int64_t sl) {
+    for (int64_t sl = 0; sl < ceil_div(smp.rows, c); ++sl) {
       int64_t w = 0;
-      for (int64_t r = sl * c; r < std::min(a.rows, (sl + 1) * c); ++r) {
-        const int64_t nb = dispatch_types(a.index, a.value, [&]<class I, class V>() {
-          return count_blocks<I, V>(a, r, b);
-        });
+      for (int64_t r = sl * c; r < std::min(smp.rows, (sl + 1) * c); ++r) {
+        const int64_t nb = dispatch_types(smp.index, smp.value,
+                                          [&]<class I, class V>() { return count_blocks<I, V>(smp, r, b); });
         real += double(nb);
         w = std::max(w, nb);
       }
       stored += double(w * c);
-    });
+    }
+    const double scale = s.sample->scale(a.rows);
     real *= scale;
     stored *= scale;
     Estimate e;

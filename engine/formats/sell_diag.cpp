@@ -21,8 +21,6 @@ namespace {
 
 using namespace slice_util;
 
-constexpr int64_t kEstimateSlices = 512;
-
 // Per-slice decision: the kept diagonal offsets (sorted) and the remainder width.
 struct SliceLayout {
   std::vector<int64_t> offsets;
@@ -127,15 +125,17 @@ class SellDiagFormat final : public Format {
     SliceLayout lay;
     std::vector<int64_t> scratch;
     std::vector<char> used;
-    // A sample of whole slices, scaled: O(sampled nonzeros), not O(nnz).
-    const double scale = for_sampled_slices(slices, kEstimateSlices, [&](int64_t sl) {
-      dispatch_types(a.index, a.value, [&]<class I, class V>() {
-        place_slice<I>(a, sl, c, min_diag_count(c, is, vs), lay, scratch, used,
-                       [&](int64_t, int64_t, int64_t) { on_diag += 1; }, [](int64_t, int64_t) {});
-      });
+    // The statistics' row sample holds whole slices (their offsets col - row are the matrix's):
+    // O(sampled nonzeros), and the same for a matrix in device memory.
+    const CsrRef smp = s.sample->ref();
+    for (int64_t sl = 0; sl < ceil_div(smp.rows, c); ++sl) {
+      place_slice<int64_t>(
+          smp, sl, c, min_diag_count(c, is, vs), lay, scratch, used,
+          [&](int64_t, int64_t, int64_t) { on_diag += 1; }, [](int64_t, int64_t) {});
       diags += double(lay.offsets.size());
       rem += double(lay.rem_width * c);
-    });
+    }
+    const double scale = s.sample->scale(a.rows);
     diags *= scale, rem *= scale, on_diag *= scale;
     Estimate e;
     e.stored_entries = int64_t(diags * double(c) + rem);

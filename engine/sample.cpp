@@ -1,0 +1,46 @@
+// RowSample of a host CSR: evenly spread groups of kGroupRows rows, columns shifted with the rows.
+#include "engine/sample.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace spmvjit {
+
+int64_t sample_groups(int64_t rows, int64_t nnz) {
+  const int64_t matrix_groups = (rows + RowSample::kGroupRows - 1) / RowSample::kGroupRows;
+  // Enough groups for a few thousand rows, few enough that the entries stay under kMaxEntries.
+  const double per_group = double(nnz) / double(std::max<int64_t>(matrix_groups, 1));
+  const int64_t by_entries = int64_t(double(RowSample::kMaxEntries) / std::max(per_group, 1.0));
+  return std::clamp<int64_t>(std::min(RowSample::kMaxGroups, by_entries), std::min<int64_t>(1, matrix_groups),
+                             matrix_groups);
+}
+
+std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {
+  auto s = std::make_shared<RowSample>();
+  s->cols = a.cols;
+  s->value = a.value;
+  s->matrix_groups = (a.rows + RowSample::kGroupRows - 1) / RowSample::kGroupRows;
+  s->groups = sample_groups(a.rows, a.nnz);
+  const size_t vs = size_of(a.value);
+  std::vector<char> vals;
+  for (int64_t g = 0; g < s->groups; ++g) {
+    const int64_t r0 = sample_group_start(g, s->groups, s->matrix_groups);
+    const int64_t r1 = std::min(a.rows, r0 + RowSample::kGroupRows);
+    const int64_t shift = r0 - s->rows;  // a multiple of kGroupRows
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t b = a.row_begin(r), len = a.row_len(r);
+      for (int64_t k = b; k < b + len; ++k)
+        s->col_idx.push_back((a.index == IndexType::i32 ? int64_t(a.ci<int32_t>()[k]) : a.ci<int64_t>()[k]) -
+                             shift);
+      vals.insert(vals.end(), static_cast<const char*>(a.val) + size_t(b) * vs,
+                  static_cast<const char*>(a.val) + size_t(b + len) * vs);
+      s->row_ptr.push_back(int64_t(s->col_idx.size()));
+    }
+    s->rows += r1 - r0;
+  }
+  s->values = AlignedBuffer(vals.size());
+  if (!vals.empty()) std::memcpy(s->values.data(), vals.data(), vals.size());
+  return s;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,52 @@
+// RowSample: a few thousand rows of the matrix, in evenly spread aligned groups, that estimates
+// read instead of the matrix (structure such as diagonals and blocks costs O(sample), and a
+// matrix in device memory is planned from the same sample, gathered there).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "engine/csr.hpp"
+
+namespace spmvjit {
+
+struct RowSample {
+  // Rows per group: divisible by every slice height (powers of two up to 64) and block height
+  // (up to 8, with 3 and 6), so a sampled group holds whole slices and whole block rows.
+  static constexpr int64_t kGroupRows = 192;
+  static constexpr int64_t kMaxGroups = 256;
+  static constexpr int64_t kMaxEntries = 65536;  // what a device copies back to the host
+
+  int64_t groups = 0;         // sampled groups
+  int64_t matrix_groups = 0;  // groups in the matrix: ceil(rows / kGroupRows)
+  // The sampled rows, group after group, as a zero-based int64 CSR. Columns are shifted by as
+  // much as their rows moved (a multiple of kGroupRows), so every offset col - row and every
+  // alignment of rows and columns to a divisor of kGroupRows is the matrix's; a shifted column
+  // may be negative. Values keep the matrix's type.
+  std::vector<int64_t> row_ptr{0}, col_idx;
+  AlignedBuffer values;
+  int64_t rows = 0, cols = 0;
+  ValueType value = ValueType::f64;
+
+  // The sample as a matrix (estimates run on it as on the whole one).
+  CsrRef ref() const {
+    return CsrRef{rows,  cols,           int64_t(col_idx.size()), IndexType::i64,
+                  value, row_ptr.data(), col_idx.data(),          values.data()};
+  }
+  // Sampled rows stand for this many matrix rows each.
+  double scale(int64_t matrix_rows) const { return rows ? double(matrix_rows) / double(rows) : 1.0; }
+};
+
+// How many groups to sample for a matrix (`rows` rows, `nnz` nonzeros) and where group g starts
+// (a multiple of kGroupRows): the host and the device gather the same rows.
+int64_t sample_groups(int64_t rows, int64_t nnz);
+inline int64_t sample_group_start(int64_t g, int64_t groups, int64_t matrix_groups) {
+  return (g * matrix_groups / groups) * RowSample::kGroupRows;
+}
+
+// The sample of a zero-based host CSR.
+std::shared_ptr<const RowSample> sample_rows(const CsrRef& a);
+
+}  // namespace spmvjit
