@@ -138,8 +138,51 @@ MatrixStats DevicePlanner::analyze() {
     s.lane_idle[size_t(k)] = int64_t(v[size_t(DP_IDLE + k)]);
     s.lane_rem[size_t(k)] = int64_t(v[size_t(DP_REM + k)]);
   }
+  s.sample = gather_sample();
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
+}
+
+std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
+  // The rows engine/sample.hpp's sample_rows takes on the host, gathered here and copied back
+  // (at most RowSample::kMaxEntries or so entries): lengths, their scan, then the entries.
+  static_assert(DP_SAMPLE_GROUP_ROWS == RowSample::kGroupRows, "sample groups differ");
+  auto smp = std::make_shared<RowSample>();
+  smp->cols = in_.cols;
+  smp->value = in_.value;
+  smp->matrix_groups = ceil_div(in_.rows, RowSample::kGroupRows);
+  smp->groups = sample_groups(in_.rows, in_.nnz);
+  const int64_t n = smp->groups * RowSample::kGroupRows;
+  if (n == 0) return smp;
+  HostArray off = alloc(n + 1, sizeof(int64_t));
+  SpmvArgs a = args();
+  a.a[DP_SAMPLE_ROW_PTR] = in_.row_ptr;
+  a.a[DP_SAMPLE_COL_IDX] = in_.col_idx;
+  a.a[DP_SAMPLE_VALUES] = in_.val;
+  a.a[DP_SAMPLE_OFFSETS] = off.device.get();
+  a.n[DP_N_SAMPLE_GROUPS] = smp->groups;
+  a.n[DP_N_MATRIX_GROUPS] = smp->matrix_groups;
+  launch("device_plan", "spmvjit_dp_sample_lengths", n, a);
+  exclusive_scan(off.device.get(), n);
+  std::vector<int64_t> offsets(size_t(n) + 1);
+  b_.download(offsets.data(), off.device.get(), offsets.size() * sizeof(int64_t));
+  const int64_t total = offsets.back();
+  HostArray cols = alloc(total, sizeof(int64_t)), vals = alloc(total, size_of(in_.value));
+  a.a[DP_SAMPLE_COLS] = cols.device.get();
+  a.a[DP_SAMPLE_VALS] = vals.device.get();
+  if (total) launch("device_plan", "spmvjit_dp_sample_gather", n, a);
+  smp->col_idx.resize(size_t(total));
+  smp->values = AlignedBuffer(size_t(total) * size_of(in_.value));
+  b_.download(smp->col_idx.data(), cols.device.get(), size_t(total) * sizeof(int64_t));
+  b_.download(smp->values.data(), vals.device.get(), smp->values.bytes());
+  // Rows past the matrix's end (only in its last, partial group) are not sample rows.
+  for (int64_t g = 0; g < smp->groups; ++g) {
+    const int64_t r0 = sample_group_start(g, smp->groups, smp->matrix_groups);
+    for (int64_t j = 0; j < std::min(RowSample::kGroupRows, in_.rows - r0); ++j)
+      smp->row_ptr.push_back(offsets[size_t(g * RowSample::kGroupRows + j + 1)]);
+    smp->rows += std::min(RowSample::kGroupRows, in_.rows - r0);
+  }
+  return smp;
 }
 
 void DevicePlanner::report_invalid() {

@@ -52,6 +52,7 @@ class DevicePlanner final : public DeviceConverter {
 
  private:
   LoadedModule& module(const std::string& name);
+  std::shared_ptr<const RowSample> gather_sample();
   [[noreturn]] void report_invalid();
 
   Backend& b_;

@@ -2,9 +2,17 @@
 #include "engine/sample.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 namespace spmvjit {
+#include "templates/contract/device_plan.h"
+
+static_assert(DP_SAMPLE_GROUP_ROWS == RowSample::kGroupRows, "sample groups differ");
+
+int64_t sample_group_start(int64_t g, int64_t groups, int64_t matrix_groups) {
+  return dp_sample_group_start(g, groups, matrix_groups);
+}
 
 int64_t sample_groups(int64_t rows, int64_t nnz) {
   const int64_t matrix_groups = (rows + RowSample::kGroupRows - 1) / RowSample::kGroupRows;
@@ -13,6 +21,25 @@ int64_t sample_groups(int64_t rows, int64_t nnz) {
   const int64_t by_entries = int64_t(double(RowSample::kMaxEntries) / std::max(per_group, 1.0));
   return std::clamp<int64_t>(std::min(RowSample::kMaxGroups, by_entries), std::min<int64_t>(1, matrix_groups),
                              matrix_groups);
+}
+
+int64_t RowSample::distinct_offsets(int64_t cap) const {
+  // Open addressing over a table of at least four times the cap: short probes, early exit.
+  size_t size = 4;
+  while (size < size_t(4 * (cap + 1))) size <<= 1;
+  std::vector<int64_t> table(size, INT64_MIN);
+  const size_t mask = size - 1;
+  int64_t distinct = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = row_ptr[size_t(r)]; k < row_ptr[size_t(r) + 1]; ++k) {
+      const int64_t off = col_idx[size_t(k)] - r;
+      size_t h = size_t(uint64_t(off) * 0x9e3779b97f4a7c15ULL >> 17) & mask;
+      while (table[h] != INT64_MIN && table[h] != off) h = (h + 1) & mask;
+      if (table[h] == off) continue;
+      table[h] = off;
+      if (++distinct > cap) return distinct;
+    }
+  return distinct;
 }
 
 std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {

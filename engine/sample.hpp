@@ -35,16 +35,18 @@ struct RowSample {
     return CsrRef{rows,  cols,           int64_t(col_idx.size()), IndexType::i64,
                   value, row_ptr.data(), col_idx.data(),          values.data()};
   }
+  // Distinct offsets col - row among the sampled entries, counted up to cap + 1 (a banded matrix
+  // has few; the count stops as soon as it exceeds cap). O(sampled entries).
+  int64_t distinct_offsets(int64_t cap) const;
   // Sampled rows stand for this many matrix rows each.
   double scale(int64_t matrix_rows) const { return rows ? double(matrix_rows) / double(rows) : 1.0; }
 };
 
 // How many groups to sample for a matrix (`rows` rows, `nnz` nonzeros) and where group g starts
-// (a multiple of kGroupRows): the host and the device gather the same rows.
+// (a multiple of kGroupRows, one group per stratum: templates/contract/device_plan.h): the host
+// and the device gather the same rows.
 int64_t sample_groups(int64_t rows, int64_t nnz);
-inline int64_t sample_group_start(int64_t g, int64_t groups, int64_t matrix_groups) {
-  return (g * matrix_groups / groups) * RowSample::kGroupRows;
-}
+int64_t sample_group_start(int64_t g, int64_t groups, int64_t matrix_groups);
 
 // The sample of a zero-based host CSR.
 std::shared_ptr<const RowSample> sample_rows(const CsrRef& a);

@@ -146,7 +146,8 @@ class SellDiagFormat final : public Format {
     // with enough rows (measured on an H100: 2.0x cuSPARSE on a 5-point and 1.7x on a 27-point
     // stencil, 0.07-0.8x elsewhere), so elsewhere it is ranked as 8x its bytes.
     e.imbalance = gpu_row_starvation(a.rows, t);
-    if (t.backend != BackendKind::cpu && s.distinct_diagonals > 4 * t.warp_size)
+    // Counted on the row sample, so host and device-resident input decide alike.
+    if (t.gpu() && s.sample->distinct_offsets(4 * t.warp_size) > 4 * t.warp_size)
       e.imbalance = std::max(e.imbalance, 8.0);
     if (e.stored_entries > kMaxPaddingFactor * s.nnz + 2 * c * slices) {
       e.applicable = false;

@@ -191,3 +191,40 @@ extern "C" __global__ void __launch_bounds__(DP_SCAN_BLOCK) spmvjit_dp_scan(cons
   }
   if (t == kThreads - 1) v[n] = part[kThreads - 1];
 }
+
+// Row sample, pass 1: the length of sampled row i (group i / GROUP_ROWS starting where
+// engine/sample.hpp's sample_group_start says; 0 past the matrix's last row).
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_lengths(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[DP_SAMPLE_ROW_PTR];
+  i64* len = (i64*)a.a[DP_SAMPLE_OFFSETS];
+  const i64 groups = a.n[DP_N_SAMPLE_GROUPS], matrix_groups = a.n[DP_N_MATRIX_GROUPS];
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < groups * DP_SAMPLE_GROUP_ROWS;
+       i += i64(gridDim.x) * blockDim.x) {
+    const i64 g = i / DP_SAMPLE_GROUP_ROWS;
+    const i64 r = dp_sample_group_start(g, groups, matrix_groups) + i % DP_SAMPLE_GROUP_ROWS;
+    len[i] = r < a.rows ? i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r)) : 0;
+  }
+}
+
+// Row sample, pass 2: sampled row i's entries at offsets[i] (scanned), columns zero-based and
+// shifted by as many rows as the row moved, as int64.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[DP_SAMPLE_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[DP_SAMPLE_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[DP_SAMPLE_VALUES];
+  const i64* off = (const i64*)a.a[DP_SAMPLE_OFFSETS];
+  i64* cols = (i64*)a.a[DP_SAMPLE_COLS];
+  V* vals = (V*)a.a[DP_SAMPLE_VALS];
+  const i64 groups = a.n[DP_N_SAMPLE_GROUPS], matrix_groups = a.n[DP_N_MATRIX_GROUPS], base = a.n[DP_N_BASE];
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < groups * DP_SAMPLE_GROUP_ROWS;
+       i += i64(gridDim.x) * blockDim.x) {
+    const i64 g = i / DP_SAMPLE_GROUP_ROWS, start = dp_sample_group_start(g, groups, matrix_groups);
+    const i64 r = start + i % DP_SAMPLE_GROUP_ROWS, shift = start - g * DP_SAMPLE_GROUP_ROWS;
+    if (r >= a.rows) continue;
+    const i64 b = i64(spmvjit_ldg(rp + r)) - base;
+    for (i64 k = 0; k < off[i + 1] - off[i]; ++k) {
+      cols[off[i] + k] = i64(spmvjit_ldg(ci + b + k)) - base - shift;
+      vals[off[i] + k] = spmvjit_ldg(va + b + k);
+    }
+  }
+}

@@ -59,6 +59,17 @@ void check_same_stats(const MatrixStats& dev, const MatrixStats& host) {
   CHECK(dev.empty_rows == host.empty_rows);
   CHECK(dev.row_hist == host.row_hist);
   CHECK(dev.len_count == host.len_count);
+  // The row sample gathered on the device is the host's, entry for entry.
+  REQUIRE(dev.sample);
+  REQUIRE(host.sample);
+  CHECK(dev.sample->groups == host.sample->groups);
+  CHECK(dev.sample->rows == host.sample->rows);
+  CHECK(dev.sample->row_ptr == host.sample->row_ptr);
+  CHECK(dev.sample->col_idx == host.sample->col_idx);
+  REQUIRE(dev.sample->values.bytes() == host.sample->values.bytes());
+  if (host.sample->values.bytes())
+    CHECK(std::memcmp(dev.sample->values.data(), host.sample->values.data(), host.sample->values.bytes()) ==
+          0);
   CHECK(dev.slice_width_sum == host.slice_width_sum);
   CHECK(dev.lane_idle == host.lane_idle);
   CHECK(dev.lane_rem == host.lane_rem);

@@ -43,6 +43,28 @@ enum {
   DP_SLOTS = DP_LEN_COUNT + DP_SHORT_LENGTHS
 };
 
+// Row sample (engine/sample.hpp): groups of DP_SAMPLE_GROUP_ROWS rows; a[] and n[] slots of the
+// two gather kernels (lengths, then entries at the scanned offsets).
+enum { DP_SAMPLE_GROUP_ROWS = 192 };
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
+#define SPMVJIT_DP_FN static __device__ __forceinline__
+#else
+#define SPMVJIT_DP_FN static inline
+#endif
+// First row of sampled group g of `groups` among `matrix_groups`: one group from each of `groups`
+// equal strata, at a pseudo-random place inside it (evenly spaced groups alias with grid-shaped
+// matrices: every sample of a 3D stencil could land on one face).
+SPMVJIT_DP_FN long long dp_sample_group_start(long long g, long long groups, long long matrix_groups) {
+  const long long lo = g * matrix_groups / groups, hi = (g + 1) * matrix_groups / groups;
+  unsigned long long z = (unsigned long long)g * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (lo + (long long)(z % (unsigned long long)(hi - lo))) * DP_SAMPLE_GROUP_ROWS;
+}
+enum { DP_SAMPLE_ROW_PTR, DP_SAMPLE_COL_IDX, DP_SAMPLE_VALUES, DP_SAMPLE_OFFSETS, DP_SAMPLE_COLS, DP_SAMPLE_VALS };
+enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
+
 // Argument slots of the generic kernels (copies, scan).
 enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)
@@ -360,4 +382,41 @@ extern "C" __global__ void __launch_bounds__(DP_SCAN_BLOCK) spmvjit_dp_scan(cons
     run += x;
   }
   if (t == kThreads - 1) v[n] = part[kThreads - 1];
+}
+
+// Row sample, pass 1: the length of sampled row i (group i / GROUP_ROWS starting where
+// engine/sample.hpp's sample_group_start says; 0 past the matrix's last row).
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_lengths(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[DP_SAMPLE_ROW_PTR];
+  i64* len = (i64*)a.a[DP_SAMPLE_OFFSETS];
+  const i64 groups = a.n[DP_N_SAMPLE_GROUPS], matrix_groups = a.n[DP_N_MATRIX_GROUPS];
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < groups * DP_SAMPLE_GROUP_ROWS;
+       i += i64(gridDim.x) * blockDim.x) {
+    const i64 g = i / DP_SAMPLE_GROUP_ROWS;
+    const i64 r = dp_sample_group_start(g, groups, matrix_groups) + i % DP_SAMPLE_GROUP_ROWS;
+    len[i] = r < a.rows ? i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r)) : 0;
+  }
+}
+
+// Row sample, pass 2: sampled row i's entries at offsets[i] (scanned), columns zero-based and
+// shifted by as many rows as the row moved, as int64.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[DP_SAMPLE_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[DP_SAMPLE_COL_IDX];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[DP_SAMPLE_VALUES];
+  const i64* off = (const i64*)a.a[DP_SAMPLE_OFFSETS];
+  i64* cols = (i64*)a.a[DP_SAMPLE_COLS];
+  V* vals = (V*)a.a[DP_SAMPLE_VALS];
+  const i64 groups = a.n[DP_N_SAMPLE_GROUPS], matrix_groups = a.n[DP_N_MATRIX_GROUPS], base = a.n[DP_N_BASE];
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < groups * DP_SAMPLE_GROUP_ROWS;
+       i += i64(gridDim.x) * blockDim.x) {
+    const i64 g = i / DP_SAMPLE_GROUP_ROWS, start = dp_sample_group_start(g, groups, matrix_groups);
+    const i64 r = start + i % DP_SAMPLE_GROUP_ROWS, shift = start - g * DP_SAMPLE_GROUP_ROWS;
+    if (r >= a.rows) continue;
+    const i64 b = i64(spmvjit_ldg(rp + r)) - base;
+    for (i64 k = 0; k < off[i + 1] - off[i]; ++k) {
+      cols[off[i] + k] = i64(spmvjit_ldg(ci + b + k)) - base - shift;
+      vals[off[i] + k] = spmvjit_ldg(va + b + k);
+    }
+  }
 }

@@ -39,6 +39,28 @@ enum {
   DP_SLOTS = DP_LEN_COUNT + DP_SHORT_LENGTHS
 };
 
+// Row sample (engine/sample.hpp): groups of DP_SAMPLE_GROUP_ROWS rows; a[] and n[] slots of the
+// two gather kernels (lengths, then entries at the scanned offsets).
+enum { DP_SAMPLE_GROUP_ROWS = 192 };
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
+#define SPMVJIT_DP_FN static __device__ __forceinline__
+#else
+#define SPMVJIT_DP_FN static inline
+#endif
+// First row of sampled group g of `groups` among `matrix_groups`: one group from each of `groups`
+// equal strata, at a pseudo-random place inside it (evenly spaced groups alias with grid-shaped
+// matrices: every sample of a 3D stencil could land on one face).
+SPMVJIT_DP_FN long long dp_sample_group_start(long long g, long long groups, long long matrix_groups) {
+  const long long lo = g * matrix_groups / groups, hi = (g + 1) * matrix_groups / groups;
+  unsigned long long z = (unsigned long long)g * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (lo + (long long)(z % (unsigned long long)(hi - lo))) * DP_SAMPLE_GROUP_ROWS;
+}
+enum { DP_SAMPLE_ROW_PTR, DP_SAMPLE_COL_IDX, DP_SAMPLE_VALUES, DP_SAMPLE_OFFSETS, DP_SAMPLE_COLS, DP_SAMPLE_VALS };
+enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
+
 // Argument slots of the generic kernels (copies, scan).
 enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)

@@ -1,0 +1,51 @@
+// RowSample: evenly spread aligned groups of rows, columns shifted with their rows (offsets and
+// alignments kept), bounded size, distinct offsets counted with an early exit.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "engine/gen/generators.hpp"
+#include "engine/sample.hpp"
+
+using namespace spmvjit;
+
+TEST_CASE("the row sample keeps every sampled row's offsets and alignment", "[engine]") {
+  for (const char* spec :
+       {"poisson2d:300", "random:100000:1:40", "blocks:50000:3:4", "random:100:1:5", "short:1000:2"}) {
+    INFO(spec);
+    const auto a = generate_matrix(spec, 3);
+    const auto smp = sample_rows(a.ref());
+    const int64_t groups = (a.rows + RowSample::kGroupRows - 1) / RowSample::kGroupRows;
+    CHECK(smp->matrix_groups == groups);
+    CHECK(smp->groups >= 1);
+    CHECK(smp->groups <= std::min(groups, RowSample::kMaxGroups));
+    CHECK(int64_t(smp->col_idx.size()) <= 2 * RowSample::kMaxEntries);
+    int64_t local = 0;
+    for (int64_t g = 0; g < smp->groups; ++g) {
+      const int64_t r0 = sample_group_start(g, smp->groups, smp->matrix_groups);
+      CHECK(r0 % RowSample::kGroupRows == 0);
+      for (int64_t r = r0; r < std::min(a.rows, r0 + RowSample::kGroupRows); ++r, ++local) {
+        const int64_t b = a.row_ptr[size_t(r)], len = a.row_ptr[size_t(r) + 1] - b;
+        REQUIRE(smp->row_ptr[size_t(local) + 1] - smp->row_ptr[size_t(local)] == len);
+        for (int64_t k = 0; k < len; ++k) {
+          const int64_t c = smp->col_idx[size_t(smp->row_ptr[size_t(local)] + k)];
+          CHECK(c - local == a.col_idx[size_t(b + k)] - r);                // same offset
+          CHECK((c % 192 + 192) % 192 == a.col_idx[size_t(b + k)] % 192);  // same alignment
+          CHECK(smp->ref().vals<double>()[smp->row_ptr[size_t(local)] + k] == a.val[size_t(b + k)]);
+        }
+      }
+    }
+    CHECK(local == smp->rows);
+  }
+}
+
+TEST_CASE("distinct offsets of the sample stop counting past the cap", "[engine]") {
+  const auto band = sample_rows(generate_matrix("poisson2d:200", 1).ref());
+  CHECK(band->distinct_offsets(128) == 5);
+  const auto scattered = sample_rows(generate_matrix("random:20000:5:10", 1).ref());
+  CHECK(scattered->distinct_offsets(128) == 129);
+  std::set<int64_t> offs;
+  for (int64_t r = 0; r < scattered->rows; ++r)
+    for (int64_t k = scattered->row_ptr[size_t(r)]; k < scattered->row_ptr[size_t(r) + 1]; ++k)
+      offs.insert(scattered->col_idx[size_t(k)] - r);
+  CHECK(scattered->distinct_offsets(int64_t(offs.size()) + 10) == int64_t(offs.size()));
+}
