@@ -132,7 +132,23 @@ struct Sample {
   int64_t blocks = 0, entries = 0;
 };
 
-// Blocks and entries of an evenly spread sample of block rows of shape r x c.
+// Calls f(b) for `n` block rows out of [0, block_rows), one from each of n equal strata at a fixed
+// pseudo-random place inside it. Evenly spaced samples alias with grids: blockfem:30:3's 36
+// samples 750 block rows apart were all at x = 0 (750 = 25 * 30), where 3 x 6 blocks have no
+// fill, and the estimate said fill 1.00 for a true 1.32.
+template <class F>
+void for_stratified_sample(int64_t block_rows, int64_t n, F&& f) {
+  n = std::min(n, block_rows);
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t z = uint64_t(i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64: deterministic
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    const double u = double((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+    f(std::min(block_rows - 1, int64_t((double(i) + u) * double(block_rows) / double(n))));
+  }
+}
+
+// Blocks and entries of a sample of block rows of shape r x c spread over the matrix.
 template <class I, class V>
 Sample sample_shape(const CsrRef& a, int64_t r, int64_t c) {
   const int64_t block_rows = ceil_div(a.rows, r);
@@ -141,7 +157,7 @@ Sample sample_shape(const CsrRef& a, int64_t r, int64_t c) {
                                            kMinSampleRows, kMaxSampleRows);
   BlockRowView<I, V> w;
   Sample s;
-  slice_util::for_sampled_slices(block_rows, want, [&](int64_t b) {
+  for_stratified_sample(block_rows, want, [&](int64_t b) {
     w.load(a, b * r, r);
     s.entries += w.entries();
     s.blocks += with_width(c, [&](auto cw) {

@@ -363,6 +363,25 @@ TEST_CASE("bsr: the sampled shape is the matrix's block size, and irregular matr
   CHECK(dc.front().at("R") * dc.front().at("C") == 64);
 }
 
+TEST_CASE("bsr: sampled fill is close to the converted one, also where the grid's period could alias",
+          "[formats][bsr]") {
+  // blockfem:30:3 once drew all 36 samples of 3x6 at x = 0 (evenly spaced 750 = 25 * 30 block rows
+  // apart), where 3x6 blocks have no fill: estimated 1.00 for a true 1.32.
+  const TargetInfo t = cpu_target(2);
+  for (const char* spec : {"blockfem:30:3", "blockfem:17:2", "blocks:20000:4:4"}) {
+    const auto a = generate_matrix(spec, 1).cast<int32_t, float>();
+    const MatrixStats s = compute_stats(a.ref());
+    for (const auto& [r, c] : {std::pair<int64_t, int64_t>{3, 6}, {2, 4}, {4, 4}, {3, 2}}) {
+      INFO(spec << " " << r << "x" << c);
+      const FormatParams p = shape(r, c, a.cols);
+      FormatData d;
+      if (!convert(a.ref(), p, t, &d)) continue;
+      const double est = double(bsr().estimate(a.ref(), s, p, t).stored_entries);
+      CHECK(std::abs(est - double(d.stored_entries)) < 0.05 * double(d.stored_entries));
+    }
+  }
+}
+
 TEST_CASE("bsr: fill that would blow memory is refused before allocating", "[formats][bsr]") {
   const Csr64 a = generate_matrix("diag:5000:1", 1);  // 5000 nonzeros, 8x8 blocks store 64 per 8
   try {
