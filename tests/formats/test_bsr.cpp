@@ -11,6 +11,7 @@
 #include "codegen/kernel_spec.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
+#include "engine/planner.hpp"
 #include "engine/reference.hpp"
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
@@ -379,6 +380,22 @@ TEST_CASE("bsr: sampled fill is close to the converted one, also where the grid'
       const double est = double(bsr().estimate(a.ref(), s, p, t).stored_entries);
       CHECK(std::abs(est - double(d.stored_entries)) < 0.05 * double(d.stored_entries));
     }
+  }
+}
+
+TEST_CASE("bsr: the CPU planner picks it on block FEM and dense matrices, and not on the others",
+          "[formats][bsr]") {
+  const TargetInfo t = cpu_target(2);
+  for (const char* spec : {"blockfem:12:2", "blockfem:10:3", "blockfem:8:4", "dense:200"}) {
+    INFO(spec);
+    const Csr64 a = generate_matrix(spec, 1);
+    CHECK(choose_format(a.ref(), compute_stats(a.ref()), t, nullptr).format->name() == "bsr");
+  }
+  for (const char* spec : {"poisson2d:200", "stencil27:20", "random:20000:1:40", "powerlaw:20000",
+                           "denserows:20000:10:16", "short:50000:2", "diag:20000:9"}) {
+    INFO(spec);
+    const Csr64 a = generate_matrix(spec, 1);
+    CHECK(choose_format(a.ref(), compute_stats(a.ref()), t, nullptr).format->name() != "bsr");
   }
 }
 
