@@ -1,7 +1,8 @@
 // BSR (block sparse row) with r x c register blocks: block rows of R rows, each block covering C
 // columns aligned to a multiple of C and storing all R*C values (zeros where the pattern has
 // none). One index serves R*C values, and the kernels unroll a block completely. The shape comes
-// from a sample of block rows: only shapes that store fewer bytes than CSR become candidates.
+// from a sample of block rows: only shapes that stream clearly fewer bytes than CSR become
+// candidates, so most matrices get none.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -48,8 +49,9 @@ int64_t next_pow2(double m) {
   return l;
 }
 
-// Calls f(std::integral_constant<int64_t, C>) for a block width C in kSides: the walks below
-// divide by C once per entry, and a constant divisor is a multiply.
+// Calls f(std::integral_constant<int64_t, C>) for a block width C in kSides (others: 8, which
+// build() then refuses): the walks below divide by C once per entry, and a constant divisor is a
+// multiply.
 template <class F>
 decltype(auto) with_width(int64_t c, F&& f) {
   switch (c) {
@@ -322,7 +324,7 @@ class BsrFormat final : public Format {
   template <int64_t C, class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
     const int64_t r = p.at("R"), rc = r * C;
-    if (!valid_side(r) || rc == 1 || (p.at("COL_EDGE") != 0 && p.at("COL_EDGE") != 1) ||
+    if (!valid_side(r) || p.at("C") != C || rc == 1 || (p.at("COL_EDGE") != 0 && p.at("COL_EDGE") != 1) ||
         (a.cols % C != 0 && p.at("COL_EDGE") == 0))
       fail(SPMV_STATUS_INVALID_VALUE,
            "bsr: R and C in {1, 2, 3, 4, 6, 8}, not both 1, and COL_EDGE = (cols % C != 0); got " +

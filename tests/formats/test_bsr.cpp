@@ -409,10 +409,17 @@ TEST_CASE("bsr: fill that would blow memory is refused before allocating", "[for
     INFO(e.what());
     CHECK(std::string(e.what()).find("padding 5000 nonzeros to 40000") != std::string::npos);
   }
-  // A wrong COL_EDGE would read x out of range: refused.
+  // A wrong COL_EDGE would read x out of range, a side outside the set has no kernel: refused.
   const Csr64 b = generate_matrix("random:30:1:5:31", 1);
-  FormatParams p = shape(2, 2, 32);
-  CHECK_THROWS_AS(bsr().convert(b.ref(), p, cpu_target(2)), Error);
+  for (const FormatParams& p : {shape(2, 2, 32), shape(5, 2, 31), shape(2, 5, 31), shape(1, 1, 31)}) {
+    INFO(params_json(p));
+    try {
+      bsr().convert(b.ref(), p, cpu_target(2));
+      FAIL("converted with bad parameters");
+    } catch (const Error& e) {
+      CHECK(e.status() == SPMV_STATUS_INVALID_VALUE);
+    }
+  }
 }
 
 TEST_CASE("bsr: update_values keeps the layout of explicit zeros", "[formats][bsr]") {
