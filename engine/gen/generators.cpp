@@ -1,4 +1,4 @@
-// Synthetic matrix generators: stencils, random, power-law, dense rows, banded, blocked.
+// Synthetic matrix generators: stencils, random, power-law, dense rows, banded, blocked, block FEM.
 #include "engine/gen/generators.hpp"
 
 #include <algorithm>
@@ -25,6 +25,8 @@ constexpr const char* kHelp[] = {
     "dense:N[:M=N]                      dense N x M matrix",
     "diag:N[:BANDS=5]                   N x N band of BANDS adjacent diagonals around the main one",
     "blocks:ROWS[:B=4[:BLOCKS_PER_ROW=4]]  rows made of runs of B consecutive, B-aligned columns",
+    "blockfem:N[:B=3]                   27-point stencil on N^3 nodes, B unknowns each: dense B x B blocks "
+    "(3D FEM)",
 };
 
 uint64_t mix64(uint64_t z) {
@@ -339,6 +341,44 @@ HostCsr<int64_t, double> gen_blocks(const Params& p, uint64_t seed) {
       p, rows, rows, [&](int64_t) { return per_row * b; }, fill);
 }
 
+// The 27-point stencil's node graph with B unknowns per node: row n*B + u couples to every
+// unknown of every neighbouring node m (columns m*B .. m*B + B-1), each value random.
+HostCsr<int64_t, double> gen_blockfem(const Params& p, uint64_t seed) {
+  const int64_t n = p.integer(0, 0, 1, kMaxNnz);
+  const int64_t b = p.integer(1, 3, 1, 64);
+  const int64_t plane = checked_mul(n, n, "N^2");
+  const int64_t nodes = checked_mul(plane, n, "N^3");
+  const int64_t rows = checked_mul(nodes, b, "B*N^3");
+  checked_mul(checked_mul(rows, 27, "27*B*N^3"), b, "the number of nonzeros");
+  auto coords = [n, plane](int64_t node, int64_t& x, int64_t& y, int64_t& z) {
+    x = node % n;
+    y = (node / n) % n;
+    z = node / plane;
+  };
+  auto len = [&](int64_t r) {
+    int64_t x, y, z;
+    coords(r / b, x, y, z);
+    return span3(x, n) * span3(y, n) * span3(z, n) * b;
+  };
+  auto fill = [&](int64_t r, int64_t* c, double* v, int64_t k) {
+    Rng rng(seed, 1, uint64_t(r));
+    const int64_t node = r / b;
+    int64_t x, y, z;
+    coords(node, x, y, z);
+    int64_t i = 0;
+    // Neighbours in (dz, dy, dx) order are in ascending node order: columns come out sorted.
+    for (int64_t dz = -1; dz <= 1; ++dz)
+      for (int64_t dy = -1; dy <= 1; ++dy)
+        for (int64_t dx = -1; dx <= 1; ++dx) {
+          if (z + dz < 0 || z + dz >= n || y + dy < 0 || y + dy >= n || x + dx < 0 || x + dx >= n) continue;
+          const int64_t m = node + dz * plane + dy * n + dx;
+          for (int64_t u = 0; u < b; ++u) c[i++] = m * b + u;
+        }
+    for (int64_t j = 0; j < k; ++j) v[j] = rng.value();
+  };
+  return build(p, rows, rows, len, fill);
+}
+
 }  // namespace
 
 HostCsr<int64_t, double> generate_matrix(const std::string& spec, uint64_t seed) {
@@ -367,6 +407,7 @@ HostCsr<int64_t, double> generate_matrix(const std::string& spec, uint64_t seed)
   if (kind == "diag") return gen_diag(Params(kind, parts, Names{"N", "BANDS"}), seed);
   if (kind == "blocks")
     return gen_blocks(Params(kind, parts, Names{"ROWS", "B", "BLOCKS_PER_ROW"}), seed);
+  if (kind == "blockfem") return gen_blockfem(Params(kind, parts, Names{"N", "B"}), seed);
   std::string known;
   for (const char* line : kHelp) {
     const std::string_view l(line);

@@ -96,8 +96,8 @@ TEST_CASE("stencils have the exact nonzero counts and coefficients", "[gen]") {
 }
 
 TEST_CASE("random generators are deterministic per seed", "[gen]") {
-  for (const char* spec : {"random:500", "powerlaw:2000", "denserows:300:3", "short:400",
-                           "dense:7:9", "diag:50:7", "blocks:200:3:5"}) {
+  for (const char* spec : {"random:500", "powerlaw:2000", "denserows:300:3", "short:400", "dense:7:9",
+                           "diag:50:7", "blocks:200:3:5", "blockfem:4:3"}) {
     INFO(spec);
     const Csr a = generate_matrix(spec, 7);
     const Csr b = generate_matrix(spec, 7);
@@ -201,6 +201,35 @@ TEST_CASE("denserows, short, dense, diag and blocks shapes", "[gen]") {
   }
 }
 
+TEST_CASE("blockfem: the 27-point stencil's nodes coupled by dense B x B blocks", "[gen]") {
+  for (int64_t n : {1, 2, 5}) {
+    for (int64_t b : {1, 2, 3, 4}) {
+      INFO("N = " << n << ", B = " << b);
+      const Csr a = generate_matrix("blockfem:" + std::to_string(n) + ":" + std::to_string(b));
+      check_csr(a);
+      check_random_values(a);
+      CHECK(a.rows == b * n * n * n);
+      CHECK(a.cols == a.rows);
+      CHECK(a.nnz() == b * b * (3 * n - 2) * (3 * n - 2) * (3 * n - 2));
+      // Rows of one node share their columns: runs of whole, B-aligned node blocks.
+      for (int64_t r = 0; r < a.rows; ++r) {
+        const int64_t first = a.row_ptr[size_t(r - r % b)], len = row_len(a, r);
+        REQUIRE(len == row_len(a, r - r % b));
+        REQUIRE(len % b == 0);
+        for (int64_t k = 0; k < len; ++k) {
+          REQUIRE(a.col_idx[size_t(a.row_ptr[size_t(r)] + k)] == a.col_idx[size_t(first + k)]);
+          if (k % b == 0) REQUIRE(a.col_idx[size_t(first + k)] % b == 0);
+        }
+      }
+    }
+  }
+  // Default B = 3; an interior node couples to 27 nodes.
+  const Csr d = generate_matrix("blockfem:3");
+  CHECK(d.rows == 81);
+  CHECK(row_len(d, 13 * 3) == 81);
+  CHECK(error_of("blockfem:3:0") == "generator 'blockfem': B=0 must be at least 1");
+}
+
 TEST_CASE("bad specs are INVALID_VALUE naming the problem", "[gen]") {
   CHECK(error_of("nope:3").rfind("unknown generator 'nope'; known: poisson2d, poisson3d", 0) == 0);
   CHECK(error_of("").find("unknown generator ''") != std::string::npos);
@@ -226,7 +255,7 @@ TEST_CASE("generator_help lists every kind, one per line", "[gen]") {
     CHECK_NOTHROW(generate_matrix(kind + ":4"));
     ++kinds;
   }
-  CHECK(kinds == 10);
+  CHECK(kinds == 11);
 }
 
 TEST_CASE("poisson2d:2000 builds in well under a second", "[.][gen][perf]") {
