@@ -4,6 +4,7 @@
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -89,5 +90,8 @@ class Json {
   // Alternatives in Type's order: type() is the variant's index.
   std::variant<std::nullptr_t, bool, int64_t, double, std::string, Array, Object> v_;
 };
+
+// Streams dump(): messages and test diagnostics print values directly.
+inline std::ostream& operator<<(std::ostream& os, const Json& j) { return os << j.dump(); }
 
 }  // namespace spmvjit

@@ -328,7 +328,7 @@ class BsrFormat final : public Format {
         (a.cols % C != 0 && p.at("COL_EDGE") == 0))
       fail(SPMV_STATUS_INVALID_VALUE,
            "bsr: R and C in {1, 2, 3, 4, 6, 8}, not both 1, and COL_EDGE = (cols % C != 0); got " +
-               params_json(p) + " for " + std::to_string(a.cols) + " columns");
+               params_json(p).dump() + " for " + std::to_string(a.cols) + " columns");
     if (t.gpu()) {
       const int64_t g = p.count("G") ? p.at("G") : 0;
       if (g < 1 || (g & (g - 1)) || g > t.warp_size)
@@ -379,11 +379,12 @@ class BsrFormat final : public Format {
     d.ints[BSR_N_GROUP_LOG2] = t.gpu() ? ceil_log2(p.at("G")) : 0;
     const int64_t is = int64_t(sizeof(I));
     const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * (block_rows + 1 + blocks);
-    d.facts_json = "{\"block_rows\":" + std::to_string(block_rows) + ",\"blocks\":" + std::to_string(blocks) +
-                   ",\"fill_zeros\":" + std::to_string(blocks * rc - a.nnz) +
-                   ",\"index_bytes_csr\":" + std::to_string(csr_index) +
-                   ",\"index_bytes\":" + std::to_string(own_index) +
-                   ",\"index_bytes_saved\":" + std::to_string(csr_index - own_index) + "}";
+    d.facts = Json::object({{"block_rows", block_rows},
+                            {"blocks", blocks},
+                            {"fill_zeros", blocks * rc - a.nnz},
+                            {"index_bytes_csr", csr_index},
+                            {"index_bytes", own_index},
+                            {"index_bytes_saved", csr_index - own_index}});
     if (t.backend == BackendKind::cpu) {
       set_cpu_parts(d, BSR_PARTS,
                     split_prefix(block_rows, t.threads, [&](int64_t u) { return count[size_t(u)] + u; }));

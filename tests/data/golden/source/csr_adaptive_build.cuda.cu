@@ -174,7 +174,14 @@ SPMVJIT_DP_FN long long dp_sample_group_start(long long g, long long groups, lon
   z ^= z >> 31;
   return (lo + (long long)(z % (unsigned long long)(hi - lo))) * DP_SAMPLE_GROUP_ROWS;
 }
-enum { DP_SAMPLE_ROW_PTR, DP_SAMPLE_COL_IDX, DP_SAMPLE_VALUES, DP_SAMPLE_OFFSETS, DP_SAMPLE_COLS, DP_SAMPLE_VALS };
+enum {
+  DP_SAMPLE_ROW_PTR,
+  DP_SAMPLE_COL_IDX,
+  DP_SAMPLE_VALUES,
+  DP_SAMPLE_OFFSETS,
+  DP_SAMPLE_COLS,
+  DP_SAMPLE_VALS
+};
 enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 
 // Argument slots of the generic kernels (copies, scan).
