@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/log.hpp"
@@ -72,12 +73,22 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   const Format* forced = parse_format_option(options.format);
   SPMVJIT_ASSERT(!params || forced, "parameters given without a format");
   if (params) forced_params_ = *params;
-  // CSR arrays already in device memory are validated, analysed and converted there (no copy
-  // through the host), unless the caller forces a format the device cannot build.
-  const bool on_device = a.memory == SPMV_MEMORY_DEVICE && (!forced || forced->converts_on_device());
+  // A GPU plans where the data is fastest to read: CSR arrays already in device memory are
+  // validated, analysed and converted there (no copy through the host), and host arrays are
+  // uploaded once and planned the same way (a host pass over the matrix costs more than the
+  // upload plus the whole device plan). Only a forced format the device cannot build takes the
+  // host path (SPMVJIT_PLAN_ON_HOST=1 forces it, for comparison).
+  const bool device_buildable =
+      backend_->kind() != BackendKind::cpu && (!forced || forced->converts_on_device());
+  static const bool host_planning = [] {
+    const char* e = std::getenv("SPMVJIT_PLAN_ON_HOST");
+    return e && std::string(e) == "1";
+  }();
   CsrRef user{a.rows, a.cols, a.nnz, index_, value_, a.row_ptr, a.col_idx, a.values};
-  if (on_device)
+  if (a.memory == SPMV_MEMORY_DEVICE && device_buildable)
     plan_on_device(user, a.index_base, forced);
+  else if (a.memory == SPMV_MEMORY_HOST && device_buildable && !host_planning)
+    plan_uploaded(user, a.index_base, forced);
   else
     plan_on_host(user, a.memory == SPMV_MEMORY_DEVICE, a.index_base, forced);
 
@@ -187,6 +198,25 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   backend_->synchronize(nullptr);
   converted_on_device_ = true;
   timings_.convert = since(t0);
+}
+
+void Plan::plan_uploaded(const CsrRef& user, int base, const Format* forced) {
+  const auto t0 = Clock::now();
+  validate_sizes(user, base);
+  const size_t is = size_of(index_), vs = size_of(value_);
+  const size_t bytes[3] = {is * size_t(user.rows + 1), is * size_t(user.nnz), vs * size_t(user.nnz)};
+  const void* host[3] = {user.row_ptr, user.col_idx, user.val};
+  DeviceBuffer input[3];  // freed once the plan's own arrays exist
+  for (int i = 0; i < 3; ++i) {
+    if (!bytes[i]) continue;
+    if (!host[i]) fail(SPMV_STATUS_INVALID_VALUE, "null CSR array with nonzero size");
+    input[i] = DeviceBuffer(*backend_, bytes[i]);
+    backend_->upload(input[i].get(), host[i], bytes[i]);
+  }
+  timings_.input_upload = since(t0);
+  CsrRef uploaded = user;
+  uploaded.row_ptr = input[0].get(), uploaded.col_idx = input[1].get(), uploaded.val = input[2].get();
+  plan_on_device(uploaded, base, forced);
 }
 
 void Plan::fit_threads(const CsrRef& a) {
@@ -421,7 +451,8 @@ Json Plan::describe_json() const {
                                                  {"candidates", choice_.considered_json()},
                                                  {"measured", measured_}})},
                        {"stats", stats_.to_json()},
-                       {"timings", Json::object({{"validate", t.validate},
+                       {"timings", Json::object({{"input_upload", t.input_upload},
+                                                 {"validate", t.validate},
                                                  {"stats", t.stats},
                                                  {"plan", t.plan},
                                                  {"convert", t.convert},

@@ -15,8 +15,10 @@
 
 namespace spmvjit {
 
+// Seconds per plan stage. input_upload: a host CSR copied once to a GPU to be planned there (the
+// one upload every GPU plan of host data pays; the rest is the planning proper).
 struct PlanTimings {
-  double validate = 0, stats = 0, plan = 0, convert = 0, codegen = 0, compile = 0, load = 0,
+  double input_upload = 0, validate = 0, stats = 0, plan = 0, convert = 0, codegen = 0, compile = 0, load = 0,
          upload = 0, total = 0;
 };
 
@@ -64,6 +66,7 @@ class Plan {
  private:
   void plan_on_host(const CsrRef& user, bool device_memory, int base, const Format* forced);
   void plan_on_device(const CsrRef& user, int base, const Format* forced);
+  void plan_uploaded(const CsrRef& user, int base, const Format* forced);
   template <class Convert>
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);

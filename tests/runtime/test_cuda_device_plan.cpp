@@ -7,6 +7,7 @@
 
 #include "engine/device_plan.hpp"
 #include "engine/plan.hpp"
+#include "engine/validate.hpp"
 #include "runtime/device_buffer.hpp"
 #include "tests/runtime/cuda_test_support.hpp"
 
@@ -178,16 +179,27 @@ TEST_CASE("cuda device planning: a bad device CSR fails with the host's message"
       INFO(c.what << ", base " << base);
       HostCsr<int32_t, double> bad = good;
       c.spoil(bad);
-      // The host's verdict on the same arrays (shifted to the base) in host memory.
+      // The host validator's verdict on the same arrays (shifted to the base).
       std::vector<int32_t> rp = bad.row_ptr, ci = bad.col_idx;
       for (auto& x : rp) x += base;
       for (auto& x : ci) x += base;
-      spmv_csr_t h = view(bad);
-      h.row_ptr = rp.data(), h.col_idx = ci.data(), h.index_base = base;
+      CsrRef h = bad.ref();
+      h.row_ptr = rp.data(), h.col_idx = ci.data();
+      std::string host_msg;
+      try {
+        validate_csr(h, base);
+      } catch (const Error& e) {
+        CHECK(e.status() == SPMV_STATUS_INVALID_MATRIX);
+        host_msg = e.what();
+      }
+      REQUIRE_FALSE(host_msg.empty());
       const spmv_options_t o = cuda_options(nullptr);
       spmv_plan_t p = nullptr;
-      REQUIRE(spmv_plan(&p, &h, &o) == SPMV_STATUS_INVALID_MATRIX);
-      const std::string host_msg = spmv_last_error();
+      // Host memory on a GPU is uploaded and validated there: the same message.
+      spmv_csr_t hd = view(bad);
+      hd.row_ptr = rp.data(), hd.col_idx = ci.data(), hd.index_base = base;
+      CHECK(spmv_plan(&p, &hd, &o) == SPMV_STATUS_INVALID_MATRIX);
+      CHECK(std::string(spmv_last_error()) == host_msg);
       const DeviceCsr<int32_t, double> d(b, bad, base);
       CHECK(spmv_plan(&p, &d.desc, &o) == SPMV_STATUS_INVALID_MATRIX);
       CHECK(p == nullptr);
