@@ -94,15 +94,10 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
 
   spec_ = spec_for(target_, choice_.format->name(), choice_.format->template_name(), index_, value_,
                    choice_.format->kernel_constants(choice_.params));
-  module_ = get_kernel(*backend_, spec_, cache_dir_, &cache_);
-  timings_.codegen = cache_.generate_seconds;
-  timings_.compile += cache_.compile_seconds;
-  timings_.load += cache_.load_seconds;
-  log_info("plan: " + spec_.serialize() + " (" + cache_.where + ")");
+  load_kernels();
 
   const auto t0 = Clock::now();
   upload_arrays();
-  bind_entries();
   timings_.upload = since(t0);
   executor_ = backend_->make_executor(worker_threads_);
   timings_.total = since(t_start);
@@ -301,15 +296,71 @@ void Plan::upload_arrays() {
   args_.cols = cols_;
 }
 
-void Plan::bind_entries() {
+void Plan::load_kernels() {
+  // The specialized module (four epilogue variants) from the cache when it is there. Otherwise,
+  // unless SPMVJIT_TIERED_COMPILE=0, a quarter of it first (one variant that tests alpha and
+  // beta at run time: a quick first compile) while the whole compiles in the background and
+  // takes over as soon as it is ready. SPMVJIT_TIERED_COMPILE=quick keeps the quick variant
+  // only (tests of that variant; a process that plans once and runs a few products).
+  const char* env = std::getenv("SPMVJIT_TIERED_COMPILE");
+  const std::string mode = env ? env : "";
+  const bool tiered = mode != "0", quick_only = mode == "quick";
+  if (!quick_only) module_ = get_kernel(*backend_, spec_, cache_dir_, &cache_, !tiered);
+  std::string suffix;
+  if (!module_) {
+    const std::string lookup_note = cache_.note;  // e.g. a corrupt disk entry, rejected
+    KernelSpec quick = spec_;
+    quick.constants["RUNTIME_EPILOGUE"] = 1;
+    module_ = get_kernel(*backend_, quick, cache_dir_, &cache_);
+    for (const std::string& n :
+         {lookup_note, std::string("run-time epilogue until the specialized kernel is ready")})
+      if (!n.empty()) cache_.note += (cache_.note.empty() ? "" : "; ") + n;
+    suffix = "r";
+    runtime_epilogue_ = true;
+  }
+  timings_.codegen = cache_.generate_seconds;
+  timings_.compile += cache_.compile_seconds;
+  timings_.load += cache_.load_seconds;
+  log_info("plan: " + spec_.serialize() + " (" + cache_.where +
+           (suffix.empty() ? "" : ", run-time epilogue") + ")");
+  bind_entries(suffix);
+  if (!suffix.empty() &&
+      !quick_only) {  // queued once the quick entries are bound: a plan that throws queues nothing
+    std::vector<std::string> names;
+    for (const LaunchStep& s : data_.steps) names.push_back(s.entry);
+    upgrade_ = std::make_shared<KernelUpgrade>();
+    compile_in_background(*backend_, spec_, cache_dir_, std::move(names), upgrade_);
+  }
+}
+
+void Plan::bind_entries(const std::string& suffix) {
   // An early step starts before the previous step ends; the first has no step of its own to wait
   // for (it would overlap the caller's kernels that produce x).
   SPMVJIT_ASSERT(data_.steps.empty() || !data_.steps[0].early,
                  "the first launch step of " + data_.format + " is marked early");
   for (int e = 0; e < kEpilogueVariants; ++e) {
     entries_[e].clear();
-    for (const LaunchStep& s : data_.steps) entries_[e].push_back(module_->entry(s.entry + "_" + std::to_string(e)));
+    for (const LaunchStep& s : data_.steps)
+      entries_[e].push_back(module_->entry(s.entry + "_" + (suffix.empty() ? std::to_string(e) : suffix)));
   }
+}
+
+void Plan::wait_for_kernels() const {
+  if (upgrade_) wait_for_upgrade(*upgrade_);
+}
+
+CacheOutcome Plan::cache() const {
+  if (!upgrade_ || !upgrade_->ready.load(std::memory_order_acquire) || upgrade_->failed) return cache_;
+  CacheOutcome o = upgrade_->outcome;
+  o.note = cache_.note + (cache_.note.empty() || o.note.empty() ? "" : "; ") + o.note;
+  return o;
+}
+
+std::string Plan::kernel_tier() const {
+  if (!runtime_epilogue_) return "specialized";
+  if (!upgrade_) return "run-time epilogue";
+  if (!upgrade_->ready.load(std::memory_order_acquire)) return "run-time epilogue (specialized compiling)";
+  return upgrade_->failed ? "run-time epilogue (specialized failed: " + upgrade_->error + ")" : "specialized";
 }
 
 void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, void* stream) {
@@ -329,7 +380,12 @@ void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, 
   args.y = y;
   args.alpha = al;
   args.beta = be;
-  for (size_t i = 0; i < data_.steps.size(); ++i) executor_->run(entries_[e][i], data_.steps[i], args, stream);
+  // The specialized entries once their background compile is done (published with release order
+  // and never changed after: a load per call, no lock, no allocation).
+  const std::vector<void*>* table = entries_;
+  if (upgrade_ && upgrade_->ready.load(std::memory_order_acquire) && !upgrade_->failed)
+    table = upgrade_->entries;
+  for (size_t i = 0; i < data_.steps.size(); ++i) executor_->run(table[e][i], data_.steps[i], args, stream);
 }
 
 void Plan::update_values(const void* values, spmv_memory_t memory) {
@@ -428,6 +484,7 @@ int64_t Plan::csr_equivalent_bytes(bool beta_zero) const {
 
 Json Plan::describe_json() const {
   const PlanTimings& t = timings_;
+  const CacheOutcome k = cache();  // once: the background compile may finish meanwhile
   return Json::object({{"format", data_.format},
                        {"params", params_json(data_.params)},
                        {"backend", to_string(backend_->kind())},
@@ -438,9 +495,10 @@ Json Plan::describe_json() const {
                        {"index", to_string(index_)},
                        {"value", to_string(value_)},
                        {"kernel", Json::object({{"spec", spec_.serialize()},
-                                                {"key", cache_.key},
-                                                {"cache", cache_.where},
-                                                {"note", cache_.note}})},
+                                                {"key", k.key},
+                                                {"cache", k.where},
+                                                {"tier", kernel_tier()},
+                                                {"note", k.note}})},
                        {"bytes", Json::object({{"matrix", data_.matrix_bytes},
                                                {"per_spmv", bytes_per_spmv(false)},
                                                {"csr_equivalent", csr_equivalent_bytes(false)},

@@ -10,6 +10,7 @@
 #include "engine/planner.hpp"
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/cache/background.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 #include "runtime/device_buffer.hpp"
 
@@ -43,7 +44,16 @@ class Plan {
 
   const FormatData& data() const { return data_; }
   const PlanChoice& choice() const { return choice_; }
-  const CacheOutcome& cache() const { return cache_; }
+  // Where the kernel in use came from: the specialized module's outcome once it took over from
+  // the run-time epilogue variant (notes of both kept).
+  CacheOutcome cache() const;
+  // Blocks until the specialized kernels compiling in the background (if any) are in use: for
+  // benchmarks and tests that time or check them.
+  void wait_for_kernels() const;
+  // "specialized", or "run-time epilogue" while the specialized module compiles in the background.
+  std::string kernel_tier() const;
+  // True when the plan began on the run-time epilogue variant (the specialized one was not cached).
+  bool tiered() const { return upgrade_ != nullptr; }
   // Measure-mode planning records what it timed (or the wisdom it used) in describe's planner section.
   void set_measurements(Json measured, std::string why) {
     measured_ = std::move(measured);
@@ -73,7 +83,8 @@ class Plan {
   void update_values_on_device(const void* values, spmv_memory_t memory);
   const void* device_pattern(int i) const;
   void upload_arrays();
-  void bind_entries();
+  void load_kernels();
+  void bind_entries(const std::string& suffix_or_empty);
 
   Backend* backend_ = nullptr;
   TargetInfo target_;     // target_.threads = parts the CPU formats cut the work into
@@ -90,6 +101,10 @@ class Plan {
   std::shared_ptr<LoadedModule> module_;
   std::unique_ptr<Executor> executor_;
   std::vector<void*> entries_[kEpilogueVariants];  // per epilogue, one per launch step
+  // Set while the specialized module compiles in the background (entries_ then all point to the
+  // run-time epilogue variant); execute switches to its entries once it is ready.
+  std::shared_ptr<KernelUpgrade> upgrade_;
+  bool runtime_epilogue_ = false;  // entries_ are the run-time epilogue variant's
   // Declared after executor_ and module_: freed before them, as the old explicit ~Plan did.
   std::vector<DeviceBuffer> device_arrays_;  // GPU copies of data_.arrays (empty for host-only ones)
   DeviceBuffer device_scratch_;

@@ -154,7 +154,8 @@ namespace {
 
 // Compiles (or reads) the binary for spec; records timings in `o`. Caller holds the key's lock.
 std::vector<char> obtain_binary(Backend& backend, const KernelSpec& spec, const KernelSource& src,
-                                const std::string& dir, CacheOutcome& o, bool* from_disk) {
+                                const std::string& dir, CacheOutcome& o, bool* from_disk,
+                                bool compile = true) {
   *from_disk = false;
   const std::string path = dir.empty() ? "" : cache_entry_path(dir, o.key);
   std::vector<char> binary;
@@ -171,6 +172,7 @@ std::vector<char> obtain_binary(Backend& backend, const KernelSpec& spec, const 
       log_warn("cache: " + o.note);
     }
   }
+  if (!compile) return {};
   const auto t0 = Clock::now();
   binary = backend.compile(src);
   o.compile_seconds = since(t0);
@@ -206,7 +208,7 @@ std::shared_ptr<std::mutex> key_lock(const std::string& tag) {
 }  // namespace
 
 std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spec,
-                                         const std::string& cache_dir, CacheOutcome* outcome) {
+                                         const std::string& cache_dir, CacheOutcome* outcome, bool compile) {
   CacheOutcome o;
   auto t0 = Clock::now();
   const KernelSource src = generate_source_for(backend, spec);
@@ -225,7 +227,12 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
     }
   }
   bool from_disk = false;
-  std::vector<char> binary = obtain_binary(backend, spec, src, cache_dir, o, &from_disk);
+  std::vector<char> binary = obtain_binary(backend, spec, src, cache_dir, o, &from_disk, compile);
+  if (binary.empty() && !compile) {
+    o.where = "absent";
+    if (outcome) *outcome = o;
+    return nullptr;
+  }
   std::shared_ptr<LoadedModule> mod;
   t0 = Clock::now();
   try {

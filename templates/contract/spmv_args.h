@@ -23,7 +23,15 @@ struct SpmvArgs {
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
-// beta == 0 (y is not read), bit 1 alpha == 1.
-enum { SPMVJIT_EPILOGUE_BETA_ZERO = 1, SPMVJIT_EPILOGUE_ALPHA_ONE = 2, SPMVJIT_EPILOGUE_VARIANTS = 4 };
+// beta == 0 (y is not read), bit 1 alpha == 1. A module compiled with SPMVJIT_RUNTIME_EPILOGUE
+// exports one variant instead, <entry>_r (e = SPMVJIT_EPILOGUE_RUNTIME), that tests alpha and
+// beta at run time: a quarter of the code, so the first compile of a plan is quick, while the
+// four specialized variants compile in the background.
+enum {
+  SPMVJIT_EPILOGUE_BETA_ZERO = 1,
+  SPMVJIT_EPILOGUE_ALPHA_ONE = 2,
+  SPMVJIT_EPILOGUE_VARIANTS = 4,
+  SPMVJIT_EPILOGUE_RUNTIME = 4
+};
 
 #endif  // SPMVJIT_CONTRACT_SPMV_ARGS_H

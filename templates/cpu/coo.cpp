@@ -9,7 +9,7 @@
 // Rows [lo, hi) have no nonzeros: y = beta*y (0 when beta == 0, without reading y).
 template <int E>
 static inline void coo_empty_rows(V* SPMVJIT_RESTRICT y, i64 lo, i64 hi, V beta) {
-  for (i64 r = lo; r < hi; ++r) y[r] = (E & 1) ? V(0) : beta * y[r];
+  for (i64 r = lo; r < hi; ++r) y[r] = spmvjit_beta_zero<E>(beta) ? V(0) : beta * y[r];
 }
 
 template <int E>

@@ -37,7 +37,7 @@ static void merge_fixup(const SpmvArgs& a, i64) {
   const V alpha = (V)a.alpha;
   for (i64 p = 0; p < a.n[MERGE_N_SEGMENTS]; ++p) {
     const i64 r = c[2 * p + 2];
-    if (r < a.rows) y[r] += (E & 2) ? carry[p] : alpha * carry[p];
+    if (r < a.rows) y[r] += spmvjit_alpha_one<E>(alpha) ? carry[p] : alpha * carry[p];
   }
 }
 

@@ -10,7 +10,7 @@ SPMVJIT_DEVICE void coo_scale(const SpmvArgs& a) {
   spmvjit_grid_launch_dependents();  // spmvjit_part streams its entries in this step's tail
   V* y = (V*)a.y;
   const i64 r = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-  if (r < a.rows) y[r] = (E & 1) ? V(0) : (V)a.beta * y[r];
+  if (r < a.rows) y[r] = spmvjit_beta_zero<E>((V)a.beta) ? V(0) : (V)a.beta * y[r];
 }
 
 template <int E>

@@ -34,7 +34,7 @@ SPMVJIT_DEVICE void coo_segments(const I* SPMVJIT_RESTRICT row, const I* SPMVJIT
     // Lanes past the end form their own segment with row -1 (never a real row).
     const i64 r = ok ? (i64)spmvjit_ld_stream(row + k) : -1;
     V v = ok ? spmvjit_ld_stream(val + k) * spmvjit_ldg(x + spmvjit_ld_stream(col + k)) : V(0);
-    if (!(E & 2)) v *= alpha;
+    if (!spmvjit_alpha_one<E>(alpha)) v *= alpha;
     for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
       const V o = spmvjit_shfl_down(v, d);
       const i64 orow = spmvjit_shfl_down(r, d);

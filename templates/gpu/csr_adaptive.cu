@@ -156,7 +156,7 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   const i64 k0 = spmvjit_ldg(bnz + blockIdx.x), k1 = spmvjit_ldg(bnz + blockIdx.x + 1);
   const int nrows = int(r1 - r0);
   if (k1 - k0 > kS) {  // a long row (alone in its row block): the long step adds its sum
-    if (t == 0) y[r0] = (E & 1) ? V(0) : beta * y[r0];
+    if (t == 0) y[r0] = spmvjit_beta_zero<E>(beta) ? V(0) : beta * y[r0];
     return;
   }
   if (k1 - k0 < 2 * nrows) {  // uniform per block: every thread takes the same branch
@@ -251,7 +251,7 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   s = block_sum(s, ws);
   if (threadIdx.x == 0) {
     spmvjit_grid_wait();  // launched early: the row-block step must have applied beta to y[r]
-    spmvjit_atomic_add(y + r, (E & 2) ? s : V(a.alpha) * s);
+    spmvjit_atomic_add(y + r, spmvjit_alpha_one<E>(V(a.alpha)) ? s : V(a.alpha) * s);
   }
 }
 

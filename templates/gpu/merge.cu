@@ -57,7 +57,8 @@ SPMVJIT_DEVICE void merge_fixup(const SpmvArgs& a) {
   const V* carry_val = (const V*)(carry_row + a.n[MERGE_N_SEGMENTS]);
   const i64 r = carry_row[seg];
   const V c = carry_val[seg];
-  if (r < a.rows && c != V(0)) spmvjit_atomic_add((V*)a.y + r, (E & 2) ? c : (V)a.alpha * c);
+  if (r < a.rows && c != V(0))
+    spmvjit_atomic_add((V*)a.y + r, spmvjit_alpha_one<E>((V)a.alpha) ? c : (V)a.alpha * c);
 }
 
 SPMVJIT_EXPORT_KERNEL(merge_part, spmvjit_part, MERGE_GPU_BLOCK)

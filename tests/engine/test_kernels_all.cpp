@@ -205,14 +205,16 @@ std::string describe(spmv_plan_t p) {
   return json;
 }
 
+// max_nnz < 0: every test matrix. `tier`: what describe must say of the kernel in use, if given.
 template <class I, class V>
-void run_all_formats() {
+void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr) {
   if (!test::require_cpu_backend()) return;
   warn_if_no_matrices_dir();
   const auto formats = cpu_formats();
   REQUIRE(!formats.empty());
   uint64_t seed = 1000;
   for (const TestMatrix& m : test_matrices()) {
+    if (max_nnz >= 0 && m.a.nnz() > max_nnz) continue;
     Typed<I, V> t(m);
     for (const Format* f : formats) {
       t.reset();
@@ -232,6 +234,7 @@ void run_all_formats() {
       const std::string d = describe(g.p);
       CHECK(test::json_error(d) == "");
       CHECK(test::json_string_field(d, "format") == name);
+      if (tier) CHECK(test::json_string_field(d, "tier") == tier);
       CHECK(check_plan(g.p, t.a, ++seed) == "");
     }
     // The planner's own choice must be just as correct.
@@ -252,6 +255,20 @@ TEST_CASE("every format, int32 float", "[kernels]") { run_all_formats<int32_t, f
 TEST_CASE("every format, int32 double", "[kernels]") { run_all_formats<int32_t, double>(); }
 TEST_CASE("every format, int64 float", "[kernels]") { run_all_formats<int64_t, float>(); }
 TEST_CASE("every format, int64 double", "[kernels]") { run_all_formats<int64_t, double>(); }
+
+// The variant a plan runs while its specialized kernel compiles in the background (alpha and beta
+// tested at run time), kept for good by SPMVJIT_TIERED_COMPILE=quick.
+TEST_CASE("every format's run-time epilogue variant", "[kernels]") {
+  const char* saved = std::getenv("SPMVJIT_TIERED_COMPILE");
+  const std::string restore = saved ? saved : "";
+  setenv("SPMVJIT_TIERED_COMPILE", "quick", 1);
+  run_all_formats<int32_t, double>(200000, "run-time epilogue");
+  run_all_formats<int64_t, float>(200000, "run-time epilogue");
+  if (saved)
+    setenv("SPMVJIT_TIERED_COMPILE", restore.c_str(), 1);
+  else
+    unsetenv("SPMVJIT_TIERED_COMPILE");
+}
 
 namespace {
 

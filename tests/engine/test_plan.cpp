@@ -1,9 +1,11 @@
 // Plan ownership of device memory: a constructor that throws after uploading has begun (a failed
 // device allocation, a missing kernel entry) frees every device array it had allocated; a plan
 // whose frees fail still goes quietly (logged, not thrown).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 #include "core/log.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/plan.hpp"
+#include "engine/reference.hpp"
 #include "runtime/backend.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tests/test_support.hpp"
@@ -39,13 +42,12 @@ class FlakyModule : public LoadedModule {
 // plan, without a GPU.
 class CountingBackend : public Backend {
  public:
-  explicit CountingBackend(Backend& inner) : inner_(inner) {}
+  explicit CountingBackend(Backend& inner, std::string tag = " +counting-test")
+      : inner_(inner), tag_(std::move(tag)) {}
   BackendKind kind() const override { return inner_.kind(); }
   const TargetInfo& target() const override { return inner_.target(); }
   // A key of its own: the memory cache then only ever hands this backend FlakyModules.
-  std::string compiler_version() const override {
-    return inner_.compiler_version() + " +counting-test";
-  }
+  std::string compiler_version() const override { return inner_.compiler_version() + tag_; }
   std::vector<std::string> compile_options(const KernelSpec& spec) const override {
     return inner_.compile_options(spec);
   }
@@ -90,6 +92,7 @@ class CountingBackend : public Backend {
 
  private:
   Backend& inner_;
+  std::string tag_;
 };
 
 }  // namespace
@@ -147,7 +150,7 @@ TEST_CASE("a plan whose constructor throws mid-upload frees its device arrays", 
       CHECK(dev.bad_frees == 0);
     }
 
-    // Every allocation succeeds, then binding the kernel entries throws.
+    // Binding the kernel entries throws: it comes before the uploads, nothing is allocated.
     dev.allocs = 0;
     dev.fail_at = 0;
     dev.fail_entries = true;
@@ -158,7 +161,7 @@ TEST_CASE("a plan whose constructor throws mid-upload frees its device arrays", 
       CHECK(e.status() == SPMV_STATUS_INTERNAL_ERROR);
       CHECK(std::string(e.what()).find("made to go missing") != std::string::npos);
     }
-    CHECK(dev.allocs == uploads);
+    CHECK(dev.allocs == 0);
     CHECK(dev.live.empty());
     CHECK(dev.bad_frees == 0);
 
@@ -186,4 +189,91 @@ TEST_CASE("a plan whose constructor throws mid-upload frees its device arrays", 
     CHECK(dev.bad_frees == 0);
     if (logging) CHECK(warnings == uploads);
   }
+}
+
+namespace {
+
+// Runs the plan's four epilogue cases (beta 0 with NaN in y, beta != 0, alpha 1 and not) on a
+// host "device"; "" or what went wrong.
+std::string check_epilogues(Plan& plan, const HostCsr<int32_t, double>& a, uint64_t seed) {
+  const double alphas[] = {1.0, -1.75, 1.0, 0.3}, betas[] = {0.0, 0.0, 0.5, -1.25};
+  for (int c = 0; c < 4; ++c) {
+    const auto x = random_vector<double>(a.cols, seed + 2 * c);
+    std::vector<double> y = random_vector<double>(a.rows, seed + 2 * c + 1);
+    if (betas[c] == 0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+    const auto y0 = y;
+    plan.execute(&alphas[c], x.data(), &betas[c], y.data(), nullptr);
+    const std::string bad =
+        check_spmv(a, reference_spmv(a, alphas[c], x.data(), betas[c], y0.data()), y.data());
+    if (!bad.empty())
+      return "alpha " + std::to_string(alphas[c]) + ", beta " + std::to_string(betas[c]) + ": " + bad;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a kernel not yet cached runs on the run-time epilogue until the specialized one is ready",
+          "[plan]") {
+  if (!test::require_cpu_backend()) return;
+  // The CPU backend under keys of its own (in no cache, memory or disk: each format compiles),
+  // computing in host memory like the CPU backend.
+  struct HostBackend : CountingBackend {
+    using CountingBackend::CountingBackend;
+    bool is_host() const override { return true; }
+  };
+  static HostBackend dev(get_backend(BackendKind::cpu, 0), " +tiering-test");
+  const auto a = generate_matrix("powerlaw:3000", 6).cast<int32_t, double>();
+  const spmv_csr_t d =
+      csr_view<int32_t, double>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
+  const char* saved = std::getenv("SPMVJIT_TIERED_COMPILE");
+  const std::string restore = saved ? saved : "";
+  unsetenv("SPMVJIT_TIERED_COMPILE");
+  for (const char* format : {"csr", "sell", "merge"}) {
+    INFO("format " << format);
+    spmv_options_t o;
+    spmv_options_init(&o);
+    o.format = format;
+    o.cache_dir = "";
+    o.log_level = SPMV_LOG_OFF;
+    Plan first(d, o, &dev);
+    CHECK(first.tiered());
+    CHECK(first.describe().find("run-time epilogue until the specialized kernel is ready") !=
+          std::string::npos);
+    CHECK(check_epilogues(first, a, 100) == "");  // on whichever kernel is in use meanwhile
+    first.wait_for_kernels();
+    CHECK(first.kernel_tier() == "specialized");
+    CHECK(first.cache().where == "compiled");
+    CHECK(first.cache().key != "");
+    CHECK(check_epilogues(first, a, 200) == "");
+    // The next plan of the same kernel finds the specialized module: no quick variant.
+    Plan second(d, o, &dev);
+    CHECK_FALSE(second.tiered());
+    CHECK(second.kernel_tier() == "specialized");
+    CHECK(second.cache().key == first.cache().key);
+    CHECK(second.cache().where == "memory");
+  }
+  // "quick" keeps the run-time epilogue variant for good; "0" compiles the specialized one first.
+  setenv("SPMVJIT_TIERED_COMPILE", "quick", 1);
+  {
+    spmv_options_t o;
+    spmv_options_init(&o);
+    o.format = "csr";
+    o.cache_dir = "";
+    o.log_level = SPMV_LOG_OFF;
+    Plan p(d, o, &dev);
+    CHECK_FALSE(p.tiered());
+    CHECK(p.kernel_tier() == "run-time epilogue");
+    CHECK(check_epilogues(p, a, 300) == "");
+    setenv("SPMVJIT_TIERED_COMPILE", "0", 1);
+    o.format = "csr_vector";
+    Plan q(d, o, &dev);
+    CHECK_FALSE(q.tiered());
+    CHECK(q.kernel_tier() == "specialized");
+    CHECK(q.cache().where == "compiled");
+  }
+  if (saved)
+    setenv("SPMVJIT_TIERED_COMPILE", restore.c_str(), 1);
+  else
+    unsetenv("SPMVJIT_TIERED_COMPILE");
 }

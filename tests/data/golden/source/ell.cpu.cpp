@@ -21,6 +21,10 @@ typedef SPMVJIT_INDEX_T I;
 typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
 
+#ifndef SPMVJIT_RUNTIME_EPILOGUE
+#define SPMVJIT_RUNTIME_EPILOGUE 0
+#endif
+
 #line 1 "contract/spmv_args.h"
 // The kernel contract every kernel of every backend shares: its one argument block and the
 // epilogue variants. Declared once: the host (core/kernel_args.hpp) and the preludes include
@@ -47,27 +51,50 @@ struct SpmvArgs {
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
-// beta == 0 (y is not read), bit 1 alpha == 1.
-enum { SPMVJIT_EPILOGUE_BETA_ZERO = 1, SPMVJIT_EPILOGUE_ALPHA_ONE = 2, SPMVJIT_EPILOGUE_VARIANTS = 4 };
+// beta == 0 (y is not read), bit 1 alpha == 1. A module compiled with SPMVJIT_RUNTIME_EPILOGUE
+// exports one variant instead, <entry>_r (e = SPMVJIT_EPILOGUE_RUNTIME), that tests alpha and
+// beta at run time: a quarter of the code, so the first compile of a plan is quick, while the
+// four specialized variants compile in the background.
+enum {
+  SPMVJIT_EPILOGUE_BETA_ZERO = 1,
+  SPMVJIT_EPILOGUE_ALPHA_ONE = 2,
+  SPMVJIT_EPILOGUE_VARIANTS = 4,
+  SPMVJIT_EPILOGUE_RUNTIME = 4
+};
 
 #endif  // SPMVJIT_CONTRACT_SPMV_ARGS_H
-#line 18 "cpu/prelude.h"
+#line 22 "cpu/prelude.h"
 
-// E bit 0: beta == 0 (y is not read); bit 1: alpha == 1.
+// E bit 0: beta == 0 (y is not read); bit 1: alpha == 1; E == SPMVJIT_EPILOGUE_RUNTIME: both
+// decided at run time. Kernels ask through these, never test the bits themselves.
+template <int E>
+static inline bool spmvjit_beta_zero(V beta) {
+  return E == SPMVJIT_EPILOGUE_RUNTIME ? beta == V(0) : (E & 1) != 0;
+}
+template <int E>
+static inline bool spmvjit_alpha_one(V alpha) {
+  return E == SPMVJIT_EPILOGUE_RUNTIME ? alpha == V(1) : (E & 2) != 0;
+}
 template <int E>
 static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
-  const V ax = (E & 2) ? acc : alpha * acc;
-  return (E & 1) ? ax : ax + beta * y[r];
+  const V ax = spmvjit_alpha_one<E>(alpha) ? acc : alpha * acc;
+  return spmvjit_beta_zero<E>(beta) ? ax : ax + beta * y[r];
 }
 
 #define SPMVJIT_RESTRICT __restrict__
 
-// Exports spmvjit_part_<e>(args, part) for the four epilogues from `template <int E> part(...)`.
+// Exports spmvjit_part_<e>(args, part) for the four epilogues from `template <int E> part(...)`,
+// or the one run-time variant spmvjit_part_r (SPMVJIT_RUNTIME_EPILOGUE).
+#if SPMVJIT_RUNTIME_EPILOGUE
+#define SPMVJIT_EXPORT(fn, entry) \
+  extern "C" void entry##_r(const SpmvArgs* a, i64 p) { fn<SPMVJIT_EPILOGUE_RUNTIME>(*a, p); }
+#else
 #define SPMVJIT_EXPORT(fn, entry)                                                          \
   extern "C" void entry##_0(const SpmvArgs* a, i64 p) { fn<0>(*a, p); }                    \
   extern "C" void entry##_1(const SpmvArgs* a, i64 p) { fn<1>(*a, p); }                    \
   extern "C" void entry##_2(const SpmvArgs* a, i64 p) { fn<2>(*a, p); }                    \
   extern "C" void entry##_3(const SpmvArgs* a, i64 p) { fn<3>(*a, p); }
+#endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
 #line 4 "cpu/ell.cpp"
