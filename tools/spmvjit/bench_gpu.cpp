@@ -1,5 +1,6 @@
 // `spmvjit bench --backend cuda`: our formats vs cuSPARSE and the device's copy bandwidth.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "tools/spmvjit/cli.hpp"
@@ -13,6 +14,13 @@ namespace {
 constexpr size_t kCopyBytes = size_t(1) << 30;
 
 std::string pct(double part, double whole) { return whole > 0 && part > 0 ? fmt(100.0 * part / whole, 1) : "-"; }
+
+// The number of SpMVs after which plan + N * t costs no more than the peer's setup + N * its time:
+// -1 when never (not faster per SpMV).
+double break_even(double plan, double t, double setup, double peer_t) {
+  if (t >= peer_t) return -1;
+  return std::max(0.0, std::ceil((plan - setup) / (peer_t - t)));
+}
 
 }  // namespace
 
@@ -36,8 +44,12 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
                             {"results", Json::array()}});
   Json& results = json["results"];
   bool any_wrong = false;
-  const std::vector<std::string> header = {"matrix",  "format",  "ms",        "CSR-eq GB/s", "% copy",
-                                           "vs ALG1", "plan ms", "plan/SpMV", "compile ms",  "params"};
+  // "break-even": SpMVs after which plan + N SpMVs beats cuSPARSE's setup (upload, descriptors,
+  // workspace, preprocess) + N SpMVs, with whichever of ALG1/ALG2 is faster; for the CSR already
+  // in device memory ("device:" rows) without either upload.
+  const std::vector<std::string> header = {"matrix",     "format",     "ms",      "CSR-eq GB/s",
+                                           "% copy",     "vs ALG1",    "plan ms", "plan/SpMV",
+                                           "break-even", "compile ms", "params"};
   // After the planner's own pick: the same for the CSR already in device memory ("device:").
   std::vector<std::string> runs;
   for (const std::string& f : formats) {
@@ -51,6 +63,9 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     if (peers) peer = cusparse_spmv(device, a, index, value, iters, 0.2);
     if (!peer.ok && peer.error.find("WRONG") != std::string::npos) any_wrong = true;
     const double alg1 = peer.ok ? peer.alg1_s : 0;
+    const bool alg2_faster = peer.ok && peer.alg2_s < peer.alg1_s;
+    const double peer_s = alg2_faster ? peer.alg2_s : peer.alg1_s;
+    const double peer_setup_s = alg2_faster ? peer.alg2_setup_s : peer.alg1_setup_s;
     double csr_bytes = 0, best_s = 0;
     std::string best;
     for (const auto& f : runs) {
@@ -59,16 +74,22 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
           f.empty() || f == "measure" || f == "device" ? (f.empty() ? "auto" : f) + ":" + r.format : r.format;
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
-        rows.push_back({name, label, "-", "-", "-", "-", "-", "-", "-", r.error.substr(0, 70)});
+        rows.push_back({name, label, "-", "-", "-", "-", "-", "-", "-", "-", r.error.substr(0, 70)});
         results.push_back(
             Json::object({{"matrix", name}, {"format", label}, {"ok", false}, {"reason", r.error}}));
         continue;
       }
       csr_bytes = r.csr_bytes;
       if (best_s == 0 || r.exec_s < best_s) best_s = r.exec_s, best = label;
+      const double even =
+          peer.ok ? break_even(r.plan_s, r.exec_s, peer_setup_s - (f == "device" ? peer.upload_s : 0), peer_s)
+                  : -2;
       rows.push_back({name, label, fmt(r.exec_s * 1e3, 4), fmt(r.csr_gbs(), 1), pct(r.csr_gbs(), copy_gbs),
                       alg1 > 0 ? fmt(alg1 / r.exec_s, 2) : "-", fmt(r.plan_s * 1e3, 1),
                       fmt(r.plan_s / r.exec_s, 0),
+                      even == -2 ? "-"
+                      : even < 0 ? "never"
+                                 : fmt(even, 0),
                       r.cache == "compiled" ? fmt(r.compile_s * 1e3, 1) : r.cache, r.params.dump()});
       results.push_back(Json::object({{"matrix", name},
                                       {"format", label},
@@ -80,6 +101,7 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
                                       {"vs_cusparse_alg1", alg1 > 0 ? alg1 / r.exec_s : 0},
                                       {"plan_spmvs", r.plan_s / r.exec_s},
                                       {"plan_seconds", r.plan_s},
+                                      {"break_even_spmvs", even == -2 ? Json() : Json(even)},
                                       {"compile_seconds", r.compile_s},
                                       {"cache", r.cache},
                                       {"params", r.params},
@@ -87,21 +109,23 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     }
     if (peers) {
       if (!peer.ok) {
-        rows.push_back({name, "cusparse", "-", "-", "-", "-", "-", "-", "-", peer.error.substr(0, 70)});
+        rows.push_back({name, "cusparse", "-", "-", "-", "-", "-", "-", "-", "-", peer.error.substr(0, 70)});
         results.push_back(
             Json::object({{"matrix", name}, {"format", "cusparse"}, {"ok", false}, {"reason", peer.error}}));
       } else {
         for (int k = 0; k < 2; ++k) {
-          const double s = k ? peer.alg2_s : peer.alg1_s;
+          const double s = k ? peer.alg2_s : peer.alg1_s, setup = k ? peer.alg2_setup_s : peer.alg1_setup_s;
           const double gbs = csr_bytes > 0 ? csr_bytes / s * 1e-9 : 0;
           const std::string label = k ? "cusparse-alg2" : "cusparse-alg1";
           rows.push_back({name, label, fmt(s * 1e3, 4), fmt(gbs, 1), pct(gbs, copy_gbs), fmt(alg1 / s, 2),
-                          "-", "-", "-", "peer"});
+                          fmt(setup * 1e3, 1), fmt(setup / s, 0), "-", "-", "peer (plan = setup)"});
           results.push_back(Json::object({{"matrix", name},
                                           {"format", label},
                                           {"ok", true},
                                           {"spmv_seconds", s},
                                           {"csr_gbs", gbs},
+                                          {"setup_seconds", setup},
+                                          {"upload_seconds", peer.upload_s},
                                           {"pct_copy", copy_gbs > 0 ? 100 * gbs / copy_gbs : 0}}));
         }
       }
@@ -109,7 +133,7 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     if (best_s > 0)
       rows.push_back({name, "= best: " + best, fmt(best_s * 1e3, 4), fmt(csr_bytes / best_s * 1e-9, 1),
                       pct(csr_bytes / best_s * 1e-9, copy_gbs), alg1 > 0 ? fmt(alg1 / best_s, 2) : "-", "",
-                      "", "", ""});
+                      "", "", "", ""});
     // One table per matrix as it completes: a long suite shows progress and survives a timeout.
     std::fputs(format_table(header, {rows.begin() + long(first_row), rows.end()}).c_str(), stdout);
     std::fflush(stdout);

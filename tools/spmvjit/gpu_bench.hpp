@@ -27,7 +27,9 @@ struct CusparseResult {
   bool ok = false;
   std::string error;
   double alg1_s = 0, alg2_s = 0;  // median seconds of one SpMV (beta = 0)
-  double setup_s = 0;             // descriptors + buffers + ALG2 preprocess
+  // A host CSR to the first SpMV: upload, descriptors, workspace (+ preprocess for ALG2).
+  double alg1_setup_s = 0, alg2_setup_s = 0;
+  double upload_s = 0;  // the CSR arrays' part of the above
 };
 
 // cusparseSpMV on the same CSR (same index/value types), CUSPARSE_SPMV_CSR_ALG1 and ALG2 (with
