@@ -170,7 +170,8 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
   HostArray cols = alloc(total, sizeof(int64_t)), vals = alloc(total, size_of(in_.value));
   a.a[DP_SAMPLE_COLS] = cols.device.get();
   a.a[DP_SAMPLE_VALS] = vals.device.get();
-  if (total) launch("device_plan", "spmvjit_dp_sample_gather", n, a);
+  if (total)
+    launch("device_plan", "spmvjit_dp_sample_gather", n * b_.target().warp_size, a);  // a warp per row
   smp->col_idx.resize(size_t(total));
   smp->values = AlignedBuffer(size_t(total) * size_of(in_.value));
   b_.download(smp->col_idx.data(), cols.device.get(), size_t(total) * sizeof(int64_t));

@@ -18,9 +18,12 @@ namespace spmvjit {
 
 // Seconds per plan stage. input_upload: a host CSR copied once to a GPU to be planned there (the
 // one upload every GPU plan of host data pays; the rest is the planning proper).
+// Seconds of each planning stage. backend_init: the process's first use of the device (context,
+// compiler libraries), paid once per process. compile/load: every module the plan needed (device
+// planning and build modules included); the stages around them exclude that time.
 struct PlanTimings {
-  double input_upload = 0, validate = 0, stats = 0, plan = 0, convert = 0, codegen = 0, compile = 0, load = 0,
-         upload = 0, total = 0;
+  double backend_init = 0, input_upload = 0, validate = 0, stats = 0, plan = 0, convert = 0, codegen = 0,
+         compile = 0, load = 0, upload = 0, total = 0;
 };
 
 class Plan {

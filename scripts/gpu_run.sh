@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# One call on a CUDA machine: unpack deps, build (CUDA only), test, memcheck, benchmark vs cuSPARSE.
-# Usage: scripts/gpu_run.sh   (results in $OUT, default ./out: log.txt, memcheck.txt,
-# bench.txt/.json, bench_warm_{1,0}.json, bench_small.txt/.json). Needs .deps/catch2_*.deb (apt-get
+# One call on a CUDA machine: unpack deps, build (CUDA only), test, benchmark vs cuSPARSE, memcheck.
+# Usage: scripts/gpu_run.sh   (results in $OUT, default ./out). Needs .deps/catch2_*.deb (apt-get
 # download catch2) since the GPU machine has no network; .deps/matrices/*.mtx are tested if present.
-# Each stage has a time limit (T_TESTS, T_CTEST, T_BENCH, T_MEMCHECK seconds) so the whole run
-# ends inside a 10-minute device call; BENCH_FORMATS narrows the large-suite formats (default all).
+# STAGES (comma list, default all of them): tests, auto (the large suite, planner's choice + device
+# input + cuSPARSE, with break-even), all (every format on the large suite), warm (warm-cache plan
+# times), cold (first plan of a fresh process on a cold cache, tiered compile on and off), small,
+# memcheck. BASELINE_TREE=dir (a source tree of an older commit) is built beside and runs the
+# `auto` stage too, for an A/B in the same session. Each stage has a time limit (T_TESTS, T_BENCH,
+# T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/out}
 mkdir -p "$OUT"
 DEPS=$ROOT/.deps
 PREFIX=${SPMVJIT_PREFIX:-/tmp/spmvjit-prefix}
-BUILD=${SPMVJIT_GPU_BUILD:-/tmp/spmvjit-build}
+BUILD=${SPMVJIT_GPU_BUILD:-$ROOT/build-gpu}  # in the tree (git-ignored): kept while the machine stays warm
+STAGES=${STAGES:-tests,auto,all,warm,cold,small,memcheck}
+has() { [[ ",$STAGES," == *",$1,"* ]]; }
 JOBS=$(nproc)
 exec > >(tee -a "$OUT/log.txt") 2>&1
 T0=$(date +%s)
@@ -31,56 +36,109 @@ MATRICES=$DEPS/matrices
 
 step "configure + build"
 export PATH=/usr/local/cuda/bin:$PATH
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -USPMVJIT_WITH_CUDA -USPMVJIT_BENCH_CUSPARSE -DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_BUILD_TYPE=Release -DSPMVJIT_WITH_CPU=OFF \
-  -DCMAKE_PREFIX_PATH="$PREFIX/usr" -DSPMVJIT_MATRICES_DIR="$MATRICES" | grep -E "spmvjit|Error|error|CUDA"
-grep -q "SPMVJIT_WITH_CUDA:BOOL=ON" "$BUILD/CMakeCache.txt" || { echo "CUDA backend not enabled"; grep -i "cuda" "$BUILD/CMakeCache.txt" | head -20; exit 2; }
-ninja -C "$BUILD" -j"$JOBS" 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\] (Building|Linking)" ; [ "${PIPESTATUS[0]}" = 0 ] || exit 3
+configure_build() {  # source dir, build dir
+  cmake -S "$1" -B "$2" -G Ninja -USPMVJIT_WITH_CUDA -USPMVJIT_BENCH_CUSPARSE -DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_BUILD_TYPE=Release -DSPMVJIT_WITH_CPU=OFF \
+    -DCMAKE_PREFIX_PATH="$PREFIX/usr" -DSPMVJIT_MATRICES_DIR="$MATRICES" | grep -E "spmvjit|Error|error|CUDA"
+  grep -q "SPMVJIT_WITH_CUDA:BOOL=ON" "$2/CMakeCache.txt" || { echo "CUDA backend not enabled in $2"; return 2; }
+  ninja -C "$2" -j"$3" 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\] (Building|Linking)" ; return "${PIPESTATUS[0]}"
+}
+BASE_CLI=
+if [ -n "${BASELINE_TREE:-}" ]; then
+  configure_build "$BASELINE_TREE" "$BUILD-base" $((JOBS / 2)) > /tmp/base_build.log 2>&1 &
+  BASE_PID=$!
+fi
+configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3
+if [ -n "${BASELINE_TREE:-}" ]; then
+  if wait $BASE_PID; then BASE_CLI=$BUILD-base/tools/spmvjit; else echo "baseline build failed"; tail -20 /tmp/base_build.log; fi
+fi
 CLI=$BUILD/tools/spmvjit
 TESTS=$BUILD/tests/spmvjit_tests
 
+if has tests; then
 step "[cuda] tests"
 SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_TESTS:-120}" "$TESTS" "[cuda]" -d yes \
   2>&1 | grep -Ev "^\s*$|^[0-9.]+ s: " | tail -n 80 || status=1
 
+fi
 # ctest (the CPU-side tests) is left to the CPU machines: this build has no CPU backend.
 
+if has auto; then
+  for who in new base; do
+    C=$CLI; [ $who = base ] && C=$BASE_CLI
+    [ -n "$C" ] || continue
+    step "bench ($who): large suite, auto + device input, vs cuSPARSE (warm kernel cache after a first pass)"
+    rm -rf /tmp/spmvjit-auto-cache-$who
+    timeout 120 "$C" bench --suite --large --backend cuda --formats auto --no-peers --iters 3 \
+      --cache-dir /tmp/spmvjit-auto-cache-$who > /dev/null 2>&1  # fills the kernel cache
+    timeout "${T_BENCH:-300}" "$C" bench --suite --large --backend cuda --formats auto --iters 30 \
+      --cache-dir /tmp/spmvjit-auto-cache-$who --json "$OUT/bench_auto_$who.json" > "/tmp/bench_auto_$who.txt" 2>&1 || status=1
+    cat "/tmp/bench_auto_$who.txt"
+  done
+fi
+
+if has all; then
 step "bench: large suite, every format, vs cuSPARSE (cold kernel cache)"
 rm -rf /tmp/spmvjit-bench-cache
 timeout "${T_BENCH:-300}" "$CLI" bench --suite --large --backend cuda --formats "${BENCH_FORMATS:-all}" --iters 30 \
-  --cache-dir /tmp/spmvjit-bench-cache --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1 || status=1
-cat "$OUT/bench.txt"
+  --cache-dir /tmp/spmvjit-bench-cache --json "$OUT/bench.json" > /tmp/bench.txt 2>&1 || status=1
+cat /tmp/bench.txt
+fi
 
+if has warm; then
 step "bench: warm-cache plan time (20M nonzeros; the last auto is warm in memory too), pinned staging on, then off"
 for staging in 1 0; do
   SPMVJIT_CUDA_STAGING=$staging timeout 60 "$CLI" bench --gen poisson2d:2000 --backend cuda --formats auto,csr_adaptive,csr,auto \
-    --no-peers --iters 5 --cache-dir /tmp/spmvjit-bench-cache --json "$OUT/bench_warm_$staging.json" > "/tmp/bench_warm_$staging.txt" 2>&1 || status=1
+    --no-peers --iters 5 --cache-dir /tmp/spmvjit-bench-cache --json "/tmp/bench_warm_$staging.json" > "/tmp/bench_warm_$staging.txt" 2>&1 || status=1
   echo "staging=$staging"; cat "/tmp/bench_warm_$staging.txt"
 done
 python3 - "$OUT" <<'PY' || true
 import json, sys
 for s in ("1", "0"):
-    for r in json.load(open(f"{sys.argv[1]}/bench_warm_{s}.json"))["results"]:
+    for r in json.load(open(f"/tmp/bench_warm_{s}.json"))["results"]:
         if r.get("ok"):
             t = r.get("timings", {})
             print(f"staging={s} {r['format']:>22} spmv {r['spmv_seconds']*1e3:.4f} ms  " +
                   " ".join(f"{k} {v*1e3:.1f}" for k, v in t.items()) + " (ms)")
 PY
+fi
 
+if has cold; then
+step "cold start: first plan of a fresh process, empty kernel cache (tiered compile on, then off)"
+for tier in 1 0; do
+  for f in csr_adaptive sell sell_diag csr; do
+    d=$(mktemp -d)
+    SPMVJIT_TIERED_COMPILE=$tier timeout 60 "$CLI" run --gen poisson2d:300 --backend cuda --format $f --iters 5 \
+      --cache-dir "$d" --json "/tmp/cold_${f}_$tier.json" > /dev/null 2>&1 || status=1
+    python3 - "/tmp/cold_${f}_$tier.json" "$tier" "$f" <<'PY' || true
+import json, sys
+p = json.load(open(sys.argv[1]))["plan"]
+t = p["timings"]
+print(f"tiered={sys.argv[2]} {sys.argv[3]:>13}: " + " ".join(f"{k} {v*1e3:.1f}" for k, v in t.items()) + f" (ms), kernel {p['kernel']['cache']} / {p['kernel'].get('tier', '-')}")
+PY
+    rm -rf "$d"
+  done
+done
+fi
+
+if has small; then
 step "bench: small matrices (latency)"
 timeout 30 "$CLI" bench --suite --backend cuda --formats auto,csr,sell,csr_adaptive --cache-dir /tmp/spmvjit-bench-cache \
-  --json "$OUT/bench_small.json" > "$OUT/bench_small.txt" 2>&1 || status=1
+  --json /tmp/bench_small.json > /tmp/bench_small.txt 2>&1 || status=1
 for g in poisson2d:100 random:10000:1:20; do
   timeout 10 "$CLI" bench --gen "$g" --backend cuda --formats auto,sell,csr_adaptive --cache-dir /tmp/spmvjit-bench-cache \
-    >> "$OUT/bench_small.txt" 2>&1 || status=1
+    >> /tmp/bench_small.txt 2>&1 || status=1
 done
-cat "$OUT/bench_small.txt"
+cat /tmp/bench_small.txt
+fi
 
+if has memcheck; then
 step "compute-sanitizer memcheck (kernel accesses; the OOM/bad-image API errors the tests provoke are not reported): [cuda] device tests int32/double, int64/float, device-memory and device-planning tests"
 SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_MEMCHECK:-60}" \
   compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 20 "$TESTS" \
-  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*" > "$OUT/memcheck.txt" 2>&1
+  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*" > /tmp/memcheck.txt 2>&1
 echo "memcheck exit $? (0 clean, 9 errors found, 124 time limit)"
-tail -n 30 "$OUT/memcheck.txt"
+tail -n 30 /tmp/memcheck.txt
+fi
 
 step "done, status $status"
 exit $status

@@ -435,7 +435,8 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_lengths
 }
 
 // Row sample, pass 2: sampled row i's entries at offsets[i] (scanned), columns zero-based and
-// shifted by as many rows as the row moved, as int64.
+// shifted by as many rows as the row moved, as int64. One warp per row (a sample of long rows,
+// e.g. a dense block, would leave one thread copying thousands of entries).
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(const SpmvArgs a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[DP_SAMPLE_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[DP_SAMPLE_COL_IDX];
@@ -444,15 +445,17 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(
   i64* cols = (i64*)a.a[DP_SAMPLE_COLS];
   V* vals = (V*)a.a[DP_SAMPLE_VALS];
   const i64 groups = a.n[DP_N_SAMPLE_GROUPS], matrix_groups = a.n[DP_N_MATRIX_GROUPS], base = a.n[DP_N_BASE];
-  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < groups * DP_SAMPLE_GROUP_ROWS;
-       i += i64(gridDim.x) * blockDim.x) {
+  const i64 warps = i64(gridDim.x) * (blockDim.x / SPMVJIT_WARP);
+  const int lane = spmvjit_lane();
+  for (i64 i = (i64(blockIdx.x) * blockDim.x + threadIdx.x) / SPMVJIT_WARP; i < groups * DP_SAMPLE_GROUP_ROWS;
+       i += warps) {
     const i64 g = i / DP_SAMPLE_GROUP_ROWS, start = dp_sample_group_start(g, groups, matrix_groups);
     const i64 r = start + i % DP_SAMPLE_GROUP_ROWS, shift = start - g * DP_SAMPLE_GROUP_ROWS;
     if (r >= a.rows) continue;
-    const i64 b = i64(spmvjit_ldg(rp + r)) - base;
-    for (i64 k = 0; k < off[i + 1] - off[i]; ++k) {
-      cols[off[i] + k] = i64(spmvjit_ldg(ci + b + k)) - base - shift;
-      vals[off[i] + k] = spmvjit_ldg(va + b + k);
+    const i64 b = i64(spmvjit_ldg(rp + r)) - base, o = off[i], len = off[i + 1] - o;
+    for (i64 k = lane; k < len; k += SPMVJIT_WARP) {
+      cols[o + k] = i64(spmvjit_ldg(ci + b + k)) - base - shift;
+      vals[o + k] = spmvjit_ldg(va + b + k);
     }
   }
 }
