@@ -16,6 +16,8 @@
 
 namespace spmvjit {
 
+class ValueMap;
+
 // Seconds per plan stage. input_upload: a host CSR copied once to a GPU to be planned there (the
 // one upload every GPU plan of host data pays; the rest is the planning proper).
 // Seconds of each planning stage. backend_init: the process's first use of the device (context,
@@ -57,6 +59,9 @@ class Plan {
   std::string kernel_tier() const;
   // True when the plan began on the run-time epilogue variant (the specialized one was not cached).
   bool tiered() const { return upgrade_ != nullptr; }
+  // How spmv_plan_update_values renews the values: "not yet updated", "gather through a value
+  // map" (after a first update that reconverted and found the map), or "reconversion".
+  std::string values_update() const;
   // Measure-mode planning records what it timed (or the wisdom it used) in describe's planner section.
   void set_measurements(Json measured, std::string why) {
     measured_ = std::move(measured);
@@ -108,6 +113,8 @@ class Plan {
   // run-time epilogue variant); execute switches to its entries once it is ready.
   std::shared_ptr<KernelUpgrade> upgrade_;
   bool runtime_epilogue_ = false;  // entries_ are the run-time epilogue variant's
+  std::unique_ptr<ValueMap> value_map_;  // found by the first update_values (engine/value_map.hpp)
+  bool value_map_tried_ = false;
   // Declared after executor_ and module_: freed before them, as the old explicit ~Plan did.
   std::vector<DeviceBuffer> device_arrays_;  // GPU copies of data_.arrays (empty for host-only ones)
   DeviceBuffer device_scratch_;

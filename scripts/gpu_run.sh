@@ -107,8 +107,9 @@ step "cold start: first plan of a fresh process, empty kernel cache (tiered comp
 for tier in 1 0; do
   for f in csr_adaptive sell sell_diag csr; do
     d=$(mktemp -d)
-    SPMVJIT_TIERED_COMPILE=$tier timeout 60 "$CLI" run --gen poisson2d:300 --backend cuda --format $f --iters 5 \
-      --cache-dir "$d" --json "/tmp/cold_${f}_$tier.json" > /dev/null 2>&1 || status=1
+    SPMVJIT_LOG_LEVEL=debug SPMVJIT_TIERED_COMPILE=$tier timeout 60 "$CLI" run --gen poisson2d:300 --backend cuda --format $f --iters 5 \
+      --cache-dir "$d" --json "/tmp/cold_${f}_$tier.json" > /tmp/cold_log.txt 2>&1 || status=1
+    grep -o "cache: compiled .* ms" /tmp/cold_log.txt | sed -E 's/cache: compiled (.{60}).* in /    compiled \1... in /' || true
     python3 - "/tmp/cold_${f}_$tier.json" "$tier" "$f" <<'PY' || true
 import json, sys
 p = json.load(open(sys.argv[1]))["plan"]

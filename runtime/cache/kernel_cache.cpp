@@ -176,6 +176,7 @@ std::vector<char> obtain_binary(Backend& backend, const KernelSpec& spec, const 
   const auto t0 = Clock::now();
   binary = backend.compile(src);
   o.compile_seconds = since(t0);
+  log_debug("cache: compiled " + spec.serialize() + " in " + std::to_string(o.compile_seconds * 1e3) + " ms");
   if (!dir.empty()) {
     MemoryCache& m = memory();
     bool skip;

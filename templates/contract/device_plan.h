@@ -59,6 +59,13 @@ enum {
 };
 enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 
+// Value maps (engine/value_map.hpp): position codes (the bits of k + 1 in entry k, an unsigned
+// integer as wide as V), a map from converted codes (I positions, -1 for padding, codes past nnz
+// counted in errors[0]), and the gather out[j] = map[j] < 0 ? 0 : values[map[j]], which with
+// n[DP_VM_N_CHECK] compares with out instead and counts differences in errors[0].
+enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS };  // a[]
+enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK };         // n[]
+
 // Argument slots of the generic kernels (copies, scan).
 enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)

@@ -231,3 +231,58 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(
     }
   }
 }
+
+namespace dp {
+// The unsigned integer as wide as V: value codes and bitwise comparisons.
+template <int Bytes>
+struct CodeOf {
+  typedef unsigned long long type;
+};
+template <>
+struct CodeOf<4> {
+  typedef unsigned type;
+};
+typedef CodeOf<sizeof(V)>::type Code;
+}  // namespace dp
+
+// Value map, pass 0: a[DP_VM_OUT][k] = k + 1 for k < n[DP_VM_N_NNZ], as a V-wide code.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_codes(const SpmvArgs a) {
+  dp::Code* out = (dp::Code*)a.a[DP_VM_OUT];
+  for (i64 k = i64(blockIdx.x) * blockDim.x + threadIdx.x; k < a.n[DP_VM_N_NNZ];
+       k += i64(gridDim.x) * blockDim.x)
+    out[k] = dp::Code(k + 1);
+}
+
+// Value map, pass 1: positions from the codes a conversion stored.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_map(const SpmvArgs a) {
+  const dp::Code* SPMVJIT_RESTRICT code = (const dp::Code*)a.a[DP_VM_VALUES];
+  I* SPMVJIT_RESTRICT map = (I*)a.a[DP_VM_MAP];
+  const dp::Code nnz = dp::Code(a.n[DP_VM_N_NNZ]);
+  i64 bad = 0;
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
+       j += i64(gridDim.x) * blockDim.x) {
+    const dp::Code c = code[j];
+    bad += c > nnz;
+    map[j] = c == 0 || c > nnz ? I(-1) : I(c - 1);
+  }
+  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
+}
+
+// Value map, pass 2: the gather (or, with n[DP_VM_N_CHECK], its comparison with out).
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(const SpmvArgs a) {
+  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VM_VALUES];
+  const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
+  dp::Code* SPMVJIT_RESTRICT out = (dp::Code*)a.a[DP_VM_OUT];
+  const bool check = a.n[DP_VM_N_CHECK] != 0;
+  i64 bad = 0;
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
+       j += i64(gridDim.x) * blockDim.x) {
+    const I m = spmvjit_ld_stream(map + j);
+    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
+    if (check)
+      bad += out[j] != v;
+    else
+      out[j] = v;
+  }
+  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
+}

@@ -302,10 +302,13 @@ void run_update_values() {
       CHECK(test::json_string_field(after, "format") == test::json_string_field(before, "format"));
       CHECK(test::json_string_field(after, "key") == test::json_string_field(before, "key"));
       CHECK(test::json_string_field(after, "spec") == test::json_string_field(before, "spec"));
-      // And back: the original values give the original product.
+      CHECK(test::json_string_field(after, "update_values") != "not yet updated");
+      // And back: the original values give the original product, now through the value map the
+      // first update found (every format's values are plain copies of the CSR's).
       REQUIRE(spmv_plan_update_values(g.p, t.a.val.data(), SPMV_MEMORY_HOST) ==
               SPMV_STATUS_SUCCESS);
       CHECK(check_plan(g.p, t.a, 33) == "");
+      CHECK(test::json_string_field(describe(g.p), "update_values") == "gather through a value map");
     }
   }
 }

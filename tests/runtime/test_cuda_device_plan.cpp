@@ -249,6 +249,9 @@ TEST_CASE("cuda device planning: update_values, describe, and formats the device
     a2.val = random_vector<double>(a.nnz(), 14);
     REQUIRE(spmv_plan_update_values(p, a2.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
     CHECK(check_plan(p, a2, 15) == "");
+    // The first update found the value map, the second gathered through it.
+    REQUIRE(spmv_plan_describe(p, &json) == SPMV_STATUS_SUCCESS);
+    CHECK(std::string(json).find("\"update_values\":\"gather through a value map\"") != std::string::npos);
     spmv_plan_destroy(p);
   }
 }

@@ -1,0 +1,197 @@
+// ValueMap: position codes through a format's converter (host or device), and the gather.
+#include "engine/value_map.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/parallel.hpp"
+#include "engine/device_plan.hpp"
+#include "runtime/cache/kernel_cache.hpp"
+#include "templates/contract/device_plan.h"
+
+namespace spmvjit {
+namespace {
+
+// Host codes and positions: C the V-wide unsigned code, P the position type.
+template <class C>
+void write_codes(C* out, int64_t nnz) {
+  parallel_for(nnz, plan_threads(nnz), [&](int64_t b, int64_t e, int) {
+    for (int64_t k = b; k < e; ++k) out[k] = C(k + 1);
+  });
+}
+
+template <class C, class P>
+bool positions(const C* code, P* map, int64_t count, int64_t nnz) {
+  bool ok = true;
+  for (int64_t j = 0; j < count; ++j) {
+    const C c = code[j];
+    if (c > C(nnz)) ok = false;
+    map[j] = c == 0 || c > C(nnz) ? P(-1) : P(c - 1);
+  }
+  return ok;
+}
+
+template <class C, class P>
+void gather_host(const C* values, const P* map, C* out, int64_t count) {
+  parallel_for(count, plan_threads(count), [&](int64_t b, int64_t e, int) {
+    for (int64_t j = b; j < e; ++j) out[j] = map[j] < 0 ? C(0) : values[map[j]];
+  });
+}
+
+// Calls f.template operator()<C, P>() for the code type of `value_bytes` and position type of
+// `pos_bytes`.
+template <class F>
+auto with_types(size_t value_bytes, size_t pos_bytes, F&& f) {
+  if (value_bytes == 4)
+    return pos_bytes == 4 ? f.template operator()<uint32_t, int32_t>()
+                          : f.template operator()<uint32_t, int64_t>();
+  return pos_bytes == 4 ? f.template operator()<uint64_t, int32_t>()
+                        : f.template operator()<uint64_t, int64_t>();
+}
+
+}  // namespace
+
+std::unique_ptr<ValueMap> ValueMap::build_host(const Format& f, const FormatParams& p, const TargetInfo& t,
+                                               CsrRef pattern) {
+  std::unique_ptr<ValueMap> m(new ValueMap);
+  m->value_bytes_ = size_of(pattern.value);
+  m->pos_bytes_ = pattern.nnz < (int64_t(1) << 31) ? 4 : 8;
+  m->nnz_ = pattern.nnz;
+  AlignedBuffer codes(m->value_bytes_ * size_t(pattern.nnz));
+  if (m->value_bytes_ == 4)
+    write_codes(codes.as<uint32_t>(), pattern.nnz);
+  else
+    write_codes(codes.as<uint64_t>(), pattern.nnz);
+  pattern.val = codes.data();
+  const FormatData coded = f.convert(pattern, p, t);
+  for (size_t i = 0; i < coded.arrays.size(); ++i) {
+    const HostArray& a = coded.arrays[i];
+    if (!a.is_values()) continue;
+    Slot s;
+    s.array = i;
+    s.count = a.count;
+    s.host = AlignedBuffer(m->pos_bytes_ * size_t(a.count));
+    const bool ok = with_types(m->value_bytes_, m->pos_bytes_, [&]<class C, class P>() {
+      return positions(a.buf.as<C>(), s.host.as<P>(), a.count, pattern.nnz);
+    });
+    if (!ok) return nullptr;
+    m->slots_.push_back(std::move(s));
+  }
+  return m;
+}
+
+std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& cache_dir, CsrRef pattern,
+                                                 const Format& f, const FormatParams& p,
+                                                 const TargetInfo& t) {
+  std::unique_ptr<ValueMap> m(new ValueMap);
+  m->device_ = true;
+  m->value_bytes_ = size_of(pattern.value);
+  m->pos_bytes_ = size_of(pattern.index);
+  m->nnz_ = pattern.nnz;
+  m->backend_ = &b;
+  m->sm_count_ = std::max(1, t.sm_count);
+  m->module_ =
+      get_kernel(b, device_module_spec(t, "device_plan", pattern.index, pattern.value), cache_dir, nullptr);
+  m->gather_ = m->module_->entry("spmvjit_dp_value_gather");
+  m->exec_ = b.make_executor(1);
+  // The codes stand in for the pattern's values.
+  DeviceBuffer codes(b, m->value_bytes_ * size_t(std::max<int64_t>(pattern.nnz, 1)));
+  SpmvArgs a{};
+  a.a[DP_VM_OUT] = codes.get();
+  a.n[DP_VM_N_NNZ] = pattern.nnz;
+  if (pattern.nnz) m->launch(m->module_->entry("spmvjit_dp_value_codes"), pattern.nnz, a);
+  pattern.val = codes.get();
+  DevicePlanner dp(b, pattern, 0, cache_dir);
+  dp.analyze();
+  const FormatData coded = f.convert_device(dp, p, t);
+  DeviceBuffer errors(b, sizeof(uint64_t));
+  const uint64_t zero = 0;
+  b.upload(errors.get(), &zero, sizeof zero);
+  void* to_map = m->module_->entry("spmvjit_dp_value_map");
+  for (size_t i = 0; i < coded.arrays.size(); ++i) {
+    const HostArray& arr = coded.arrays[i];
+    if (!arr.is_values()) continue;
+    Slot s;
+    s.array = i;
+    s.count = arr.count;
+    s.device = DeviceBuffer(b, m->pos_bytes_ * size_t(std::max<int64_t>(arr.count, 1)));
+    SpmvArgs v{};
+    v.a[DP_VM_VALUES] = arr.device.get();
+    v.a[DP_VM_MAP] = s.device.get();
+    v.a[DP_VM_ERRORS] = errors.get();
+    v.n[DP_VM_N_COUNT] = arr.count;
+    v.n[DP_VM_N_NNZ] = pattern.nnz;
+    if (arr.count) m->launch(to_map, arr.count, v);
+    m->slots_.push_back(std::move(s));
+  }
+  uint64_t bad = 0;
+  b.download(&bad, errors.get(), sizeof bad);  // waits for the kernels
+  return bad ? nullptr : std::move(m);
+}
+
+void ValueMap::launch(void* entry, int64_t items, const SpmvArgs& a) const {
+  // Grid-stride kernels: enough blocks to fill the device, never more than the items need.
+  const int64_t blocks = std::clamp<int64_t>((items + DP_BLOCK - 1) / DP_BLOCK, 1, int64_t(sm_count_) * 8);
+  exec_->run(entry, LaunchStep{"value_map", blocks, DP_BLOCK, 0}, a, nullptr);
+}
+
+void ValueMap::gather(const void* values, FormatData& data) const {
+  for (const Slot& s : slots_) {
+    HostArray& out = data.arrays[s.array];
+    if (!s.count) continue;
+    if (!device_) {
+      with_types(value_bytes_, pos_bytes_, [&]<class C, class P>() {
+        gather_host(static_cast<const C*>(values), s.host.as<P>(), out.buf.as<C>(), s.count);
+      });
+      continue;
+    }
+    SpmvArgs a{};
+    a.a[DP_VM_VALUES] = const_cast<void*>(values);
+    a.a[DP_VM_MAP] = s.device.get();
+    a.a[DP_VM_OUT] = out.device.get();
+    a.n[DP_VM_N_COUNT] = s.count;
+    launch(gather_, s.count, a);
+  }
+}
+
+bool ValueMap::reproduces(const void* values, const FormatData& expected) const {
+  if (!device_) {
+    for (const Slot& s : slots_) {
+      const HostArray& want = expected.arrays[s.array];
+      if (want.count != s.count) return false;
+      AlignedBuffer got(value_bytes_ * size_t(s.count));
+      with_types(value_bytes_, pos_bytes_, [&]<class C, class P>() {
+        gather_host(static_cast<const C*>(values), s.host.as<P>(), got.as<C>(), s.count);
+      });
+      if (s.count && std::memcmp(got.data(), want.buf.data(), got.bytes()) != 0) return false;
+    }
+    return true;
+  }
+  DeviceBuffer errors(*backend_, sizeof(uint64_t));
+  const uint64_t zero = 0;
+  backend_->upload(errors.get(), &zero, sizeof zero);
+  for (const Slot& s : slots_) {
+    const HostArray& want = expected.arrays[s.array];
+    if (want.count != s.count) return false;
+    if (!s.count) continue;
+    SpmvArgs a{};
+    a.a[DP_VM_VALUES] = const_cast<void*>(values);
+    a.a[DP_VM_MAP] = s.device.get();
+    a.a[DP_VM_OUT] = want.device.get();
+    a.a[DP_VM_ERRORS] = errors.get();
+    a.n[DP_VM_N_COUNT] = s.count;
+    a.n[DP_VM_N_CHECK] = 1;
+    launch(gather_, s.count, a);
+  }
+  uint64_t bad = 0;
+  backend_->download(&bad, errors.get(), sizeof bad);  // waits for the checks
+  return bad == 0;
+}
+
+int64_t ValueMap::bytes() const {
+  int64_t n = 0;
+  for (const Slot& s : slots_) n += int64_t(pos_bytes_) * s.count;
+  return n;
+}
+
+}  // namespace spmvjit

@@ -1,0 +1,58 @@
+// ValueMap: where each stored value of a converted format comes from, so that
+// spmv_plan_update_values gathers the new values in one pass (about one SpMV of traffic)
+// instead of converting the matrix again. Found once, by converting values that encode their
+// own positions (the bits of k + 1 in entry k), and trusted only after it reproduced a real
+// conversion bit for bit: a format whose value arrays are not plain copies keeps reconverting.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/formats/format.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/device_buffer.hpp"
+
+namespace spmvjit {
+
+class ValueMap {
+ public:
+  // Host layouts: converts `pattern` (zero-based CSR; its values are ignored) with position codes.
+  // nullptr when the codes do not come back as positions.
+  static std::unique_ptr<ValueMap> build_host(const Format& f, const FormatParams& p, const TargetInfo& t,
+                                              CsrRef pattern);
+  // Device layouts: the same through the format's device build (`pattern` in device memory,
+  // zero-based), the map kept in device memory, the gather kernel resolved once.
+  static std::unique_ptr<ValueMap> build_device(Backend& b, const std::string& cache_dir, CsrRef pattern,
+                                                const Format& f, const FormatParams& p, const TargetInfo& t);
+
+  // Writes the value slots of `data` from `values` (nnz values of the plan's type, in the memory
+  // the map was built for: host buffers, or device arrays HostArray::device).
+  void gather(const void* values, FormatData& data) const;
+  // True when gathering `values` gives exactly the value arrays of `expected` (a fresh conversion
+  // of the same values): the check that makes the map trusted.
+  bool reproduces(const void* values, const FormatData& expected) const;
+  // Bytes the map holds (host or device).
+  int64_t bytes() const;
+
+ private:
+  struct Slot {
+    size_t array = 0;     // slot in FormatData::arrays
+    int64_t count = 0;    // stored values
+    AlignedBuffer host;   // positions (int32 or int64; -1: padding) for host layouts
+    DeviceBuffer device;  // the same in device memory (the plan's index type)
+  };
+  ValueMap() = default;
+  void launch(void* entry, int64_t items, const SpmvArgs& a) const;
+  bool device_ = false;
+  size_t value_bytes_ = 8, pos_bytes_ = 8;
+  int64_t nnz_ = 0;
+  std::vector<Slot> slots_;
+  // Device layouts: the device_plan module and what runs its kernels.
+  Backend* backend_ = nullptr;
+  std::shared_ptr<LoadedModule> module_;
+  void* gather_ = nullptr;
+  std::unique_ptr<Executor> exec_;
+  int sm_count_ = 1;
+};
+
+}  // namespace spmvjit
