@@ -29,9 +29,12 @@ struct Worker {
   std::thread thread;
 };
 
-// Created on first use and never destroyed; its thread is stopped by an atexit handler, which
-// runs before the static objects created earlier (backends, caches) are destroyed.
+// Created on first use and never destroyed. Its thread is stopped by an atexit handler, which
+// runs before the static objects created earlier are destroyed; it is registered again with each
+// job, after the compiler's lazily created statics (a compile running at exit must not outlive
+// them: registered only once, it ran after LLVM's late statics were gone).
 Worker& worker();
+void stop_worker();
 
 void run(Worker& w) {
   std::unique_lock lock(w.mu);
@@ -67,6 +70,7 @@ void stop_worker() {
   Worker& w = worker();
   {
     std::lock_guard lock(w.mu);
+    if (w.stop) return;  // an earlier registration already stopped it
     w.stop = true;
     for (Job& j : w.jobs) {  // never started: their plans keep the quick variant
       j.upgrade->failed = true;
@@ -84,7 +88,6 @@ Worker& worker() {
   static Worker* w = [] {
     auto* p = new Worker;
     p->thread = std::thread(run, std::ref(*p));
-    std::atexit(stop_worker);
     return p;
   }();
   return *w;
@@ -105,6 +108,7 @@ void compile_in_background(Backend& backend, const KernelSpec& spec, const std::
     }
     w.jobs.push_back({&backend, spec, cache_dir, std::move(entries), std::move(upgrade)});
   }
+  std::atexit(stop_worker);  // idempotent; see worker()
   w.cv.notify_one();
 }
 
