@@ -169,6 +169,10 @@ typedef SPMVJIT_INDEX_T I;
 typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
 
+#ifndef SPMVJIT_RUNTIME_EPILOGUE
+#define SPMVJIT_RUNTIME_EPILOGUE 0
+#endif
+
 #line 1 "contract/spmv_args.h"
 // The kernel contract every kernel of every backend shares: its one argument block and the
 // epilogue variants. Declared once: the host (core/kernel_args.hpp) and the preludes include
@@ -195,11 +199,19 @@ struct SpmvArgs {
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
-// beta == 0 (y is not read), bit 1 alpha == 1.
-enum { SPMVJIT_EPILOGUE_BETA_ZERO = 1, SPMVJIT_EPILOGUE_ALPHA_ONE = 2, SPMVJIT_EPILOGUE_VARIANTS = 4 };
+// beta == 0 (y is not read), bit 1 alpha == 1. A module compiled with SPMVJIT_RUNTIME_EPILOGUE
+// exports one variant instead, <entry>_r (e = SPMVJIT_EPILOGUE_RUNTIME), that tests alpha and
+// beta at run time: a quarter of the code, so the first compile of a plan is quick, while the
+// four specialized variants compile in the background.
+enum {
+  SPMVJIT_EPILOGUE_BETA_ZERO = 1,
+  SPMVJIT_EPILOGUE_ALPHA_ONE = 2,
+  SPMVJIT_EPILOGUE_VARIANTS = 4,
+  SPMVJIT_EPILOGUE_RUNTIME = 4
+};
 
 #endif  // SPMVJIT_CONTRACT_SPMV_ARGS_H
-#line 18 "gpu/prelude_cuda.h"
+#line 22 "gpu/prelude_cuda.h"
 
 // Threads of a warp: codegen bakes the target's (KernelSpec::warp_size); 32 on every NVIDIA GPU.
 #ifndef SPMVJIT_WARP
@@ -263,20 +275,37 @@ SPMVJIT_DEVICE void spmvjit_grid_launch_dependents() {
 #endif
 }
 
-// E bit 0: beta == 0 (y is not read); bit 1: alpha == 1.
+// E bit 0: beta == 0 (y is not read); bit 1: alpha == 1; E == SPMVJIT_EPILOGUE_RUNTIME: both
+// decided at run time. Kernels ask through these, never test the bits themselves.
+template <int E>
+SPMVJIT_DEVICE bool spmvjit_beta_zero(V beta) {
+  return E == SPMVJIT_EPILOGUE_RUNTIME ? beta == V(0) : (E & 1) != 0;
+}
+template <int E>
+SPMVJIT_DEVICE bool spmvjit_alpha_one(V alpha) {
+  return E == SPMVJIT_EPILOGUE_RUNTIME ? alpha == V(1) : (E & 2) != 0;
+}
 template <int E>
 SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
-  const V ax = (E & 2) ? acc : alpha * acc;
-  return (E & 1) ? ax : ax + beta * y[r];
+  const V ax = spmvjit_alpha_one<E>(alpha) ? acc : alpha * acc;
+  return spmvjit_beta_zero<E>(beta) ? ax : ax + beta * y[r];
 }
 
 // Exports entry_0..entry_3 (the four epilogues) from `template <int E> __device__ void fn(const
-// SpmvArgs&)`. BLOCK is the block size the launch uses (it bounds register use).
+// SpmvArgs&)`, or the one run-time variant entry_r (SPMVJIT_RUNTIME_EPILOGUE). BLOCK is the block
+// size the launch uses (it bounds register use).
+#if SPMVJIT_RUNTIME_EPILOGUE
+#define SPMVJIT_EXPORT_KERNEL(fn, entry, BLOCK)                                     \
+  extern "C" __global__ void __launch_bounds__(BLOCK) entry##_r(const SpmvArgs a) { \
+    fn<SPMVJIT_EPILOGUE_RUNTIME>(a);                                                \
+  }
+#else
 #define SPMVJIT_EXPORT_KERNEL(fn, entry, BLOCK)                                              \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_0(const SpmvArgs a) { fn<0>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_1(const SpmvArgs a) { fn<1>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_2(const SpmvArgs a) { fn<2>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_3(const SpmvArgs a) { fn<3>(a); }
+#endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
 #line 7 "gpu/build_rows.cuh"
