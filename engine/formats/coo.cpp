@@ -3,6 +3,7 @@
 // atomics (GPU).
 #include <algorithm>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
 #include "engine/formats/partition.hpp"
@@ -59,6 +60,27 @@ class CooFormat final : public Format {
                           [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
+  // The row indices from one search of row_ptr per nonzero; col_idx and values are the shared
+  // zero-based copies.
+  bool converts_on_device() const override { return true; }
+  std::vector<std::string> device_build_modules() const override { return {"coo_build"}; }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    const CsrRef& a = dc.shape();
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    HostArray rows = dc.alloc(a.nnz, size_of(a.index));
+    SpmvArgs g = dc.args();
+    g.a[COO_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[COO_BUILD_ROW_IDX] = rows.device.get();
+    g.n[COO_BUILD_N_NNZ] = a.nnz;
+    if (a.nnz) dc.launch("coo_build", "spmvjit_build_rows", a.nnz, g);
+    d.put(COO_ROW_IDX, std::move(rows));
+    d.put(COO_COL_IDX, dc.col_idx(a.nnz));
+    d.put(COO_VALUES, dc.values(a.nnz));
+    finish(d, a, t);
+    return d;
+  }
+
  private:
   template <class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
@@ -69,6 +91,11 @@ class CooFormat final : public Format {
     for (int64_t r = 0; r < a.rows; ++r) std::fill(rows + rp[r], rows + rp[r + 1], I(r));
     std::copy_n(a.ci<I>(), a.nnz, d.make<I>(COO_COL_IDX, a.nnz));
     std::copy_n(a.vals<V>(), a.nnz, d.make<V>(COO_VALUES, a.nnz));
+    finish(d, a, t);
+    return d;
+  }
+  // Sizes, bytes, CPU parts (nonzero ranges) or the GPU launches.
+  static void finish(FormatData& d, const CsrRef& a, const TargetInfo& t) {
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[COO_N_NNZ] = a.nnz;
@@ -77,7 +104,8 @@ class CooFormat final : public Format {
       const int64_t parts = int64_t(bounds.size()) - 1;
       set_cpu_parts(d, COO_PARTS, bounds);
       d.ints[COO_N_PARTS] = parts;
-      d.scratch_bytes = COO_CPU_CARRIES * parts * int64_t(sizeof(V));  // first- and last-row sums per part
+      d.scratch_bytes =
+          COO_CPU_CARRIES * parts * int64_t(size_of(a.value));  // first- and last-row sums per part
       d.steps.push_back({"spmvjit_fixup", 1, 1, 0});
     } else {
       const int64_t chunk = coo_warp_chunk(a.nnz, t);
@@ -87,7 +115,6 @@ class CooFormat final : public Format {
       d.steps.push_back(
           {"spmvjit_part", gpu_grid(warps, COO_GPU_BLOCK / t.warp_size), COO_GPU_BLOCK, 0, true});
     }
-    return d;
   }
 };
 

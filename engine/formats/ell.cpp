@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
-#include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/format_a_util.hpp"
+#include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 
 namespace spmvjit {
@@ -79,6 +80,36 @@ class EllFormat final : public Format {
                           [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
+  // The width first (refused here, before allocating, when the padding is too much), then one
+  // thread per row.
+  bool converts_on_device() const override { return true; }
+  std::vector<std::string> device_build_modules() const override { return {"ell_build"}; }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    const CsrRef& a = dc.shape();
+    HostArray width = dc.alloc(1, sizeof(int64_t));
+    SpmvArgs g = dc.args();
+    g.a[ELL_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[ELL_BUILD_COL_IDX_IN] = a.col_idx;
+    g.a[ELL_BUILD_VALUES_IN] = a.val;
+    g.a[ELL_BUILD_WIDTH] = width.device.get();
+    dc.launch("ell_build", "spmvjit_build_width_init", 1, g);
+    if (a.rows) dc.launch("ell_build", "spmvjit_build_width", a.rows, g);
+    const int64_t w = dc.read_i64(width.device.get());
+    if (too_padded(a.rows, w, a.nnz))
+      fail(SPMV_STATUS_UNSUPPORTED, padding_message(a.rows, w, a.nnz) + "; refusing");
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    HostArray col = dc.alloc(a.rows * w, size_of(a.index)), val = dc.alloc(a.rows * w, size_of(a.value));
+    g.a[ELL_BUILD_COL_IDX] = col.device.get();
+    g.a[ELL_BUILD_VALUES] = val.device.get();
+    g.n[ELL_BUILD_N_WIDTH] = w;
+    if (a.rows && w) dc.launch("ell_build", "spmvjit_build_fill", a.rows, g);
+    d.put(ELL_COL_IDX, std::move(col));
+    d.put(ELL_VALUES, std::move(val));
+    finish(d, a, w, t);
+    return d;
+  }
+
  private:
   template <class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
@@ -107,6 +138,12 @@ class EllFormat final : public Format {
         vd[j * rows + r] = V(0);
       }
     }
+    finish(d, a, w, t);
+    return d;
+  }
+  // Sizes, bytes and facts; CPU parts (row ranges) or the GPU launch.
+  static void finish(FormatData& d, const CsrRef& a, int64_t w, const TargetInfo& t) {
+    const int64_t rows = a.rows, stored = rows * w;
     d.stored_entries = stored;
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[ELL_N_WIDTH] = w;
@@ -121,7 +158,6 @@ class EllFormat final : public Format {
     } else {
       d.steps.push_back({"spmvjit_part", gpu_grid(rows, ELL_GPU_BLOCK), ELL_GPU_BLOCK, 0});
     }
-    return d;
   }
 };
 

@@ -6,7 +6,9 @@
 // rows/3) (below 4096 full rows an ELL column does not fill the device, CUSP's breakeven);
 // CPU: threshold = rows/3 (a SIMD block fills at any size). K = 0 when rows < threshold.
 #include <algorithm>
+#include <array>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
 #include "engine/formats/partition.hpp"
@@ -18,45 +20,83 @@ namespace {
 
 constexpr int64_t kRowGranule = 16;
 
-// The ELL width and the tail it leaves, from the statistics alone (O(1), no row_ptr: device-
-// resident input too). Exact when K < MatrixStats::kShortLengths, which the one-third rule makes
-// the usual case (K <= 3 * mean); otherwise K is the lower bound of the log2 bucket holding the
-// threshold-th longest row, and the tail is counted from bucket midpoints.
-struct HybShape {
-  int64_t k = 0, tail = 0, tail_rows = 0;
+// rows*K > 3*nnz + rows is refused: beyond that the padding costs more than any layout gain.
+bool too_padded(const CsrRef& a, int64_t k) { return (long double)a.rows * k > 3.0L * a.nnz + a.rows; }
+std::string padding_message(const CsrRef& a, int64_t k) {
+  return "hyb: ELL width " + std::to_string(k) + " pads " + std::to_string(a.nnz) +
+         " nonzeros to more than 3*nnz + rows slots";
+}
+
+// The tail a width K leaves (entries past K and the rows holding them), from the statistics
+// alone (no row_ptr: device-resident input too). Exact when K < MatrixStats::kShortLengths: rows
+// shorter than that are counted by length (len_count) and the longer ones by their total. Past
+// that, rows of the log2 buckets reaching past K are taken at their sampled rows' lengths (spread
+// evenly over the bucket when none was sampled: a few long rows a sample misses), O(sample).
+struct HybTail {
+  int64_t entries = 0, rows = 0;
 };
-HybShape hyb_shape(const MatrixStats& s, const TargetInfo& t) {
+HybTail hyb_tail(const MatrixStats& s, int64_t k) {
+  constexpr int64_t kShort = MatrixStats::kShortLengths;
+  HybTail h;
+  if (k < kShort) {
+    int64_t long_rows = s.rows, long_nnz = s.nnz;  // rows of kShort nonzeros or more
+    for (int64_t m = 0; m < kShort; ++m) {
+      const int64_t n = s.len_count[size_t(m)];
+      long_rows -= n, long_nnz -= m * n;
+      if (m > k) h.entries += (m - k) * n, h.rows += n;
+    }
+    h.entries += long_nnz - k * long_rows, h.rows += long_rows;
+    return h;
+  }
+  // Bucket j holds lengths [2^(j-1), 2^j): only buckets reaching past K have tail rows.
+  constexpr size_t kBins = std::tuple_size_v<decltype(s.row_hist)>;
+  std::array<double, kBins> n{}, excess{}, longer{};  // sampled rows; their entries and rows past K
+  if (s.sample) {
+    const CsrRef m = s.sample->ref();
+    for (int64_t r = 0; r < m.rows; ++r)
+      if (const int64_t len = m.row_len(r); len > 0) {
+        const size_t j = size_t(64 - __builtin_clzll(uint64_t(len)));
+        n[j] += 1, excess[j] += double(std::max<int64_t>(0, len - k)), longer[j] += len > k;
+      }
+  }
+  double entries = 0, rows = 0;
+  for (size_t j = 1; j < kBins; ++j) {
+    const int64_t lo = int64_t(1) << (j - 1), hi = std::min(s.row_max, (int64_t(1) << j) - 1);
+    if (!s.row_hist[j] || hi <= k) continue;
+    const double count = double(s.row_hist[j]);
+    if (n[j]) {
+      entries += count * excess[j] / n[j], rows += count * longer[j] / n[j];
+    } else {
+      // Unsampled: lengths taken as spread evenly over [lo, hi].
+      const int64_t first = std::max(k + 1, lo);
+      const double above = count * double(hi - first + 1) / double(hi - lo + 1);
+      entries += above * (0.5 * double(first + hi) - double(k)), rows += above;
+    }
+  }
+  h.entries = int64_t(entries + 0.5), h.rows = int64_t(rows + 0.5);
+  return h;
+}
+
+// The planner's width (the one-third rule above), from the statistics: exact when K <
+// MatrixStats::kShortLengths, which the rule makes the usual case (K <= 3 * mean); otherwise K is
+// the lower bound of the log2 bucket holding the threshold-th longest row.
+int64_t hyb_width(const MatrixStats& s, const TargetInfo& t) {
   const int64_t third = (s.rows + 2) / 3;
   const int64_t threshold =
       std::max<int64_t>(1, t.backend == BackendKind::cpu ? third : std::max<int64_t>(4096, third));
-  HybShape h;
-  if (s.rows < threshold) {
-    h.tail = s.nnz, h.tail_rows = s.rows - s.empty_rows;
-    return h;
-  }
+  if (s.rows < threshold) return 0;
   constexpr int64_t kShort = MatrixStats::kShortLengths;
   int64_t longer = s.rows;  // rows of kShort nonzeros or more
   for (int64_t n : s.len_count) longer -= n;
   if (longer < threshold) {
     int64_t acc = longer, l = kShort - 1;
     while ((acc += s.len_count[size_t(l)]) < threshold) --l;
-    h.k = l;
-    int64_t short_nnz = 0, short_rows = 0;  // rows of at most K nonzeros
-    for (int64_t m = 0; m <= l; ++m)
-      short_rows += s.len_count[size_t(m)], short_nnz += m * s.len_count[size_t(m)];
-    h.tail_rows = s.rows - short_rows;
-    h.tail = s.nnz - short_nnz - h.k * h.tail_rows;
-    return h;
+    return l;
   }
   int64_t acc = 0;
   size_t k = s.row_hist.size() - 1;
   while (k > 1 && (acc += s.row_hist[k]) < threshold) --k;
-  h.k = int64_t(1) << (k - 1);
-  for (size_t j = k; j < s.row_hist.size(); ++j) {
-    const int64_t mid = std::min<int64_t>(s.row_max, (int64_t(3) << j) / 4);
-    if (mid > h.k) h.tail_rows += s.row_hist[j], h.tail += s.row_hist[j] * (mid - h.k);
-  }
-  return h;
+  return int64_t(1) << (k - 1);
 }
 
 class HybFormat final : public Format {
@@ -68,21 +108,16 @@ class HybFormat final : public Format {
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats& s,
                                        const TargetInfo& t) const override {
-    return {FormatParams{{"K", hyb_shape(s, t).k}}};
+    return {FormatParams{{"K", hyb_width(s, t)}}};
   }
   // K is a run-time size (args.n[HYB_N_WIDTH]): the kernel space stays one kernel per type pair.
   FormatParams kernel_constants(const FormatParams&) const override { return {}; }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                     const TargetInfo& t) const override {
-    const int64_t k = p.at("K");
-    HybShape h = hyb_shape(s, t);
-    if (h.k != k) {  // parameters other than the planner's own (a caller's): count the tail
-      h.tail = h.tail_rows = 0;
-      for (int64_t r = 0; r < a.rows; ++r)
-        if (const int64_t extra = a.row_len(r) - k; extra > 0) h.tail += extra, ++h.tail_rows;
-    }
-    const int64_t tail = h.tail, tail_rows = h.tail_rows;
+    const int64_t k = std::max<int64_t>(0, p.at("K"));
+    const HybTail h = hyb_tail(s, k);
+    const int64_t tail = h.entries, tail_rows = h.rows;
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
     Estimate e;
     e.stored_entries = a.rows * k + tail;
@@ -96,6 +131,7 @@ class HybFormat final : public Format {
     }
     e.imbalance = row_split_imbalance(s, t);
     e.reason = "ELL width " + std::to_string(k) + ", COO tail " + std::to_string(tail) + " entries";
+    if (too_padded(a, k)) e.applicable = false, e.reason = padding_message(a, k);
     return e;
   }
 
@@ -122,15 +158,60 @@ class HybFormat final : public Format {
                           [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
+  // Tail sizes per window, scanned, each row's first tail entry; then one thread per row for the
+  // ELL part and one per tail entry for the tail. Every K.
+  bool converts_on_device() const override { return true; }
+  std::vector<std::string> device_build_modules() const override { return {"hyb_build"}; }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    const CsrRef& a = dc.shape();
+    const int64_t k = p.at("K"), rows = a.rows, windows = (rows + HYB_BUILD_WINDOW - 1) / HYB_BUILD_WINDOW;
+    check(a, k);
+    if (!t.gpu()) fail(SPMV_STATUS_UNSUPPORTED, "hyb: device conversion is for GPU targets");
+    HostArray wsum = dc.alloc(windows + 1, sizeof(int64_t)), tail_ptr = dc.alloc(rows + 1, sizeof(int64_t));
+    SpmvArgs g = dc.args();
+    g.a[HYB_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[HYB_BUILD_COL_IDX_IN] = a.col_idx;
+    g.a[HYB_BUILD_VALUES_IN] = a.val;
+    g.a[HYB_BUILD_TAIL_PTR] = tail_ptr.device.get();
+    g.a[HYB_BUILD_WINDOW_SUMS] = wsum.device.get();
+    g.n[HYB_BUILD_N_WIDTH] = k;
+    g.n[HYB_BUILD_N_WINDOWS] = windows;
+    // One thread per window: small blocks, so a few thousand windows still spread over the device.
+    if (windows) dc.launch("hyb_build", "spmvjit_build_sizes", windows, g, 32);
+    dc.exclusive_scan(wsum.device.get(), windows);
+    const int64_t tail = dc.read_i64(static_cast<const int64_t*>(wsum.device.get()) + windows);
+    g.n[HYB_BUILD_N_TAIL] = tail;
+    dc.launch("hyb_build", "spmvjit_build_offsets", std::max<int64_t>(windows, 1), g, 32);
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    const size_t is = size_of(a.index), vs = size_of(a.value);
+    d.put(HYB_ELL_COL, dc.alloc(rows * k, is));
+    d.put(HYB_ELL_VALUES, dc.alloc(rows * k, vs));
+    g.a[HYB_BUILD_OUT_COL] = d.arrays[HYB_ELL_COL].device.get();
+    g.a[HYB_BUILD_OUT_VALUES] = d.arrays[HYB_ELL_VALUES].device.get();
+    if (rows && k) dc.launch("hyb_build", "spmvjit_build_ell", rows, g);
+    d.put(HYB_TAIL_ROW, dc.alloc(tail, is));
+    d.put(HYB_TAIL_COL, dc.alloc(tail, is));
+    d.put(HYB_TAIL_VALUES, dc.alloc(tail, vs));
+    g.a[HYB_BUILD_OUT_ROW] = d.arrays[HYB_TAIL_ROW].device.get();
+    g.a[HYB_BUILD_OUT_COL] = d.arrays[HYB_TAIL_COL].device.get();
+    g.a[HYB_BUILD_OUT_VALUES] = d.arrays[HYB_TAIL_VALUES].device.get();
+    if (tail) dc.launch("hyb_build", "spmvjit_build_tail", tail, g);
+    finish(d, rows, k, tail, t);
+    return d;
+  }
+
  private:
+  // Refuses a negative K, or one that pads more than 3*nnz + rows slots.
+  static void check(const CsrRef& a, int64_t k) {
+    if (k < 0) fail(SPMV_STATUS_INVALID_VALUE, "hyb: K must be >= 0, got " + std::to_string(k));
+    if (too_padded(a, k)) fail(SPMV_STATUS_UNSUPPORTED, padding_message(a, k) + "; refusing");
+  }
+
   template <class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
     const int64_t k = p.at("K"), rows = a.rows;
-    if (k < 0) fail(SPMV_STATUS_INVALID_VALUE, "hyb: K must be >= 0, got " + std::to_string(k));
-    if ((long double)rows * k > 3.0L * a.nnz + rows)
-      fail(SPMV_STATUS_UNSUPPORTED, "hyb: ELL width " + std::to_string(k) + " pads " +
-                                        std::to_string(a.nnz) +
-                                        " nonzeros to more than 3*nnz + rows slots; refusing");
+    check(a, k);
     const I* rp = a.rp<I>();
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
@@ -165,13 +246,7 @@ class HybFormat final : public Format {
         tv[t0 + j - in_ell] = av[b + j];
       }
     }
-    d.stored_entries = rows * k + tail;
-    d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[HYB_N_WIDTH] = k;
-    d.ints[HYB_N_STRIDE] = rows;
-    d.ints[HYB_N_TAIL] = tail;
-    d.facts["ell_width"] = k;
-    d.facts["tail_entries"] = tail;
+    finish(d, rows, k, tail, t);
     if (t.backend == BackendKind::cpu) {
       // Parts own row ranges and exactly the tail entries of their rows: no shared y.
       const int64_t units = (rows + kRowGranule - 1) / kRowGranule;
@@ -185,16 +260,26 @@ class HybFormat final : public Format {
         tail_bounds[i] = tail_ptr[size_t(bounds[i])];
       }
       set_cpu_parts(d, HYB_PARTS, bounds);
-    } else {
-      d.steps.push_back({"spmvjit_part", gpu_grid(rows, HYB_GPU_BLOCK), HYB_GPU_BLOCK, 0});
-      if (tail) {
-        const int64_t chunk = coo_warp_chunk(tail, t);
-        d.ints[HYB_N_WARP_ENTRIES] = chunk;
-        d.steps.push_back({"spmvjit_tail", gpu_grid((tail + chunk - 1) / chunk, HYB_GPU_BLOCK / t.warp_size),
-                           HYB_GPU_BLOCK, 0, true});
-      }
     }
     return d;
+  }
+  // Sizes, bytes and facts; the GPU launches (CPU parts are the host converter's).
+  static void finish(FormatData& d, int64_t rows, int64_t k, int64_t tail, const TargetInfo& t) {
+    d.stored_entries = rows * k + tail;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[HYB_N_WIDTH] = k;
+    d.ints[HYB_N_STRIDE] = rows;
+    d.ints[HYB_N_TAIL] = tail;
+    d.facts["ell_width"] = k;
+    d.facts["tail_entries"] = tail;
+    if (t.backend == BackendKind::cpu) return;
+    d.steps.push_back({"spmvjit_part", gpu_grid(rows, HYB_GPU_BLOCK), HYB_GPU_BLOCK, 0});
+    if (tail) {
+      const int64_t chunk = coo_warp_chunk(tail, t);
+      d.ints[HYB_N_WARP_ENTRIES] = chunk;
+      d.steps.push_back({"spmvjit_tail", gpu_grid((tail + chunk - 1) / chunk, HYB_GPU_BLOCK / t.warp_size),
+                         HYB_GPU_BLOCK, 0, true});
+    }
   }
 };
 

@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
-#include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/format_a_util.hpp"
+#include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 
 namespace spmvjit {
@@ -60,6 +61,64 @@ class JdsFormat final : public Format {
                           [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
+  // The host's stable counting sort by decreasing length, in passes of templates/gpu/jds_build.cu
+  // around three scans (lengths present, per-window ranks, diagonal sizes).
+  bool converts_on_device() const override { return true; }
+  std::vector<std::string> device_build_modules() const override { return {"jds_build"}; }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    const CsrRef& a = dc.shape();
+    if (!t.gpu()) fail(SPMV_STATUS_UNSUPPORTED, "jds: device conversion is for GPU targets");
+    const int64_t rows = a.rows;
+    SpmvArgs g = dc.args();
+    g.a[JDS_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[JDS_BUILD_COL_IDX_IN] = a.col_idx;
+    g.a[JDS_BUILD_VALUES_IN] = a.val;
+    auto zero = [&](HostArray& h) {
+      g.a[JDS_BUILD_ZERO] = h.device.get();
+      g.n[JDS_BUILD_N_ZERO] = h.count;
+      dc.launch("jds_build", "spmvjit_build_zero", h.count, g);
+    };
+    auto at = [](HostArray& h, int64_t i) { return static_cast<const int64_t*>(h.device.get()) + i; };
+    HostArray width = dc.alloc(1, sizeof(int64_t));
+    zero(width);
+    if (rows) dc.launch("jds_build", "spmvjit_build_width", rows, g);
+    const int64_t w = dc.read_i64(at(width, 0));
+    g.n[JDS_BUILD_N_WIDTH] = w;
+    HostArray keys = dc.alloc(w + 2, sizeof(int64_t));
+    zero(keys);
+    g.a[JDS_BUILD_KEYS] = keys.device.get();
+    if (rows) dc.launch("jds_build", "spmvjit_build_keys", rows, g);
+    dc.exclusive_scan(keys.device.get(), w + 1);
+    const int64_t nkeys = dc.read_i64(at(keys, w + 1));
+    // Windows of at least as many rows as keys: the ranks stay within rows + keys entries.
+    const int64_t window = std::max<int64_t>(JDS_BUILD_WINDOW, nkeys), windows = (rows + window - 1) / window;
+    HostArray ranks = dc.alloc(windows * nkeys + 1, sizeof(int64_t));
+    g.a[JDS_BUILD_RANKS] = ranks.device.get();
+    g.n[JDS_BUILD_N_KEYS] = nkeys;
+    g.n[JDS_BUILD_N_WINDOW] = window;
+    g.n[JDS_BUILD_N_WINDOWS] = windows;
+    // One thread per window: small blocks, so a few thousand windows still spread over the device.
+    if (windows) dc.launch("jds_build", "spmvjit_build_rank_counts", windows, g, 32);
+    dc.exclusive_scan(ranks.device.get(), windows * nkeys);
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    d.put(JDS_JD_PTR, dc.alloc(w + 1, sizeof(int64_t)));
+    d.put(JDS_PERM, dc.alloc(rows, size_of(a.index)));
+    g.a[JDS_BUILD_JD_PTR] = d.arrays[JDS_JD_PTR].device.get();
+    g.a[JDS_BUILD_PERM] = d.arrays[JDS_PERM].device.get();
+    if (w) dc.launch("jds_build", "spmvjit_build_diagonals", w, g);
+    dc.exclusive_scan(d.arrays[JDS_JD_PTR].device.get(), w);
+    if (windows) dc.launch("jds_build", "spmvjit_build_perm", windows, g, 32);
+    d.put(JDS_COL_IDX, dc.alloc(a.nnz, size_of(a.index)));
+    d.put(JDS_VALUES, dc.alloc(a.nnz, size_of(a.value)));
+    g.a[JDS_BUILD_COL_IDX] = d.arrays[JDS_COL_IDX].device.get();
+    g.a[JDS_BUILD_VALUES] = d.arrays[JDS_VALUES].device.get();
+    g.n[JDS_BUILD_N_NNZ] = a.nnz;
+    if (a.nnz) dc.launch("jds_build", "spmvjit_build_fill", a.nnz, g);
+    finish(d, a, w, t);
+    return d;
+  }
+
  private:
   template <class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
@@ -98,20 +157,24 @@ class JdsFormat final : public Format {
         vd[jd[j] + i] = av[b + j];
       }
     }
-    d.stored_entries = a.nnz;
-    d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[JDS_N_DIAGONALS] = w;
-    d.facts["diagonals"] = w;
+    finish(d, a, w, t);
     if (t.backend == BackendKind::cpu) {
       // Parts are ranges of sorted rows weighted by nonzeros + 1.
       std::vector<int64_t> cum(size_t(rows) + 1, 0);
       for (int64_t i = 0; i < rows; ++i)
         cum[size_t(i) + 1] = cum[size_t(i)] + rp[pm[i] + 1] - rp[pm[i]] + 1;
       set_cpu_parts(d, JDS_PARTS, split_prefix(rows, t.threads, [&](int64_t u) { return cum[size_t(u)]; }));
-    } else {
-      d.steps.push_back({"spmvjit_part", gpu_grid(rows, JDS_GPU_BLOCK), JDS_GPU_BLOCK, 0});
     }
     return d;
+  }
+  // Sizes, bytes and facts; the GPU launch (CPU parts are the host converter's).
+  static void finish(FormatData& d, const CsrRef& a, int64_t w, const TargetInfo& t) {
+    d.stored_entries = a.nnz;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[JDS_N_DIAGONALS] = w;
+    d.facts["diagonals"] = w;
+    if (t.backend != BackendKind::cpu)
+      d.steps.push_back({"spmvjit_part", gpu_grid(a.rows, JDS_GPU_BLOCK), JDS_GPU_BLOCK, 0});
   }
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
 
@@ -82,31 +83,52 @@ class MergeFormat final : public Format {
       std::copy_n(a.rp<I>(), a.rows + 1, d.make<I>(MERGE_ROW_PTR, a.rows + 1));
       std::copy_n(a.ci<I>(), a.nnz, d.make<I>(MERGE_COL_IDX, a.nnz));
       std::copy_n(a.vals<V>(), a.nnz, d.make<V>(MERGE_VALUES, a.nnz));
-      d.stored_entries = a.nnz;
-      d.matrix_bytes = sum_matrix_bytes(d);
-      const int64_t total = a.rows + a.nnz;
+      finish(d, a, t);
       if (t.backend == BackendKind::cpu) {
-        const int64_t parts = std::max(1, t.threads);
+        const int64_t parts = d.ints[MERGE_N_SEGMENTS], total = a.rows + a.nnz;
         // Not plain boundaries (set_cpu_parts): a (row, nonzero) coordinate per boundary.
         int64_t* coords = d.make<int64_t>(MERGE_PARTS, 2 * (parts + 1));
         for (int64_t q = 0; q <= parts; ++q) {
           const int64_t diag = int64_t((__int128)total * q / parts);
           merge_search(a.rp<I>(), a.rows, a.nnz, diag, coords[2 * q], coords[2 * q + 1]);
         }
-        d.ints[MERGE_N_SEGMENTS] = parts;
-        d.scratch_bytes = parts * int64_t(sizeof(V));  // trailing partial-row sum per part
-        d.steps.push_back({"spmvjit_part", parts, 1, 0});
-        d.steps.push_back({"spmvjit_fixup", 1, 1, 0});
-      } else {
-        const int64_t segs = std::max<int64_t>(1, (total + MERGE_GPU_ITEMS - 1) / MERGE_GPU_ITEMS);
-        d.ints[MERGE_N_SEGMENTS] = segs;
-        d.ints[MERGE_N_ITEMS] = MERGE_GPU_ITEMS;
-        d.scratch_bytes = segs * int64_t(8 + sizeof(V));  // carry rows (i64), then carry sums
-        d.steps.push_back({"spmvjit_part", gpu_grid(segs, MERGE_GPU_BLOCK), MERGE_GPU_BLOCK, 0});
-        d.steps.push_back({"spmvjit_fixup", gpu_grid(segs, MERGE_GPU_BLOCK), MERGE_GPU_BLOCK, 0, true});
       }
       return d;
     });
+  }
+
+  // The CSR arrays only: a GPU thread searches its own merge-path coordinates.
+  bool converts_on_device() const override { return true; }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    const CsrRef& a = dc.shape();
+    if (!t.gpu()) fail(SPMV_STATUS_UNSUPPORTED, "merge: device conversion is for GPU targets");
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    put_device_csr_arrays(d, dc, a.nnz);
+    finish(d, a, t);
+    return d;
+  }
+
+ private:
+  // Sizes, bytes, segments, scratch and launch steps (the CPU's coordinates are the caller's).
+  static void finish(FormatData& d, const CsrRef& a, const TargetInfo& t) {
+    d.stored_entries = a.nnz;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    const int64_t total = a.rows + a.nnz, vs = int64_t(size_of(a.value));
+    if (t.backend == BackendKind::cpu) {
+      const int64_t parts = std::max(1, t.threads);
+      d.ints[MERGE_N_SEGMENTS] = parts;
+      d.scratch_bytes = parts * vs;  // trailing partial-row sum per part
+      d.steps.push_back({"spmvjit_part", parts, 1, 0});
+      d.steps.push_back({"spmvjit_fixup", 1, 1, 0});
+    } else {
+      const int64_t segs = std::max<int64_t>(1, (total + MERGE_GPU_ITEMS - 1) / MERGE_GPU_ITEMS);
+      d.ints[MERGE_N_SEGMENTS] = segs;
+      d.ints[MERGE_N_ITEMS] = MERGE_GPU_ITEMS;
+      d.scratch_bytes = segs * (8 + vs);  // carry rows (i64), then carry sums
+      d.steps.push_back({"spmvjit_part", gpu_grid(segs, MERGE_GPU_BLOCK), MERGE_GPU_BLOCK, 0});
+      d.steps.push_back({"spmvjit_fixup", gpu_grid(segs, MERGE_GPU_BLOCK), MERGE_GPU_BLOCK, 0, true});
+    }
   }
 };
 

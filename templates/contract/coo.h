@@ -1,4 +1,5 @@
-// COO kernel contract (engine/formats/coo.cpp fills it, templates/*/coo.* read it).
+// COO kernel contract (engine/formats/coo.cpp fills it, templates/*/coo.* read it;
+// templates/gpu/coo_build.cu builds it on a device).
 #ifndef SPMVJIT_CONTRACT_COO_H
 #define SPMVJIT_CONTRACT_COO_H
 #include "arrays.h"
@@ -17,5 +18,11 @@ SPMVJIT_DECLARE_ARRAYS(COO_ARRAYS, kCooArrays)
 enum { COO_N_NNZ, COO_N_PARTS, COO_N_WARP_ENTRIES = COO_N_PARTS };
 // GPU threads per block (both steps); CPU scratch values per part (first-row and last-row sums).
 enum { COO_GPU_BLOCK = 256, COO_CPU_CARRIES = 2 };
+
+// Device build (templates/gpu/coo_build.cu) argument slots: the input row_ptr (index base
+// n[DP_N_BASE]) and the row index it writes for each of n[COO_BUILD_N_NNZ] nonzeros (col_idx and
+// values are the shared zero-based copies).
+enum { COO_BUILD_ROW_PTR, COO_BUILD_ROW_IDX };
+enum { COO_BUILD_N_NNZ };
 
 #endif  // SPMVJIT_CONTRACT_COO_H

@@ -61,6 +61,10 @@ void device_builds_match_host() {
   for (const char* spec : {"poisson2d:23", "random:3001:0:40", "powerlaw:5000:1.6:3000", "denserows:2000:2:5",
                            "short:4097:2", "dense:33", "random:37:1:40:1000", "random:1:1:1", "diag:500:7"})
     matrices.push_back({spec, generate_matrix(spec, 11)});
+  // hyb: an ELL part (K = 16) and a tail, over several windows of rows; a width past the exact
+  // short lengths (K >= 64). jds: more distinct lengths (keys) than rows per rank window.
+  for (const char* spec : {"random:9000:0:30", "random:6000:64:100", "random:700:0:700"})
+    matrices.push_back({spec, generate_matrix(spec, 11)});
   matrices.push_back({"0x0", HostCsr<int64_t, double>{}});
   for (const auto& [name, m] : matrices) {
     const HostCsr<I, V> a = m.template cast<I, V>();

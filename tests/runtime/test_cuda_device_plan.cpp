@@ -113,7 +113,8 @@ void device_plans_match_host() {
     const HostCsr<I, V> a = m.a.template cast<I, V>();
     for (int base : {0, 1}) {
       const DeviceCsr<I, V> d(b, a, base);
-      for (const char* name : {"auto", "csr", "csr_vector", "csr_adaptive", "sell"}) {
+      for (const char* name :
+           {"auto", "csr", "csr_vector", "csr_adaptive", "sell", "coo", "ell", "hyb", "jds", "merge"}) {
         INFO("format " << name << ", base " << base << ", matrix " << m.name << " (" << a.rows << " x "
                        << a.cols << ", nnz " << a.nnz() << ")");
         const spmv_options_t o = cuda_options(name);

@@ -100,7 +100,8 @@ static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #line 4 "cpu/ell.cpp"
 
 #line 1 "contract/ell.h"
-// ELL kernel contract (engine/formats/ell.cpp fills it, templates/*/ell.* read it).
+// ELL kernel contract (engine/formats/ell.cpp fills it, templates/*/ell.* read it;
+// templates/gpu/ell_build.cu builds it on a device).
 #ifndef SPMVJIT_CONTRACT_ELL_H
 #define SPMVJIT_CONTRACT_ELL_H
 #line 1 "contract/arrays.h"
@@ -129,7 +130,7 @@ static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #endif
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
-#line 5 "contract/ell.h"
+#line 6 "contract/ell.h"
 
 // col_idx, values: every row padded to n[ELL_N_WIDTH] entries, column-major (entry j of row r at
 // j * n[ELL_N_STRIDE] + r; padding repeats the row's last column with value 0); parts: CPU row
@@ -144,6 +145,18 @@ enum { ELL_N_WIDTH, ELL_N_STRIDE };  // n[] slots: W; column stride (= rows)
 // GPU threads per block; CPU rows per block (their accumulators stay in registers/L1 while the
 // W columns stream).
 enum { ELL_GPU_BLOCK = 256, ELL_CPU_ROWS = 64 };
+
+// Device build (templates/gpu/ell_build.cu) argument slots: the input arrays (index base
+// n[DP_N_BASE]), the width cell (one i64: the longest row, found first) and the outputs.
+enum {
+  ELL_BUILD_ROW_PTR,
+  ELL_BUILD_COL_IDX_IN,
+  ELL_BUILD_VALUES_IN,
+  ELL_BUILD_WIDTH,
+  ELL_BUILD_COL_IDX,
+  ELL_BUILD_VALUES
+};
+enum { ELL_BUILD_N_WIDTH };
 
 #endif  // SPMVJIT_CONTRACT_ELL_H
 #line 6 "cpu/ell.cpp"

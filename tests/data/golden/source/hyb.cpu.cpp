@@ -101,7 +101,8 @@ static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #line 5 "cpu/hyb.cpp"
 
 #line 1 "contract/hyb.h"
-// HYB kernel contract (engine/formats/hyb.cpp fills it, templates/*/hyb.* read it).
+// HYB kernel contract (engine/formats/hyb.cpp fills it, templates/*/hyb.* read it;
+// templates/gpu/hyb_build.cu builds it on a device).
 #ifndef SPMVJIT_CONTRACT_HYB_H
 #define SPMVJIT_CONTRACT_HYB_H
 #line 1 "contract/arrays.h"
@@ -130,7 +131,7 @@ static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #endif
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
-#line 5 "contract/hyb.h"
+#line 6 "contract/hyb.h"
 
 // ell_col, ell_values: the first n[HYB_N_WIDTH] entries of every row, padded, column-major (entry
 // j of row r at j * n[HYB_N_STRIDE] + r); tail_row, tail_col, tail_values: the rest as COO,
@@ -150,6 +151,23 @@ SPMVJIT_DECLARE_ARRAYS(HYB_ARRAYS, kHybArrays)
 enum { HYB_N_WIDTH, HYB_N_STRIDE, HYB_N_TAIL, HYB_N_WARP_ENTRIES };
 // GPU threads per block (both steps); CPU rows per block (as ELL's).
 enum { HYB_GPU_BLOCK = 256, HYB_CPU_ROWS = 64 };
+
+// Device build (templates/gpu/hyb_build.cu) argument slots: the input arrays (index base
+// n[DP_N_BASE]); each row's first tail entry (i64, rows + 1) and the per-window tail sums (i64,
+// scanned in place between passes); the outputs, written through the same slots by the ELL pass
+// (ell_col, ell_values) and the tail pass (tail_col, tail_values, and tail_row).
+enum {
+  HYB_BUILD_ROW_PTR,
+  HYB_BUILD_COL_IDX_IN,
+  HYB_BUILD_VALUES_IN,
+  HYB_BUILD_TAIL_PTR,
+  HYB_BUILD_WINDOW_SUMS,
+  HYB_BUILD_OUT_COL,
+  HYB_BUILD_OUT_VALUES,
+  HYB_BUILD_OUT_ROW
+};
+enum { HYB_BUILD_N_WIDTH, HYB_BUILD_N_WINDOWS, HYB_BUILD_N_TAIL };
+enum { HYB_BUILD_WINDOW = 4096 };  // device build: rows per window one thread sizes
 
 #endif  // SPMVJIT_CONTRACT_HYB_H
 #line 7 "cpu/hyb.cpp"
