@@ -7,6 +7,7 @@
 // open at its end are carried (per-tile head/tail sums in scratch) and finished by a separate
 // fixup launch, which also writes empty rows. The last nnz % (omega*sigma) entries are CSR.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "engine/formats/format.hpp"
@@ -36,6 +37,35 @@ int64_t omega_of(const TargetInfo& t, size_t value_bytes) {
 
 inline int64_t decode_row(int64_t v) { return v < 0 ? ~v : v; }
 
+// Expected entries of empty_offset: a tile lists every segment's row when empty rows lie between
+// its segments, i.e. when one of the row starts inside it follows an empty row. The chance of that
+// per row start is counted on the row sample (consecutive non-empty rows of a sampled group with
+// empty rows between them), so empty rows in clusters count as few gaps; rows taken as
+// independent when the sample has no such pair.
+double empty_offset_entries(const MatrixStats& s, int64_t tile, int64_t ntiles) {
+  const int64_t nonempty = s.rows - s.empty_rows;
+  if (ntiles == 0 || s.empty_rows == 0 || nonempty == 0) return 0;
+  double gap = double(s.empty_rows) / double(s.rows);
+  if (s.sample) {
+    const RowSample& sm = *s.sample;
+    int64_t pairs = 0, gaps = 0;
+    for (int64_t g0 = 0; g0 < sm.rows; g0 += RowSample::kGroupRows) {
+      bool seen = false, empty_since = false;
+      for (int64_t r = g0; r < std::min(sm.rows, g0 + RowSample::kGroupRows); ++r) {
+        if (sm.row_ptr[size_t(r + 1)] == sm.row_ptr[size_t(r)]) {
+          empty_since = true;
+          continue;
+        }
+        if (seen) ++pairs, gaps += empty_since;
+        seen = true, empty_since = false;
+      }
+    }
+    if (pairs) gap = double(gaps) / double(pairs);
+  }
+  const double starts = double(tile - 1) * double(nonempty) / double(s.nnz);  // row starts inside a tile
+  return double(ntiles) * (1.0 - std::pow(1.0 - gap, starts)) * (1.0 + starts);
+}
+
 class Csr5Format final : public Format {
  public:
   std::string name() const override { return "csr5"; }
@@ -56,9 +86,11 @@ class Csr5Format final : public Format {
     const int64_t ntiles = tile ? a.nnz / tile : 0;
     Estimate e;
     e.stored_entries = a.nnz;
-    // col/val, tile_ptr + eo_ptr, one descriptor word per lane, the CSR tail's row pointers.
+    // col/val, tile_ptr + eo_ptr, one descriptor word per lane; aux: empty_offset, empty rows and
+    // the CSR tail's row pointers.
+    const double eo = empty_offset_entries(s, tile, ntiles);
     e.matrix_bytes = a.nnz * (is + vs) + 16 * (ntiles + 1) + 8 * ntiles * p.at("omega") +
-                     is * (s.empty_rows + std::min<int64_t>(a.rows, tile) + 1);
+                     is * (int64_t(eo) + s.empty_rows + std::min<int64_t>(a.rows, tile) + 1);
     // Per row a segment flush; per tile the carries and their fixup. Tiles split evenly, so
     // the work is balanced whatever the row lengths (imbalance 1).
     e.cost_bytes = double(e.matrix_bytes) + 4.0 * double(a.rows) + 4.0 * double(vs) * double(ntiles) +

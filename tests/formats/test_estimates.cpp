@@ -103,3 +103,41 @@ TEST_CASE("row-layout formats estimate their layout from the statistics alone", 
   }
   WARN("worst relative error of the row-layout estimates: " << worst);
 }
+
+TEST_CASE("csr5 estimates its bytes within a few percent", "[formats]") {
+  // Empty rows matter through empty_offset (every segment's row, in tiles with empty rows between
+  // segments): scattered among short rows, scattered among long rows, and in one block.
+  std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
+  for (const char* spec :
+       {"random:200000:1:40", "random:200000:0:3", "random:200000:0:12", "powerlaw:200000:1.8",
+        "poisson2d:300", "short:300000:3", "short:300000:1", "denserows:100000:5:8", "random:5000:0:200"})
+    matrices.push_back({spec, generate_matrix(spec, 9)});
+  HostCsr<int64_t, double> block = generate_matrix("short:300000:3", 9);
+  for (size_t r = 1; r < block.row_ptr.size(); ++r)  // rows below 100000 emptied
+    block.row_ptr[r] = r <= 100000 ? 0 : block.row_ptr[r] - block.row_ptr[100000];
+  block.col_idx.erase(block.col_idx.begin(), block.col_idx.begin() + (block.nnz() - block.row_ptr.back()));
+  block.val.resize(block.col_idx.size());
+  matrices.push_back({"short:300000:3, first third empty", block});
+  double worst = 0;
+  const Format& f = *find_format("csr5");
+  for (const auto& [name, a] : matrices) {
+    const MatrixStats s = compute_stats(a.ref());
+    CsrRef shape = a.ref();  // as for device-resident input: no arrays
+    shape.row_ptr = shape.col_idx = shape.val = nullptr;
+    for (BackendKind b : {BackendKind::cpu, BackendKind::cuda}) {
+      TargetInfo t = target(b);
+      t.warp_size = 32;
+      for (const FormatParams& p : f.candidates(shape, s, t)) {
+        const Estimate e = f.estimate(shape, s, p, t);
+        const FormatData d = f.convert(a.ref(), p, t);
+        INFO(params_json(p).dump() << " on " << name << " (" << to_string(b) << "): estimate "
+                                   << e.matrix_bytes << " bytes, converted " << d.matrix_bytes << ", "
+                                   << d.facts.dump());
+        const double rel = std::abs(double(e.matrix_bytes - d.matrix_bytes)) / double(d.matrix_bytes);
+        worst = std::max(worst, rel);
+        CHECK(rel <= 0.02);
+      }
+    }
+  }
+  WARN("worst relative error of the csr5 byte estimates: " << worst);
+}
