@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/slice_util.hpp"
@@ -147,10 +148,68 @@ class Csr5Format final : public Format {
     return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
+  // Every (omega, sigma) the host converter takes, so host and device input pick the same plan.
+  bool converts_on_device() const override { return true; }
+  bool device_convertible(const FormatParams& p) const override {
+    return p.at("omega") >= 1 && p.at("omega") <= CSR5_MAX_OMEGA && p.at("sigma") >= 1 &&
+           p.at("sigma") <= CSR5_MAX_SIGMA;
+  }
+  std::vector<std::string> device_build_modules() const override { return {"csr5_build"}; }
+  // Passes (templates/gpu/csr5_build.cu): the transposed entries; per tile its first row,
+  // descriptors and empty_offset count; per window of rows its empty rows; scans of both counts;
+  // then aux at the scanned offsets.
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& tg) const override {
+    check_params(p, tg);
+    const CsrRef& a = dc.shape();
+    const int64_t w = p.at("omega"), S = w * p.at("sigma"), ntiles = a.nnz / S;
+    const int64_t windows = ceil_div(a.rows, CSR5_BUILD_WINDOW);
+    const size_t is = size_of(a.index), vs = size_of(a.value);
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    d.put(CSR5_TILE_PTR, dc.alloc(ntiles + 1, sizeof(int64_t)));
+    d.put(CSR5_TILE_DESC, dc.alloc(ntiles * w, sizeof(uint64_t)));
+    d.put(CSR5_COL_IDX, dc.alloc(a.nnz, is));
+    d.put(CSR5_VALUES, dc.alloc(a.nnz, vs));
+    d.put(CSR5_EO_PTR, dc.alloc(ntiles + 1, sizeof(int64_t)));
+    HostArray wempty = dc.alloc(windows + 1, sizeof(int64_t));
+    auto dev = [&](int slot) { return d.arrays[size_t(slot)].device.get(); };
+    SpmvArgs g = dc.args();
+    g.n[CSR5_BUILD_N_OMEGA] = w;
+    g.n[CSR5_BUILD_N_SIGMA] = p.at("sigma");
+    g.n[CSR5_BUILD_N_TILES] = ntiles;
+    g.n[CSR5_BUILD_N_NNZ] = a.nnz;
+    SpmvArgs ge = g;  // spmvjit_build_entries: its own a[] slots
+    ge.a[CSR5_BUILD_COL_IDX_IN] = a.col_idx;
+    ge.a[CSR5_BUILD_VALUES_IN] = a.val;
+    ge.a[CSR5_BUILD_COL_IDX] = dev(CSR5_COL_IDX);
+    ge.a[CSR5_BUILD_VALUES] = dev(CSR5_VALUES);
+    if (a.nnz) dc.launch("csr5_build", "spmvjit_build_entries", a.nnz, ge);
+    g.a[CSR5_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[CSR5_BUILD_TILE_PTR] = dev(CSR5_TILE_PTR);
+    g.a[CSR5_BUILD_TILE_DESC] = dev(CSR5_TILE_DESC);
+    g.a[CSR5_BUILD_EO_PTR] = dev(CSR5_EO_PTR);
+    g.a[CSR5_BUILD_WINDOW_EMPTY] = wempty.device.get();
+    // One thread per tile or window: small blocks, so a few thousand still spread over the device.
+    dc.launch("csr5_build", "spmvjit_build_tiles", ntiles + 1, g, 64);
+    if (windows) dc.launch("csr5_build", "spmvjit_build_empty_count", windows, g, 32);
+    dc.exclusive_scan(dev(CSR5_EO_PTR), ntiles);
+    dc.exclusive_scan(wempty.device.get(), windows);
+    const int64_t n_eo = dc.read_i64(static_cast<const int64_t*>(dev(CSR5_EO_PTR)) + ntiles);
+    const int64_t n_empty = dc.read_i64(static_cast<const int64_t*>(wempty.device.get()) + windows);
+    const int64_t r_tail = dc.read_i64(static_cast<const int64_t*>(dev(CSR5_TILE_PTR)) + ntiles);
+    const int64_t aux = n_eo + n_empty + aux_tail(a.rows, r_tail);
+    d.put(CSR5_AUX, dc.alloc(aux, is));
+    g.a[CSR5_BUILD_AUX] = dev(CSR5_AUX);
+    g.n[CSR5_BUILD_N_EMPTY_OFFSETS] = n_eo;
+    g.n[CSR5_BUILD_N_EMPTY_ROWS] = n_empty;
+    if (aux) dc.launch("csr5_build", "spmvjit_build_aux", ntiles + windows + aux_tail(a.rows, r_tail), g, 64);
+    finish(d, a, ntiles, r_tail, n_eo, n_empty, tg);
+    return d;
+  }
+
  private:
-  template <class I, class V>
-  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
-    const int64_t w = p.at("omega"), sg = p.at("sigma"), S = w * sg;
+  static void check_params(const FormatParams& p, const TargetInfo& tg) {
+    const int64_t w = p.at("omega"), sg = p.at("sigma");
     if (w < 1 || w > CSR5_MAX_OMEGA || sg < 1 || sg > CSR5_MAX_SIGMA)
       fail(SPMV_STATUS_INVALID_VALUE, "csr5: omega must lie in [1, " + std::to_string(CSR5_MAX_OMEGA) +
                                           "] and sigma in [1, " + std::to_string(CSR5_MAX_SIGMA) +
@@ -158,6 +217,14 @@ class Csr5Format final : public Format {
     if (tg.gpu() && w != tg.warp_size)
       fail(SPMV_STATUS_INVALID_VALUE,
            "csr5: omega must be the warp size (" + std::to_string(tg.warp_size) + ") on a GPU");
+  }
+  // Entries of the tail's row_ptr at the end of aux (none without tail rows).
+  static int64_t aux_tail(int64_t rows, int64_t r_tail) { return rows > r_tail ? rows - r_tail + 1 : 0; }
+
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
+    check_params(p, tg);
+    const int64_t w = p.at("omega"), sg = p.at("sigma"), S = w * sg;
     const I* rp = a.rp<I>();
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
@@ -227,12 +294,21 @@ class Csr5Format final : public Format {
     std::vector<I> empty;
     for (int64_t q = 0; q < r_tail; ++q)
       if (rp[q + 1] == rp[q]) empty.push_back(I(q));
-    const int64_t n_tail_rows = a.rows - r_tail;
-    I* ax = d.make<I>(CSR5_AUX, n_eo + int64_t(empty.size()) + (n_tail_rows ? n_tail_rows + 1 : 0));
+    const int64_t n_empty = int64_t(empty.size());
+    I* ax = d.make<I>(CSR5_AUX, n_eo + n_empty + aux_tail(a.rows, r_tail));
     if (n_eo) std::memcpy(ax, eo.data(), size_t(n_eo) * sizeof(I));
-    if (!empty.empty()) std::memcpy(ax + n_eo, empty.data(), empty.size() * sizeof(I));
-    if (n_tail_rows) std::memcpy(ax + n_eo + empty.size(), rp + r_tail, size_t(n_tail_rows + 1) * sizeof(I));
+    if (n_empty) std::memcpy(ax + n_eo, empty.data(), size_t(n_empty) * sizeof(I));
+    if (a.rows > r_tail)
+      std::memcpy(ax + n_eo + n_empty, rp + r_tail, size_t(a.rows - r_tail + 1) * sizeof(I));
+    finish(d, a, ntiles, r_tail, n_eo, n_empty, tg);
+    return d;
+  }
 
+  // Sizes, bytes, facts and launch steps, the same from either converter.
+  static void finish(FormatData& d, const CsrRef& a, int64_t ntiles, int64_t r_tail, int64_t n_eo,
+                     int64_t n_empty, const TargetInfo& tg) {
+    const int64_t w = d.params.at("omega"), S = w * d.params.at("sigma"), tail_start = ntiles * S;
+    const size_t vs = size_of(a.value);
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
     const int64_t parts = tg.backend == BackendKind::cpu ? std::max(1, tg.threads) : 1;
@@ -241,14 +317,14 @@ class Csr5Format final : public Format {
     d.ints[CSR5_N_TAIL_START] = tail_start;
     d.ints[CSR5_N_TAIL_ROW] = r_tail;
     d.ints[CSR5_N_EMPTY_OFFSETS] = n_eo;
-    d.ints[CSR5_N_EMPTY_ROWS] = int64_t(empty.size());
-    d.ints[CSR5_N_TAIL_ROWS] = n_tail_rows;
-    d.scratch_bytes = int64_t(2 * (ntiles + 1) * sizeof(V));  // head[] and tail[] carries per tile
+    d.ints[CSR5_N_EMPTY_ROWS] = n_empty;
+    d.ints[CSR5_N_TAIL_ROWS] = a.rows - r_tail;
+    d.scratch_bytes = int64_t(2 * size_t(ntiles + 1) * vs);  // head[] and tail[] carries per tile
     d.facts = Json::object({{"tiles", ntiles},
                             {"tile_nnz", S},
                             {"csr_tail_nnz", a.nnz - tail_start},
                             {"empty_offset", n_eo},
-                            {"empty_rows", empty.size()}});
+                            {"empty_rows", n_empty}});
     if (tg.backend == BackendKind::cpu) {
       // Tiles hold equal nonzeros: an even split of tiles is a balanced split of the work.
       d.steps.push_back({"spmvjit_part", parts, 1, 0});
@@ -256,10 +332,9 @@ class Csr5Format final : public Format {
     } else {
       // A warp (w threads) per tile and one for the CSR tail; a fixup thread per tile and empty row.
       d.steps.push_back({"spmvjit_part", ceil_div((ntiles + 1) * w, CSR5_GPU_BLOCK), CSR5_GPU_BLOCK, 0});
-      d.steps.push_back({"spmvjit_fixup", ceil_div(ntiles + 1 + int64_t(empty.size()), CSR5_GPU_FIXUP_BLOCK),
+      d.steps.push_back({"spmvjit_fixup", ceil_div(ntiles + 1 + n_empty, CSR5_GPU_FIXUP_BLOCK),
                          CSR5_GPU_FIXUP_BLOCK, 0, true});
     }
-    return d;
   }
 };
 

@@ -106,7 +106,8 @@ static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #endif  // SPMVJIT_PRELUDE_INCLUDED
 #line 9 "cpu/csr5.cpp"
 #line 1 "contract/csr5.h"
-// CSR5 kernel contract (engine/formats/csr5.cpp fills it, templates/*/csr5.* read it).
+// CSR5 kernel contract (engine/formats/csr5.cpp fills it on the host, templates/gpu/csr5_build.cu
+// on a device; templates/*/csr5.* read it).
 #ifndef SPMVJIT_CONTRACT_CSR5_H
 #define SPMVJIT_CONTRACT_CSR5_H
 #line 1 "contract/arrays.h"
@@ -135,7 +136,7 @@ static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #endif
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
-#line 5 "contract/csr5.h"
+#line 6 "contract/csr5.h"
 
 // A tile is OMEGA lanes x SIGMA entries (kernel constants SPMVJIT_OMEGA, SPMVJIT_SIGMA) stored
 // transposed: entry k of lane l of tile t is at t * OMEGA * SIGMA + k * OMEGA + l.
@@ -180,6 +181,33 @@ enum {
   CSR5_GPU_BLOCK = 128,
   CSR5_GPU_FIXUP_BLOCK = 256
 };
+
+// Device build (templates/gpu/csr5_build.cu) argument slots. Its ten arrays exceed
+// SPMVJIT_MAX_ARRAYS, so spmvjit_build_entries (a thread per entry: the transposed tiles, then the
+// tail) has its own a[] slots; the other kernels share the second set: the input row_ptr (index
+// base n[DP_N_BASE]), the outputs, and the per-window empty-row counts (i64, scanned in place, as
+// are the per-tile empty_offset counts spmvjit_build_tiles leaves in eo_ptr). tile_ptr[tiles]
+// (the tail's first row) is written by spmvjit_build_tiles and read by the later passes.
+enum { CSR5_BUILD_COL_IDX_IN, CSR5_BUILD_VALUES_IN, CSR5_BUILD_COL_IDX, CSR5_BUILD_VALUES };
+enum {
+  CSR5_BUILD_ROW_PTR,
+  CSR5_BUILD_TILE_PTR,
+  CSR5_BUILD_TILE_DESC,
+  CSR5_BUILD_EO_PTR,
+  CSR5_BUILD_WINDOW_EMPTY,
+  CSR5_BUILD_AUX
+};
+// n[] slots of every build kernel (n[DP_N_BASE] = 7 is the index base): omega, sigma, tiles and
+// nonzeros; entries of empty_offset and empty rows before the tail (spmvjit_build_aux only).
+enum {
+  CSR5_BUILD_N_OMEGA,
+  CSR5_BUILD_N_SIGMA,
+  CSR5_BUILD_N_TILES,
+  CSR5_BUILD_N_NNZ,
+  CSR5_BUILD_N_EMPTY_OFFSETS,
+  CSR5_BUILD_N_EMPTY_ROWS
+};
+enum { CSR5_BUILD_WINDOW = 1024 };  // rows per thread of the empty-row passes
 
 #endif  // SPMVJIT_CONTRACT_CSR5_H
 #line 10 "cpu/csr5.cpp"
