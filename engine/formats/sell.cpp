@@ -11,6 +11,7 @@
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
+#include "engine/formats/sliced_estimate.hpp"
 
 namespace spmvjit {
 #include "templates/contract/sell.h"
@@ -42,7 +43,7 @@ class SellFormat final : public Format {
       // Heavy-tailed rows: only a global sort keeps padding bounded (at the price of scattered
       // y writes, which the estimate charges).
       // GPU: not considered (measured on an H100: 0.99x cuSPARSE on random-2M, 0.01x on
-      // powerlaw-2M; its estimate and conversion sort every row, about 0.5 s on 2M rows).
+      // powerlaw-2M).
       if (t.backend == BackendKind::cpu && s.row_cv > 0.5 && s.rows > c * 32)
         out.push_back({{"C", c}, {"sigma", (s.rows + c - 1) / c * c}});
     }
@@ -53,7 +54,7 @@ class SellFormat final : public Format {
                     const TargetInfo& t) const override {
     const int64_t c = p.at("C"), sigma = p.at("sigma");
     Estimate e;
-    e.stored_entries = sliced_entries(a, s, c, sigma, 1);
+    e.stored_entries = sliced_entries(s, c, sigma, 1);
     if (t.backend != BackendKind::cpu) {
       // One GPU thread per row: the longest row is one thread's serial chain while the device
       // idles; compare it with the chain of the same work spread over every resident thread

@@ -92,22 +92,32 @@ class SellBlockFormat final : public Format {
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
     const int64_t slices = ceil_div(a.rows, c);
     // Block counts of the statistics' row sample (whole slices): O(sampled nonzeros), and the
-    // same for a matrix in device memory.
+    // same for a matrix in device memory. Slice widths in blocks follow the widths in entries,
+    // known exactly for every slice (MatrixStats::slice_width_sum): the sample gives their ratio,
+    // so long rows it missed still count.
     const CsrRef smp = s.sample->ref();
-    double real = 0, stored = 0;
+    double real = 0, stored = 0, sampled_width = 0;
     for (int64_t sl = 0; sl < ceil_div(smp.rows, c); ++sl) {
-      int64_t w = 0;
+      int64_t w = 0, wl = 0;
       for (int64_t r = sl * c; r < std::min(smp.rows, (sl + 1) * c); ++r) {
         const int64_t nb = dispatch_types(smp.index, smp.value,
                                           [&]<class I, class V>() { return count_blocks<I, V>(smp, r, b); });
         real += double(nb);
         w = std::max(w, nb);
+        wl = std::max(wl, smp.row_len(r));
       }
       stored += double(w * c);
+      sampled_width += double(wl * c);
     }
-    const double scale = s.sample->scale(a.rows);
-    real *= scale;
-    stored *= scale;
+    if (c <= 64 && (c & (c - 1)) == 0 && sampled_width > 0) {
+      stored *=
+          double(c) * double(s.slice_width_sum[size_t(63 - __builtin_clzll(uint64_t(c)))]) / sampled_width;
+      real *= double(s.nnz) / double(smp.nnz);
+    } else {
+      const double scale = s.sample->scale(a.rows);
+      real *= scale;
+      stored *= scale;
+    }
     Estimate e;
     e.imbalance = gpu_row_starvation(a.rows, t);
     e.stored_entries = int64_t(stored) * b;

@@ -9,6 +9,7 @@
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
+#include "engine/formats/sliced_estimate.hpp"
 
 namespace spmvjit {
 #include "templates/contract/sellp.h"
@@ -47,8 +48,8 @@ class SellpFormat final : public Format {
     // Sorting windows: none, 32 slices, and (very irregular rows) the whole matrix.
     std::vector<int64_t> sigmas = {1};
     if (s.row_cv > 0.1) sigmas.push_back(c * 32);
-    // GPU: no global sort. Its estimate sorts every row (about 1 s of plan time on 2M-8M rows) and
-    // on an H100 it never won (0.98x cuSPARSE on random-2M, 0.02x on powerlaw-2M).
+    // GPU: no global sort: on an H100 it never won (0.98x cuSPARSE on random-2M, 0.02x on
+    // powerlaw-2M).
     if (cpu && s.row_cv > 0.5 && a.rows > c * 32) sigmas.push_back(ceil_div(a.rows, c) * c);
     // GPU: more threads per row pay off for longer rows.
     // CPU: t only unrolls the row loop, and t = 4 never beat t = 2 on the suite (each candidate
@@ -65,7 +66,7 @@ class SellpFormat final : public Format {
     const int64_t c = p.at("C"), sigma = p.at("sigma"), t = p.at("t");
     Estimate e;
     e.imbalance = gpu_row_starvation(a.rows * t, tg);
-    e.stored_entries = sliced_entries(a, s, c, sigma, t);
+    e.stored_entries = sliced_entries(s, c, sigma, t);
     const int64_t slices = ceil_div(a.rows, c);
     e.matrix_bytes = e.stored_entries * int64_t(size_of(a.index) + size_of(a.value)) + 8 * (slices + 1) +
                      (sigma > 1 ? int64_t(size_of(a.index)) * a.rows : 0);
