@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <set>
 #include <vector>
 
 #include "engine/validate.hpp"
@@ -33,13 +34,14 @@ std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t) {
   std::vector<KernelSpec> out;
   for (ValueType v : {ValueType::f32, ValueType::f64})
     for (IndexType i : {IndexType::i32, IndexType::i64}) {
+      std::set<std::string> build_modules;  // several formats may share one (sell and sellp do)
       for (const Format* f : all_formats()) {
         if (!f->supports(t.backend)) continue;
         for (const FormatParams& c : f->kernel_variants(t, v))
           out.push_back(spec_for(t, f->name(), f->template_name(), i, v, c));
         if (t.gpu() && f->converts_on_device())
           for (const std::string& m : f->device_build_modules())
-            out.push_back(device_module_spec(t, m, i, v));
+            if (build_modules.insert(m).second) out.push_back(device_module_spec(t, m, i, v));
       }
       if (t.gpu()) out.push_back(device_module_spec(t, "device_plan", i, v));
     }

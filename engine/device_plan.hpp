@@ -21,7 +21,8 @@ KernelSpec device_module_spec(const TargetInfo& t, const std::string& module, In
                               ValueType value);
 
 // Every kernel module a plan on target `t` may ask for (each format's variants for both types,
-// and on GPUs the device-planning modules): what `warmup` compiles ahead of time.
+// and on GPUs the device-planning and build modules, each once): what `warmup` compiles ahead of
+// time.
 std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t);
 
 class DevicePlanner final : public DeviceConverter {

@@ -11,6 +11,7 @@
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
+#include "engine/formats/sliced_device.hpp"
 #include "engine/formats/sliced_estimate.hpp"
 
 namespace spmvjit {
@@ -113,45 +114,29 @@ class SellFormat final : public Format {
   }
 
   bool converts_on_device() const override { return true; }
+  // Any sigma the host converter takes (sorted windows: engine/formats/sliced_device.hpp).
   bool device_convertible(const FormatParams& p) const override {
-    return p.at("sigma") <= 1 && power_of_two_slice(p.at("C"));
+    const int64_t c = p.at("C"), sigma = p.at("sigma");
+    return power_of_two_slice(c) && (sigma <= 1 || sigma % c == 0);
   }
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     if (!device_convertible(p))
       fail(SPMV_STATUS_UNSUPPORTED, "sell: no device conversion for these parameters");
     const CsrRef& a = dc.shape();
-    const int64_t c = p.at("C"), slices = ceil_div(a.rows, c), windows = ceil_div(a.rows, SELL_BUILD_WINDOW);
+    const int64_t c = p.at("C"), slices = ceil_div(a.rows, c);
+    SlicedArrays l = build_sliced_on_device(dc, "sell", c, p.at("sigma"), 1, c * slices);
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);
-    HostArray sp = dc.alloc(slices + 1, sizeof(int64_t));
-    HostArray wsum = dc.alloc(windows + 1, sizeof(int64_t));
-    SpmvArgs g = dc.args();
-    g.a[SELL_BUILD_ROW_PTR] = a.row_ptr;
-    g.a[SELL_BUILD_COL_IDX_IN] = a.col_idx;
-    g.a[SELL_BUILD_VALUES_IN] = a.val;
-    g.a[SELL_BUILD_SLICE_PTR] = sp.device.get();
-    g.a[SELL_BUILD_WINDOW_SUMS] = wsum.device.get();
-    g.n[SELL_BUILD_N_C] = c;
-    g.n[SELL_BUILD_N_WINDOWS] = windows;
-    g.n[SELL_BUILD_N_SLICES] = slices;
-    // One thread per window: small blocks, so a few thousand windows still spread over the device.
-    if (windows) dc.launch("sell_build", "spmvjit_build_sizes", windows, g, 32);
-    dc.exclusive_scan(wsum.device.get(), windows);
-    dc.launch("sell_build", "spmvjit_build_offsets", std::max<int64_t>(windows, 1), g, 32);
-    const int64_t stored = dc.read_i64(static_cast<const int64_t*>(sp.device.get()) + slices);
-    const size_t is = size_of(a.index), vs = size_of(a.value);
-    check_padding("sell", stored, a.nnz, c * slices, double(is + vs), a.index == IndexType::i32);
-    HostArray col = dc.alloc(stored, is), val = dc.alloc(stored, vs);
-    g.a[SELL_BUILD_COL_IDX] = col.device.get();
-    g.a[SELL_BUILD_VALUES] = val.device.get();
-    if (slices) dc.launch("sell_build", "spmvjit_build_fill", slices * c, g);
-    d.put(SELL_SLICE_PTR, std::move(sp));
-    d.put(SELL_COL_IDX, std::move(col));
-    d.put(SELL_VALUES, std::move(val));
-    finish(d, a, slices, stored, t);
+    d.put(SELL_SLICE_PTR, std::move(l.slice_ptr));
+    d.put(SELL_COL_IDX, std::move(l.col_idx));
+    d.put(SELL_VALUES, std::move(l.values));
+    if (l.perm.count) d.put(SELL_PERM, std::move(l.perm));
+    finish(d, a, slices, l.stored, t);
     return d;
   }
-  std::vector<std::string> device_build_modules() const override { return {"sell_build"}; }
+  std::vector<std::string> device_build_modules() const override {
+    return {kSellBuildModule, kWindowSortModule};
+  }
 
  private:
   template <class I, class V>

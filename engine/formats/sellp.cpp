@@ -9,6 +9,7 @@
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
+#include "engine/formats/sliced_device.hpp"
 #include "engine/formats/sliced_estimate.hpp"
 
 namespace spmvjit {
@@ -116,9 +117,44 @@ class SellpFormat final : public Format {
     return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
+  // Every parameter set of a GPU target's candidates: slices of C rows, C a power of two up to
+  // 64 (templates/gpu/sell_build.cu lays out windows of SELL_BUILD_WINDOW rows), any t and sigma.
+  bool converts_on_device() const override { return true; }
+  bool device_convertible(const FormatParams& p) const override {
+    const int64_t c = p.at("C"), t = p.at("t"), sigma = p.at("sigma");
+    return c >= 1 && c <= 64 && (c & (c - 1)) == 0 && t >= 1 && (t & (t - 1)) == 0 &&
+           (sigma <= 1 || sigma % c == 0);
+  }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& tg) const override {
+    if (!device_convertible(p))
+      fail(SPMV_STATUS_UNSUPPORTED, "sellp: no device conversion for these parameters");
+    check_params(p, tg);
+    const CsrRef& a = dc.shape();
+    const int64_t c = p.at("C"), t = p.at("t"), slices = ceil_div(a.rows, c);
+    SlicedArrays l = build_sliced_on_device(dc, "sellp", c, p.at("sigma"), t, c * t * slices);
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    d.put(SELLP_SLICE_PTR, std::move(l.slice_ptr));
+    d.put(SELLP_COL_IDX, std::move(l.col_idx));
+    d.put(SELLP_VALUES, std::move(l.values));
+    if (l.perm.count) {
+      d.put(SELLP_PERM, std::move(l.perm));
+    } else {
+      d.at(SELLP_PERM, size_of(a.index));  // empty, typed as the host leaves it
+    }
+    d.stored_entries = l.stored;
+    d.matrix_bytes = sum_matrix_bytes(d);
+    d.ints[SELLP_N_SLICES] = slices;
+    d.facts = sliced_facts(slices, l.stored, a.nnz);
+    finish_steps(d, nullptr, slices, c, t, tg);
+    return d;
+  }
+  std::vector<std::string> device_build_modules() const override {
+    return {kSellBuildModule, kWindowSortModule};
+  }
+
  private:
-  template <class I, class V>
-  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
+  static void check_params(const FormatParams& p, const TargetInfo& tg) {
     const int64_t c = p.at("C"), sigma = p.at("sigma"), t = p.at("t");
     if (c < 1 || t < 1 || (t & (t - 1)) || (sigma > 1 && sigma % c != 0))
       fail(SPMV_STATUS_INVALID_VALUE, "sellp: need C >= 1, t a power of two, sigma 1 or a multiple of C");
@@ -127,6 +163,22 @@ class SellpFormat final : public Format {
       fail(SPMV_STATUS_INVALID_VALUE, "sellp: C*t must be a multiple of the warp width (" +
                                           std::to_string(tg.warp_size) + ") and at most " +
                                           std::to_string(int(SELLP_GPU_MAX_BLOCK)) + " on a GPU");
+  }
+  // Launch steps: CPU parts by slice (slice_ptr on the host), or one GPU block of C*t threads per slice.
+  static void finish_steps(FormatData& d, const int64_t* slice_ptr, int64_t slices, int64_t c, int64_t t,
+                           const TargetInfo& tg) {
+    if (tg.backend == BackendKind::cpu) {
+      set_cpu_parts(d, SELLP_PARTS,
+                    split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] + u * c; }));
+    } else if (slices > 0) {
+      d.steps.push_back({"spmvjit_part", slices, int(c * t), 0});
+    }
+  }
+
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
+    check_params(p, tg);
+    const int64_t c = p.at("C"), sigma = p.at("sigma"), t = p.at("t");
     const auto order = window_order(a, sigma);
     const auto w = slice_widths(a, order, c, t);
     const int64_t slices = int64_t(w.size());
@@ -161,12 +213,7 @@ class SellpFormat final : public Format {
       }
     }
     finish_sliced<I>(d, SELLP_PERM, SELLP_N_SLICES, order, sigma > 1, a.rows, slices, stored, a.nnz);
-    if (tg.backend == BackendKind::cpu) {
-      set_cpu_parts(d, SELLP_PARTS,
-                    split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] + u * c; }));
-    } else if (slices > 0) {
-      d.steps.push_back({"spmvjit_part", slices, int(ct), 0});  // one block of C*t threads per slice
-    }
+    finish_steps(d, slice_ptr, slices, c, t, tg);
     return d;
   }
 };

@@ -1,28 +1,44 @@
-// SELL-C (sigma = 1) device build (engine/formats/sell.cpp, convert_device): slice sizes per
-// window of SELL_BUILD_WINDOW rows, an exclusive scan of the window sums (the host's), slice
-// offsets, then one thread per row position fills its lane. Grid-stride: any grid works.
+// SELL-C-sigma device build (engine/formats/sell.cpp and sellp.cpp, convert_device): slice sizes
+// per window of SELL_BUILD_WINDOW rows, an exclusive scan of the window sums (the host's), slice
+// offsets, then one thread per row position fills its lane. Sorted (sigma > 1), row position p
+// holds row perm[p], the order built before. SELL-P (n[SELL_BUILD_N_T] = t > 1) rounds slice
+// widths up to multiples of t and lays a slice out in chunks of C*t slots, row i owning
+// [i*t, i*t + t) of each; t = 1 is plain SELL. Grid-stride: any grid works.
 #include "../contract/device_plan.h"
 #include "../contract/sell.h"
 #include "prelude.h"
 
-// Pass 1: slice sizes (C * longest row) into slice_ptr[s] and their sums per window.
+// The row at sorted position pos.
+SPMVJIT_DEVICE i64 sell_row_at(const SpmvArgs& a, i64 pos) {
+  return a.n[SELL_BUILD_N_PERMUTED] ? i64(spmvjit_ldg((const I*)a.a[SELL_BUILD_PERM] + pos)) : pos;
+}
+
+// Pass 1: slice sizes (C * longest row, rounded up to t) into slice_ptr[s] and their sums per
+// window.
 extern "C" __global__ void spmvjit_build_sizes(const SpmvArgs a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BUILD_ROW_PTR];
+  const bool permuted = a.n[SELL_BUILD_N_PERMUTED] != 0;
   i64* size = (i64*)a.a[SELL_BUILD_SLICE_PTR];
   i64* wsum = (i64*)a.a[SELL_BUILD_WINDOW_SUMS];
   const i64 c = a.n[SELL_BUILD_N_C], windows = a.n[SELL_BUILD_N_WINDOWS], slices = a.n[SELL_BUILD_N_SLICES];
-  const i64 per = SELL_BUILD_WINDOW / c;
+  const i64 t = a.n[SELL_BUILD_N_T], per = SELL_BUILD_WINDOW / c;
   for (i64 w = i64(blockIdx.x) * blockDim.x + threadIdx.x; w < windows; w += i64(gridDim.x) * blockDim.x) {
     const i64 s0 = w * per, s1 = s0 + per < slices ? s0 + per : slices;
     i64 sum = 0;
     for (i64 s = s0; s < s1; ++s) {
       const i64 e = (s + 1) * c < a.rows ? (s + 1) * c : a.rows;
       i64 width = 0, b = spmvjit_ldg(rp + s * c);
-      for (i64 r = s * c; r < e; ++r) {
-        const i64 next = spmvjit_ldg(rp + r + 1);
+      for (i64 pos = s * c; pos < e; ++pos) {
+        if (permuted) {  // rows in sorted order
+          const i64 r = sell_row_at(a, pos), len = i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
+          width = len > width ? len : width;
+          continue;
+        }
+        const i64 next = spmvjit_ldg(rp + pos + 1);  // consecutive rows share their row_ptr entries
         width = next - b > width ? next - b : width;
         b = next;
       }
+      width = (width + t - 1) / t * t;
       size[s] = width * c;
       sum += width * c;
     }
@@ -50,8 +66,8 @@ extern "C" __global__ void spmvjit_build_offsets(const SpmvArgs a) {
   }
 }
 
-// Pass 3: one thread per row position fills its lane of the slice, column-major, padding with
-// the row's last column and zeros.
+// Pass 3: one thread per row position fills its lane of the slice, column-major (in chunks of
+// C*t slots, t per row), padding with the row's last column and zeros.
 extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BUILD_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[SELL_BUILD_COL_IDX_IN];
@@ -60,15 +76,19 @@ extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
   I* col = (I*)a.a[SELL_BUILD_COL_IDX];
   V* val = (V*)a.a[SELL_BUILD_VALUES];
   const i64 c = a.n[SELL_BUILD_N_C], slices = a.n[SELL_BUILD_N_SLICES], base = a.n[DP_N_BASE];
+  const i64 t = a.n[SELL_BUILD_N_T];
   for (i64 pos = i64(blockIdx.x) * blockDim.x + threadIdx.x; pos < slices * c;
        pos += i64(gridDim.x) * blockDim.x) {
     const i64 s = pos / c, lane = pos - s * c;
     const i64 p0 = spmvjit_ldg(sp + s), width = (spmvjit_ldg(sp + s + 1) - p0) / c;
     i64 b = 0, len = 0;
-    if (pos < a.rows) b = i64(spmvjit_ldg(rp + pos)) - base, len = i64(spmvjit_ldg(rp + pos + 1)) - base - b;
+    if (pos < a.rows) {
+      const i64 r = sell_row_at(a, pos);
+      b = i64(spmvjit_ldg(rp + r)) - base, len = i64(spmvjit_ldg(rp + r + 1)) - base - b;
+    }
     const I pad = len ? I(spmvjit_ldg(ci + b + len - 1) - I(base)) : I(0);
     for (i64 j = 0; j < width; ++j) {
-      const i64 slot = p0 + j * c + lane;
+      const i64 slot = p0 + (j / t) * c * t + lane * t + j % t;
       col[slot] = j < len ? I(spmvjit_ldg(ci + b + j) - I(base)) : pad;
       val[slot] = j < len ? spmvjit_ldg(va + b + j) : V(0);
     }

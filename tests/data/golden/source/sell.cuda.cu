@@ -58,8 +58,10 @@ enum {
   SELL_BUILD_WINDOW = 4096  // device build: rows per window one thread lays out (a multiple of C)
 };
 
-// Device build (templates/gpu/sell_build.cu) argument slots: the input arrays (index base
-// n[DP_N_BASE]), the outputs, and the per-window sums (i64, scanned in place between passes).
+// Device build (templates/gpu/sell_build.cu; SELL-P's too, n[SELL_BUILD_N_T] = its t, 1 for SELL)
+// argument slots: the input arrays (index base n[DP_N_BASE]), the outputs, the per-window sums
+// (i64, scanned in place between passes) and, when n[SELL_BUILD_N_PERMUTED], the sorted order
+// (perm, built first: engine/formats/sliced_device.hpp).
 enum {
   SELL_BUILD_ROW_PTR,
   SELL_BUILD_COL_IDX_IN,
@@ -67,9 +69,10 @@ enum {
   SELL_BUILD_SLICE_PTR,
   SELL_BUILD_COL_IDX,
   SELL_BUILD_VALUES,
-  SELL_BUILD_WINDOW_SUMS
+  SELL_BUILD_WINDOW_SUMS,
+  SELL_BUILD_PERM
 };
-enum { SELL_BUILD_N_C, SELL_BUILD_N_WINDOWS, SELL_BUILD_N_SLICES };
+enum { SELL_BUILD_N_C, SELL_BUILD_N_WINDOWS, SELL_BUILD_N_SLICES, SELL_BUILD_N_PERMUTED, SELL_BUILD_N_T };
 
 #endif  // SPMVJIT_CONTRACT_SELL_H
 #line 5 "gpu/sell.cu"

@@ -1,0 +1,86 @@
+// The SELL-C-sigma layout (sell, and sellp with its t) built on a device: the sorted row order
+// (templates/gpu/window_sort.cu), then slice sizes, their scan and the fill (sell_build.cu).
+#pragma once
+
+#include <algorithm>
+#include <utility>
+
+#include "engine/formats/device_converter.hpp"
+#include "engine/formats/slice_util.hpp"
+
+namespace spmvjit {
+#include "templates/contract/sell.h"
+#include "templates/contract/window_sort.h"
+
+inline constexpr const char* kWindowSortModule = "window_sort";
+inline constexpr const char* kSellBuildModule = "sell_build";
+
+// Sorted position -> row (index type, rows entries): windows of sigma rows sorted by decreasing
+// length, stable (slice_util::window_order's order), in log2(sigma) merge passes.
+inline HostArray device_window_order(DeviceConverter& dc, int64_t sigma) {
+  const CsrRef& a = dc.shape();
+  const size_t is = size_of(a.index);
+  HostArray order = dc.alloc(a.rows, is);
+  if (a.rows == 0) return order;
+  int passes = 1;  // the first merges single rows; a window of one row is copied through
+  while ((int64_t(1) << passes) < std::min(sigma, a.rows)) ++passes;
+  // Ping-pong between the order and a scratch array so that the last pass writes the order.
+  HostArray scratch = passes > 1 ? dc.alloc(a.rows, is) : HostArray{};
+  void* buf[2] = {order.device.get(), scratch.device.get()};
+  SpmvArgs g = dc.args();
+  g.a[WSORT_ROW_PTR] = a.row_ptr;
+  g.n[WSORT_N_SIGMA] = sigma;
+  for (int p = 0; p < passes; ++p) {
+    g.a[WSORT_SRC] = buf[(passes - p) % 2];
+    g.a[WSORT_DST] = buf[(passes - 1 - p) % 2];
+    g.n[WSORT_N_RUN] = int64_t(1) << p;
+    dc.launch(kWindowSortModule, "spmvjit_sort_merge", a.rows, g);
+  }
+  return order;
+}
+
+struct SlicedArrays {
+  HostArray slice_ptr, col_idx, values, perm;  // perm: empty when sigma <= 1
+  int64_t slices = 0, stored = 0;
+};
+
+// The host converters' arrays for slices of c rows (c a power of two <= 64), windows of sigma
+// rows sorted (sigma > 1, a multiple of c) and widths rounded up to multiples of t. Fails as the
+// host does when padding passes slice_util::check_padding with `slack` slots.
+inline SlicedArrays build_sliced_on_device(DeviceConverter& dc, const char* format, int64_t c, int64_t sigma,
+                                           int64_t t, int64_t slack) {
+  const CsrRef& a = dc.shape();
+  SlicedArrays out;
+  out.slices = slice_util::ceil_div(a.rows, c);
+  const int64_t windows = slice_util::ceil_div(a.rows, SELL_BUILD_WINDOW);
+  if (sigma > 1) out.perm = device_window_order(dc, sigma);
+  out.slice_ptr = dc.alloc(out.slices + 1, sizeof(int64_t));
+  HostArray wsum = dc.alloc(windows + 1, sizeof(int64_t));
+  SpmvArgs g = dc.args();
+  g.a[SELL_BUILD_ROW_PTR] = a.row_ptr;
+  g.a[SELL_BUILD_COL_IDX_IN] = a.col_idx;
+  g.a[SELL_BUILD_VALUES_IN] = a.val;
+  g.a[SELL_BUILD_SLICE_PTR] = out.slice_ptr.device.get();
+  g.a[SELL_BUILD_WINDOW_SUMS] = wsum.device.get();
+  g.a[SELL_BUILD_PERM] = out.perm.device.get();
+  g.n[SELL_BUILD_N_C] = c;
+  g.n[SELL_BUILD_N_WINDOWS] = windows;
+  g.n[SELL_BUILD_N_SLICES] = out.slices;
+  g.n[SELL_BUILD_N_PERMUTED] = sigma > 1;
+  g.n[SELL_BUILD_N_T] = t;
+  // One thread per window: small blocks, so a few thousand windows still spread over the device.
+  if (windows) dc.launch(kSellBuildModule, "spmvjit_build_sizes", windows, g, 32);
+  dc.exclusive_scan(wsum.device.get(), windows);
+  dc.launch(kSellBuildModule, "spmvjit_build_offsets", std::max<int64_t>(windows, 1), g, 32);
+  out.stored = dc.read_i64(static_cast<const int64_t*>(out.slice_ptr.device.get()) + out.slices);
+  const size_t is = size_of(a.index), vs = size_of(a.value);
+  slice_util::check_padding(format, out.stored, a.nnz, slack, double(is + vs), a.index == IndexType::i32);
+  out.col_idx = dc.alloc(out.stored, is);
+  out.values = dc.alloc(out.stored, vs);
+  g.a[SELL_BUILD_COL_IDX] = out.col_idx.device.get();
+  g.a[SELL_BUILD_VALUES] = out.values.device.get();
+  if (out.slices) dc.launch(kSellBuildModule, "spmvjit_build_fill", out.slices * c, g);
+  return out;
+}
+
+}  // namespace spmvjit
