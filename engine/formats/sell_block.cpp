@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
@@ -19,20 +20,12 @@ namespace {
 
 using namespace slice_util;
 
-// Walks the greedy block decomposition of one row with sorted columns, calling
-// f(block_col, first, last) for the entries [first, last) it covers. Duplicated columns start
-// a new block, so nothing is ever merged.
+// The greedy block decomposition of one row with sorted columns (sell_block_cut, shared with the
+// device build): f(block_col, first, last) for the entries [first, last) of each block.
 template <class I, class F>
 int64_t blocks_of_row(const I* col, int64_t len, int64_t cols, int64_t b, F&& f) {
-  int64_t nb = 0;
-  for (int64_t k = 0; k < len;) {
-    const int64_t start = std::min<int64_t>(int64_t(col[k]), cols - b);
-    const int64_t first = k++;
-    while (k < len && int64_t(col[k]) < start + b && col[k] > col[k - 1]) ++k;
-    f(start, first, k);
-    ++nb;
-  }
-  return nb;
+  auto column = [&](long long k) { return (long long)col[k]; };
+  return sell_block_cut(len, cols, b, column, f);
 }
 
 // Columns of row r sorted, with their values (copies only when the row is not sorted).
@@ -169,13 +162,31 @@ class SellBlockFormat final : public Format {
     return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
+  // Every parameter set of a GPU target's candidates: slices of C rows, C a power of two up to 64
+  // (templates/gpu/sell_block_build.cu sums windows of SELL_BLOCK_BUILD_WINDOW rows), any B.
+  bool converts_on_device() const override { return true; }
+  bool device_convertible(const FormatParams& p) const override {
+    const int64_t c = p.at("C");
+    return c >= 1 && c <= 64 && (c & (c - 1)) == 0 && p.at("B") >= 1;
+  }
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& tg) const override;
+  std::vector<std::string> device_build_modules() const override { return {"sell_block_build"}; }
+
  private:
-  template <class I, class V>
-  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
-    const int64_t c = p.at("C"), b = p.at("B");
+  static void check_params(const CsrRef& a, int64_t c, int64_t b) {
     if (c < 1 || b < 1 || (a.nnz > 0 && b > a.cols))
       fail(SPMV_STATUS_INVALID_VALUE, "sell_block: need C >= 1 and 1 <= B <= cols (B = " +
                                           std::to_string(b) + ", cols = " + std::to_string(a.cols) + ")");
+  }
+  // Sizes, bytes, facts and launch steps, from `stored` block slots holding `real` blocks
+  // (slice_ptr on the host, for CPU parts).
+  static void finish(FormatData& d, const CsrRef& a, int64_t c, int64_t b, int64_t slices, int64_t stored,
+                     int64_t real, const int64_t* slice_ptr, const TargetInfo& tg);
+
+  template <class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
+    const int64_t c = p.at("C"), b = p.at("B");
+    check_params(a, c, b);
     const int64_t slices = ceil_div(a.rows, c);
     std::vector<int64_t> nb(size_t(a.rows));
     for (int64_t r = 0; r < a.rows; ++r) nb[size_t(r)] = count_blocks<I, V>(a, r, b);
@@ -214,31 +225,95 @@ class SellBlockFormat final : public Format {
         for (; j < w; ++j) bc[slice_ptr[s] + j * c + i] = I(last);
       }
     }
-    d.stored_entries = stored * b;
-    d.matrix_bytes = sum_matrix_bytes(d);
-    d.ints[SELL_BLOCK_N_SLICES] = slices;
-    const int64_t is = int64_t(sizeof(I));
-    const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * stored + 8 * (slices + 1);
-    d.facts = Json::object({{"decomposition", "greedy unaligned"},
-                            {"slices", slices},
-                            {"blocks", real},
-                            {"stored_blocks", stored},
-                            {"index_bytes_csr", csr_index},
-                            {"index_bytes", own_index},
-                            {"index_bytes_saved", csr_index - own_index},
-                            {"fill_zeros", real * b - a.nnz},
-                            {"padding_zeros", (stored - real) * b}});
-    if (tg.backend == BackendKind::cpu) {
-      set_cpu_parts(d, SELL_BLOCK_PARTS,
-                    split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] * b + u * c; }));
-    } else if (slices > 0) {
-      // One thread per row.
-      d.steps.push_back(
-          {"spmvjit_part", ceil_div(slices * c, SELL_BLOCK_GPU_BLOCK), SELL_BLOCK_GPU_BLOCK, 0});
-    }
+    finish(d, a, c, b, slices, stored, real, slice_ptr, tg);
     return d;
   }
 };
+
+FormatData SellBlockFormat::convert_device(DeviceConverter& dc, const FormatParams& p,
+                                           const TargetInfo& tg) const {
+  if (!device_convertible(p))
+    fail(SPMV_STATUS_UNSUPPORTED, "sell_block: no device conversion for these parameters");
+  const CsrRef& a = dc.shape();
+  const int64_t c = p.at("C"), b = p.at("B");
+  check_params(a, c, b);
+  const int64_t slices = ceil_div(a.rows, c), windows = ceil_div(a.rows, SELL_BLOCK_BUILD_WINDOW);
+  const char* module = "sell_block_build";
+  HostArray sp = dc.alloc(slices + 1, sizeof(int64_t));
+  HostArray work = dc.alloc(a.rows + SELL_BLOCK_WORK_SUMS * (windows + 1), sizeof(int64_t));
+  int64_t* sums = static_cast<int64_t*>(work.device.get()) + a.rows;  // device addresses
+  auto window_sums = [&](int which) { return sums + which * (windows + 1); };
+  SpmvArgs g = dc.args();
+  g.a[SELL_BLOCK_BUILD_ROW_PTR] = a.row_ptr;
+  g.a[SELL_BLOCK_BUILD_COL_IDX_IN] = a.col_idx;
+  g.a[SELL_BLOCK_BUILD_VALUES_IN] = a.val;
+  g.a[SELL_BLOCK_BUILD_SLICE_PTR] = sp.device.get();
+  g.a[SELL_BLOCK_BUILD_WORK] = work.device.get();
+  g.n[SELL_BLOCK_BUILD_N_C] = c;
+  g.n[SELL_BLOCK_BUILD_N_B] = b;
+  g.n[SELL_BLOCK_BUILD_N_WINDOWS] = windows;
+  g.n[SELL_BLOCK_BUILD_N_SLICES] = slices;
+  auto count = [&] {
+    if (!windows) return;
+    dc.launch(module, "spmvjit_build_row_blocks", a.rows, g);
+    // One thread per window: small blocks, so a few thousand windows still spread over the device.
+    dc.launch(module, "spmvjit_build_sizes", windows, g, 32);
+  };
+  count();
+  // Rows with unsorted columns (the API allows them): their entries' column order, then again.
+  dc.exclusive_scan(window_sums(SELL_BLOCK_WORK_UNSORTED), windows);
+  HostArray order;
+  if (dc.read_i64(window_sums(SELL_BLOCK_WORK_UNSORTED) + windows) > 0) {
+    order = dc.alloc(a.nnz, size_of(a.index));
+    g.a[SELL_BLOCK_BUILD_ORDER] = order.device.get();
+    dc.launch(module, "spmvjit_build_sort_rows", a.rows, g);
+    count();
+  }
+  dc.exclusive_scan(window_sums(SELL_BLOCK_WORK_STORED), windows);
+  dc.exclusive_scan(window_sums(SELL_BLOCK_WORK_BLOCKS), windows);
+  dc.launch(module, "spmvjit_build_offsets", std::max<int64_t>(windows, 1), g, 32);
+  const int64_t stored = dc.read_i64(static_cast<const int64_t*>(sp.device.get()) + slices);
+  const int64_t real = dc.read_i64(window_sums(SELL_BLOCK_WORK_BLOCKS) + windows);
+  const size_t is = size_of(a.index), vs = size_of(a.value);
+  check_padding("sell_block", stored * b, a.nnz, c * b * slices, double(is) / double(b) + double(vs),
+                a.index == IndexType::i32);
+  HostArray bc = dc.alloc(stored, is), val = dc.alloc(stored * b, vs);
+  g.a[SELL_BLOCK_BUILD_BLOCK_COL] = bc.device.get();
+  g.a[SELL_BLOCK_BUILD_VALUES] = val.device.get();
+  if (slices) dc.launch(module, "spmvjit_build_fill", slices * c, g);
+  FormatData d;
+  d.declare(name(), p, contract_arrays(), a.index, a.value);
+  d.put(SELL_BLOCK_SLICE_PTR, std::move(sp));
+  d.put(SELL_BLOCK_BLOCK_COL, std::move(bc));
+  d.put(SELL_BLOCK_VALUES, std::move(val));
+  finish(d, a, c, b, slices, stored, real, nullptr, tg);
+  return d;
+}
+
+void SellBlockFormat::finish(FormatData& d, const CsrRef& a, int64_t c, int64_t b, int64_t slices,
+                             int64_t stored, int64_t real, const int64_t* slice_ptr, const TargetInfo& tg) {
+  d.stored_entries = stored * b;
+  d.matrix_bytes = sum_matrix_bytes(d);
+  d.ints[SELL_BLOCK_N_SLICES] = slices;
+  const int64_t is = int64_t(size_of(a.index));
+  const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * stored + 8 * (slices + 1);
+  d.facts = Json::object({{"decomposition", "greedy unaligned"},
+                          {"slices", slices},
+                          {"blocks", real},
+                          {"stored_blocks", stored},
+                          {"index_bytes_csr", csr_index},
+                          {"index_bytes", own_index},
+                          {"index_bytes_saved", csr_index - own_index},
+                          {"fill_zeros", real * b - a.nnz},
+                          {"padding_zeros", (stored - real) * b}});
+  if (tg.backend == BackendKind::cpu) {
+    set_cpu_parts(d, SELL_BLOCK_PARTS,
+                  split_prefix(slices, tg.threads, [&](int64_t u) { return slice_ptr[u] * b + u * c; }));
+  } else if (slices > 0) {
+    // One thread per row.
+    d.steps.push_back({"spmvjit_part", ceil_div(slices * c, SELL_BLOCK_GPU_BLOCK), SELL_BLOCK_GPU_BLOCK, 0});
+  }
+}
 
 }  // namespace
 

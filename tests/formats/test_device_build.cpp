@@ -1,6 +1,8 @@
 // Device conversions run on the CPU (tests/formats/emulated_device.hpp): for every format a device
 // can build, the build kernels produce the host converter's arrays byte for byte, for both index
-// bases and every type pair, on matrices with empty rows, long rows, one row and none.
+// bases and every type pair, on matrices with empty rows, long rows, blocks, unsorted and repeated
+// columns, one row and none.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 
@@ -52,19 +54,39 @@ void check_same(const FormatData& dev, const FormatData& host) {
   }
 }
 
+// Rows the API allows but generators never make: every third row reversed (unsorted columns),
+// and every seventh row's last column repeating its first (a duplicate).
+HostCsr<int64_t, double> unsorted_with_duplicates(HostCsr<int64_t, double> m) {
+  for (int64_t r = 0; r < m.rows; ++r) {
+    const auto b = m.row_ptr[size_t(r)], e = m.row_ptr[size_t(r) + 1];
+    if (r % 3 == 0) {
+      std::reverse(m.col_idx.begin() + b, m.col_idx.begin() + e);
+      std::reverse(m.val.begin() + b, m.val.begin() + e);
+    }
+    if (r % 7 == 0 && e - b >= 2) m.col_idx[size_t(e - 1)] = m.col_idx[size_t(b)];
+  }
+  return m;
+}
+
 template <class I, class V>
 void device_builds_match_host() {
   if (!test::require_cpu_backend()) return;
   const TargetInfo t = gpu_target();
   int built = 0;
   std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
-  for (const char* spec : {"poisson2d:23", "random:3001:0:40", "powerlaw:5000:1.6:3000", "denserows:2000:2:5",
-                           "short:4097:2", "dense:33", "random:37:1:40:1000", "random:1:1:1", "diag:500:7"})
+  for (const char* spec :
+       {"poisson2d:23", "random:3001:0:40", "powerlaw:5000:1.6:3000", "denserows:2000:2:5", "short:4097:2",
+        "dense:33", "random:37:1:40:1000", "random:1:1:1", "diag:500:7", "blocks:3000:4:3", "blockfem:4:3"})
     matrices.push_back({spec, generate_matrix(spec, 11)});
   // hyb: an ELL part (K = 16) and a tail, over several windows of rows; a width past the exact
   // short lengths (K >= 64). jds: more distinct lengths (keys) than rows per rank window.
   for (const char* spec : {"random:9000:0:30", "random:6000:64:100", "random:700:0:700"})
     matrices.push_back({spec, generate_matrix(spec, 11)});
+  // sell_block: rows with unsorted and repeated columns, which the API allows.
+  matrices.push_back(
+      {"unsorted blockfem:4:2", unsorted_with_duplicates(generate_matrix("blockfem:4:2", 11))});
+  matrices.push_back(
+      {"unsorted blocks:9000:2:3", unsorted_with_duplicates(generate_matrix("blocks:9000:2:3", 11))});
   matrices.push_back({"0x0", HostCsr<int64_t, double>{}});
   for (const auto& [name, m] : matrices) {
     const HostCsr<I, V> a = m.template cast<I, V>();
