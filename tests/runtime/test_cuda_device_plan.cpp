@@ -114,7 +114,7 @@ void device_plans_match_host() {
     for (int base : {0, 1}) {
       const DeviceCsr<I, V> d(b, a, base);
       for (const char* name : {"auto", "csr", "csr_vector", "csr_adaptive", "sell", "coo", "ell", "hyb",
-                               "jds", "merge", "csr5"}) {
+                               "jds", "merge", "csr5", "sellp", "sell_block"}) {
         INFO("format " << name << ", base " << base << ", matrix " << m.name << " (" << a.rows << " x "
                        << a.cols << ", nnz " << a.nnz() << ")");
         const spmv_options_t o = cuda_options(name);
