@@ -1,8 +1,8 @@
 // BSR (block sparse row) with r x c register blocks: block rows of R rows, each block covering C
 // columns aligned to a multiple of C and storing all R*C values (zeros where the pattern has
 // none). One index serves R*C values, and the kernels unroll a block completely. The shape comes
-// from a sample of block rows: only shapes that stream clearly fewer bytes than CSR become
-// candidates, so most matrices get none.
+// from block rows of the statistics' row sample (device-resident input is planned alike): only
+// shapes that stream clearly fewer bytes than CSR become candidates, so most matrices get none.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,10 +31,12 @@ constexpr size_t kMaxCandidates = 3;
 // A shape must stream at most this share of CSR's bytes to be a candidate: one that saves less
 // cannot pay for its per-block work (stencil27's 1 x 2 blocks save 1%).
 constexpr double kMaxBytesVsCsr = 0.95;
-// A shape's sample: whole block rows spread over the matrix, about kSampleEntries nonzeros,
-// between kMinSampleRows and kMaxSampleRows block rows. Estimates stay O(sample): the census of
-// all 35 shapes took 1.2 ms on dense:1000 (no shape pruned), 0.1-0.4 ms on the irregular suite
-// matrices (pruned after a few small shapes), 0.6 ms on blockfem:40:3.
+// A shape's sample: whole block rows spread over the statistics' row sample (MatrixStats::sample,
+// also there for device-resident input), about kSampleEntries nonzeros, between kMinSampleRows
+// and kMaxSampleRows block rows. Estimates stay O(sample): the census of all 35 shapes took
+// 1.1 ms on dense:1000 (no shape pruned), 0.05-0.2 ms on poisson2d:1000, random:200000:1:40 and
+// powerlaw:200000 (pruned after a few small shapes), 0.4 ms on blockfem:40:3; one estimate
+// 0.02-0.09 ms.
 constexpr int64_t kSampleEntries = 1 << 13;
 constexpr int64_t kMinSampleRows = 4, kMaxSampleRows = 256;
 // Cost-model overheads in byte-equivalents, beyond the bytes streamed: per block (loop control,
@@ -96,6 +98,20 @@ struct BlockRowView {
       val[i] = vbuf[i].data();
     }
   }
+  // Shifts the columns up by the least multiple of `step` that makes them non-negative (into the
+  // copies: the rows of a RowSample, whose columns may be negative).
+  void shift_nonnegative(int64_t step) {
+    int64_t lo = 0;
+    for (int i = 0; i < n; ++i)
+      if (len[i]) lo = std::min(lo, int64_t(col[i][0]));  // rows are ascending by now
+    if (lo == 0) return;
+    const int64_t shift = (-lo + step - 1) / step * step;
+    for (int i = 0; i < n; ++i) {
+      if (col[i] != cbuf[i].data()) cbuf[i].assign(col[i], col[i] + len[i]);
+      for (I& x : cbuf[i]) x = I(int64_t(x) + shift);
+      col[i] = cbuf[i].data();
+    }
+  }
   int64_t entries() const {
     int64_t e = 0;
     for (int i = 0; i < n; ++i) e += len[i];
@@ -152,25 +168,33 @@ void for_stratified_sample(int64_t block_rows, int64_t n, F&& f) {
   }
 }
 
-// Blocks and entries of a sample of block rows of shape r x c spread over the matrix.
-template <class I, class V>
-Sample sample_shape(const CsrRef& a, int64_t r, int64_t c) {
+// Blocks and entries of r x c blocks in block rows of the statistics' row sample (whole groups of
+// RowSample::kGroupRows rows, so whole block rows of every height: a matrix in device memory has
+// the same sample), about kSampleEntries entries of them spread over it. A sampled block row's
+// columns may be negative (the sample shifts them with their rows): they are shifted up again by
+// a multiple of the group height, which every block width divides, so its blocks are the matrix's.
+Sample sample_shape(const RowSample& smp, int64_t r, int64_t c) {
+  const CsrRef a = smp.ref();
   const int64_t block_rows = ceil_div(a.rows, r);
   const double per_block_row = double(r) * double(a.nnz) / double(std::max<int64_t>(a.rows, 1));
   const int64_t want = std::clamp<int64_t>(int64_t(double(kSampleEntries) / std::max(1.0, per_block_row)),
                                            kMinSampleRows, kMaxSampleRows);
-  BlockRowView<I, V> w;
-  Sample s;
-  for_stratified_sample(block_rows, want, [&](int64_t b) {
-    w.load(a, b * r, r);
-    s.entries += w.entries();
-    s.blocks += with_width(c, [&](auto cw) {
-      return walk_blocks<decltype(cw)::value>(
-          w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
+  return dispatch_types(a.index, a.value, [&]<class I, class V>() {
+    BlockRowView<I, V> w;
+    Sample s;
+    for_stratified_sample(block_rows, want, [&](int64_t b) {
+      w.load(a, b * r, r);
+      w.shift_nonnegative(RowSample::kGroupRows);
+      s.entries += w.entries();
+      s.blocks += with_width(c, [&](auto cw) {
+        return walk_blocks<decltype(cw)::value>(
+            w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
+      });
     });
+    return s;
   });
-  return s;
 }
+static_assert(RowSample::kGroupRows % 24 == 0, "sample groups hold whole blocks of every side");
 
 class BsrFormat final : public Format {
  public:
@@ -185,9 +209,9 @@ class BsrFormat final : public Format {
   // 0.29 and 0.47, left out. Power-of-two widths pay less per byte than 3 and 6.
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 0.9; }
 
-  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
                                        const TargetInfo& t) const override {
-    if (a.nnz == 0 || !a.row_ptr || !a.col_idx) return {};
+    if (a.nnz == 0 || !s.sample) return {};
     // Fill only grows from a shape to its multiples (an r x c block holds whole r' x c' blocks
     // when r' | r and c' | c): a sampled shape's fill bounds its multiples' from below, so on
     // irregular matrices a few small shapes rule out all the others.
@@ -205,8 +229,7 @@ class BsrFormat final : public Format {
           fill[r][c] = bound;
           continue;
         }
-        const Sample sm =
-            dispatch_types(a.index, a.value, [&]<class I, class V>() { return sample_shape<I, V>(a, r, c); });
+        const Sample sm = sample_shape(*s.sample, r, c);
         if (sm.entries == 0) return {};  // the sample saw only empty rows: no basis to choose
         const double f = double(sm.blocks * r * c) / double(sm.entries);  // as estimate() sees it
         fill[r][c] = std::max(bound, f);
@@ -225,8 +248,7 @@ class BsrFormat final : public Format {
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                     const TargetInfo& t) const override {
     const int64_t r = p.at("R"), c = p.at("C");
-    const Sample sm =
-        dispatch_types(a.index, a.value, [&]<class I, class V>() { return sample_shape<I, V>(a, r, c); });
+    const Sample sm = s.sample ? sample_shape(*s.sample, r, c) : Sample{};
     const double f = sm.entries ? double(sm.blocks * r * c) / double(sm.entries) : 1.0;
     const int64_t blocks = blocks_for_fill(a, r, c, f);
     const std::string shape = std::to_string(r) + "x" + std::to_string(c);

@@ -1,5 +1,6 @@
 // Tests of sell_diag's estimate, which reads only the statistics' row sample (so host and
-// device-resident input plan alike): its stored slots and bytes against the conversion's.
+// device-resident input plan alike): the same without host arrays, and its stored slots and bytes
+// against the conversion's.
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -37,11 +38,16 @@ TEST_CASE("sell_diag estimates its stored slots and bytes from the row sample wi
   for (const auto& [spec, tolerance] : cases) {
     const auto a = generate_matrix(spec, 5);
     const MatrixStats s = compute_stats(a.ref());
+    CsrRef none = a.ref();  // as a CSR in device memory: no host arrays
+    none.row_ptr = none.col_idx = none.val = nullptr;
     for (BackendKind b : {BackendKind::cpu, BackendKind::cuda}) {
       const TargetInfo t = target(b);
-      for (const FormatParams& p : f.candidates(a.ref(), s, t)) {
+      const auto cands = f.candidates(a.ref(), s, t);
+      CHECK(f.candidates(none, s, t) == cands);
+      for (const FormatParams& p : cands) {
         INFO(params_json(p).dump() << " on " << spec << " (" << to_string(b) << ")");
         const Estimate e = f.estimate(a.ref(), s, p, t);
+        CHECK(f.estimate(none, s, p, t).cost_bytes == e.cost_bytes);
         FormatData d;
         try {
           d = f.convert(a.ref(), p, t);
