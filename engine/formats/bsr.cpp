@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/parallel.hpp"
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
 #include "engine/formats/gpu_cost.hpp"
@@ -27,6 +28,7 @@ using slice_util::ceil_div;
 // pointer per row).
 constexpr int64_t kSides[] = {1, 2, 3, 4, 6, 8};
 constexpr int kMaxSide = 8;
+static_assert(kMaxSide == BSR_MAX_SIDE, "the device build walks as many rows per block row");
 constexpr size_t kMaxCandidates = 3;
 // A shape must stream at most this share of CSR's bytes to be a candidate: one that saves less
 // cannot pay for its per-block work (stencil27's 1 x 2 blocks save 1%).
@@ -308,6 +310,62 @@ class BsrFormat final : public Format {
     });
   }
 
+  bool converts_on_device() const override { return true; }
+  // Every shape the candidates propose on a GPU (G is only the SpMV's lanes per block row).
+  bool device_convertible(const FormatParams& p) const override {
+    const int64_t g = p.count("G") ? p.at("G") : 0;
+    return p.count("R") && p.count("C") && p.count("COL_EDGE") && valid_side(p.at("R")) &&
+           valid_side(p.at("C")) && p.at("R") * p.at("C") > 1 && g >= 1 && (g & (g - 1)) == 0;
+  }
+  std::vector<std::string> device_build_modules() const override { return {"bsr_build"}; }
+  // One thread per block row counts its blocks, the counts are scanned into block_ptr, and the
+  // same threads write the blocks. Rows out of column order (rare) are sorted first, into an
+  // order array allocated only when there are some.
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    const CsrRef& a = dc.shape();
+    if (!device_convertible(p) || !t.gpu())
+      fail(SPMV_STATUS_UNSUPPORTED, "bsr: no device conversion for these parameters");
+    check_params(a, p, t);
+    const int64_t r = p.at("R"), c = p.at("C"), rc = r * c, block_rows = ceil_div(a.rows, r);
+    const size_t is = size_of(a.index), vs = size_of(a.value);
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    HostArray counts = dc.alloc(block_rows + 1, sizeof(int64_t)), order;
+    // counts[block_rows] counts the block rows with a row out of order until the scan puts the
+    // total there.
+    int64_t* const total = static_cast<int64_t*>(counts.device.get()) + block_rows;
+    SpmvArgs g = dc.args();
+    g.a[BSR_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[BSR_BUILD_COL_IDX_IN] = a.col_idx;
+    g.a[BSR_BUILD_VALUES_IN] = a.val;
+    g.a[BSR_BUILD_COUNTS] = counts.device.get();
+    g.n[BSR_BUILD_N_R] = r;
+    g.n[BSR_BUILD_N_C] = c;
+    g.n[BSR_BUILD_N_BLOCK_ROWS] = block_rows;
+    if (block_rows) {
+      dc.exclusive_scan(total, 0);  // an empty scan writes its total, 0
+      dc.launch("bsr_build", "spmvjit_build_count", block_rows, g, 64);
+      if (dc.read_i64(total)) {
+        order = dc.alloc(a.nnz, is);
+        g.a[BSR_BUILD_ORDER] = order.device.get();
+        dc.launch("bsr_build", "spmvjit_build_order", a.rows, g, 64);
+        dc.launch("bsr_build", "spmvjit_build_count", block_rows, g, 64);
+      }
+    }
+    dc.exclusive_scan(counts.device.get(), block_rows);
+    const int64_t blocks = dc.read_i64(total);
+    slice_util::check_padding("bsr", blocks * rc, a.nnz, rc, double(is) / double(rc) + double(vs), false);
+    d.put(BSR_BLOCK_PTR, dc.alloc(block_rows + 1, is));
+    d.put(BSR_BLOCK_COL, dc.alloc(blocks, is));
+    d.put(BSR_VALUES, dc.alloc(blocks * rc, vs));
+    g.a[BSR_BUILD_BLOCK_PTR] = d.arrays[BSR_BLOCK_PTR].device.get();
+    g.a[BSR_BUILD_BLOCK_COL] = d.arrays[BSR_BLOCK_COL].device.get();
+    g.a[BSR_BUILD_VALUES] = d.arrays[BSR_VALUES].device.get();
+    dc.launch("bsr_build", "spmvjit_build_write", std::max<int64_t>(block_rows, 1), g, 64);
+    finish(d, a, p, block_rows, blocks, t);
+    return d;
+  }
+
  private:
   static double csr_bytes(const CsrRef& a) {
     const double is = double(size_of(a.index)), vs = double(size_of(a.value));
@@ -343,11 +401,10 @@ class BsrFormat final : public Format {
            double(size_of(a.index) + size_of(a.value)) * idle;
   }
 
-  template <int64_t C, class I, class V>
-  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
-    const int64_t r = p.at("R"), rc = r * C;
-    if (!valid_side(r) || p.at("C") != C || rc == 1 || (p.at("COL_EDGE") != 0 && p.at("COL_EDGE") != 1) ||
-        (a.cols % C != 0 && p.at("COL_EDGE") == 0))
+  static void check_params(const CsrRef& a, const FormatParams& p, const TargetInfo& t) {
+    const int64_t r = p.at("R"), c = p.at("C");
+    if (!valid_side(r) || !valid_side(c) || r * c == 1 || (p.at("COL_EDGE") != 0 && p.at("COL_EDGE") != 1) ||
+        (a.cols % c != 0 && p.at("COL_EDGE") == 0))
       fail(SPMV_STATUS_INVALID_VALUE,
            "bsr: R and C in {1, 2, 3, 4, 6, 8}, not both 1, and COL_EDGE = (cols % C != 0); got " +
                params_json(p).dump() + " for " + std::to_string(a.cols) + " columns");
@@ -357,6 +414,12 @@ class BsrFormat final : public Format {
         fail(SPMV_STATUS_INVALID_VALUE,
              "bsr: G must be a power of two <= the warp size, got " + std::to_string(g));
     }
+  }
+
+  template <int64_t C, class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
+    check_params(a, p, t);
+    const int64_t r = p.at("R"), rc = r * C;
     const int64_t block_rows = ceil_div(a.rows, r);
     const int threads = plan_threads(a.nnz + a.rows);
     // Pass 1: blocks per block row.
@@ -395,11 +458,21 @@ class BsrFormat final : public Format {
             [&](int64_t k, int64_t c) { col[k] = I(c); });
       }
     });
+    finish(d, a, p, block_rows, blocks, t);
+    if (t.backend == BackendKind::cpu)
+      set_cpu_parts(d, BSR_PARTS,
+                    split_prefix(block_rows, t.threads, [&](int64_t u) { return count[size_t(u)] + u; }));
+    return d;
+  }
+  // Sizes, bytes and facts; the GPU launch (G threads per block row).
+  static void finish(FormatData& d, const CsrRef& a, const FormatParams& p, int64_t block_rows,
+                     int64_t blocks, const TargetInfo& t) {
+    const int64_t rc = p.at("R") * p.at("C");
     d.stored_entries = blocks * rc;
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[BSR_N_BLOCK_ROWS] = block_rows;
     d.ints[BSR_N_GROUP_LOG2] = t.gpu() ? ceil_log2(p.at("G")) : 0;
-    const int64_t is = int64_t(sizeof(I));
+    const int64_t is = int64_t(size_of(a.index));
     const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * (block_rows + 1 + blocks);
     d.facts = Json::object({{"block_rows", block_rows},
                             {"blocks", blocks},
@@ -407,13 +480,8 @@ class BsrFormat final : public Format {
                             {"index_bytes_csr", csr_index},
                             {"index_bytes", own_index},
                             {"index_bytes_saved", csr_index - own_index}});
-    if (t.backend == BackendKind::cpu) {
-      set_cpu_parts(d, BSR_PARTS,
-                    split_prefix(block_rows, t.threads, [&](int64_t u) { return count[size_t(u)] + u; }));
-    } else {
+    if (t.gpu())
       d.steps.push_back({"spmvjit_part", gpu_grid(block_rows * p.at("G"), BSR_GPU_BLOCK), BSR_GPU_BLOCK, 0});
-    }
-    return d;
   }
 };
 
