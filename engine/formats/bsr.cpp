@@ -1,8 +1,8 @@
 // BSR (block sparse row) with r x c register blocks: block rows of R rows, each block covering C
 // columns aligned to a multiple of C and storing all R*C values (zeros where the pattern has
 // none). One index serves R*C values, and the kernels unroll a block completely. The shape comes
-// from a sample of block rows: only shapes that stream clearly fewer bytes than CSR become
-// candidates, so most matrices get none.
+// from block rows of the statistics' row sample (device-resident input is planned alike): only
+// shapes that stream clearly fewer bytes than CSR become candidates, so most matrices get none.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/parallel.hpp"
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
 #include "engine/formats/gpu_cost.hpp"
@@ -27,14 +28,17 @@ using slice_util::ceil_div;
 // pointer per row).
 constexpr int64_t kSides[] = {1, 2, 3, 4, 6, 8};
 constexpr int kMaxSide = 8;
+static_assert(kMaxSide == BSR_MAX_SIDE, "the device build walks as many rows per block row");
 constexpr size_t kMaxCandidates = 3;
 // A shape must stream at most this share of CSR's bytes to be a candidate: one that saves less
 // cannot pay for its per-block work (stencil27's 1 x 2 blocks save 1%).
 constexpr double kMaxBytesVsCsr = 0.95;
-// A shape's sample: whole block rows spread over the matrix, about kSampleEntries nonzeros,
-// between kMinSampleRows and kMaxSampleRows block rows. Estimates stay O(sample): the census of
-// all 35 shapes took 1.2 ms on dense:1000 (no shape pruned), 0.1-0.4 ms on the irregular suite
-// matrices (pruned after a few small shapes), 0.6 ms on blockfem:40:3.
+// A shape's sample: whole block rows spread over the statistics' row sample (MatrixStats::sample,
+// also there for device-resident input), about kSampleEntries nonzeros, between kMinSampleRows
+// and kMaxSampleRows block rows. Estimates stay O(sample): the census of all 35 shapes took
+// 1.1 ms on dense:1000 (no shape pruned), 0.05-0.2 ms on poisson2d:1000, random:200000:1:40 and
+// powerlaw:200000 (pruned after a few small shapes), 0.4 ms on blockfem:40:3; one estimate
+// 0.02-0.09 ms.
 constexpr int64_t kSampleEntries = 1 << 13;
 constexpr int64_t kMinSampleRows = 4, kMaxSampleRows = 256;
 // Cost-model overheads in byte-equivalents, beyond the bytes streamed: per block (loop control,
@@ -96,6 +100,20 @@ struct BlockRowView {
       val[i] = vbuf[i].data();
     }
   }
+  // Shifts the columns up by the least multiple of `step` that makes them non-negative (into the
+  // copies: the rows of a RowSample, whose columns may be negative).
+  void shift_nonnegative(int64_t step) {
+    int64_t lo = 0;
+    for (int i = 0; i < n; ++i)
+      if (len[i]) lo = std::min(lo, int64_t(col[i][0]));  // rows are ascending by now
+    if (lo == 0) return;
+    const int64_t shift = (-lo + step - 1) / step * step;
+    for (int i = 0; i < n; ++i) {
+      if (col[i] != cbuf[i].data()) cbuf[i].assign(col[i], col[i] + len[i]);
+      for (I& x : cbuf[i]) x = I(int64_t(x) + shift);
+      col[i] = cbuf[i].data();
+    }
+  }
   int64_t entries() const {
     int64_t e = 0;
     for (int i = 0; i < n; ++i) e += len[i];
@@ -152,25 +170,33 @@ void for_stratified_sample(int64_t block_rows, int64_t n, F&& f) {
   }
 }
 
-// Blocks and entries of a sample of block rows of shape r x c spread over the matrix.
-template <class I, class V>
-Sample sample_shape(const CsrRef& a, int64_t r, int64_t c) {
+// Blocks and entries of r x c blocks in block rows of the statistics' row sample (whole groups of
+// RowSample::kGroupRows rows, so whole block rows of every height: a matrix in device memory has
+// the same sample), about kSampleEntries entries of them spread over it. A sampled block row's
+// columns may be negative (the sample shifts them with their rows): they are shifted up again by
+// a multiple of the group height, which every block width divides, so its blocks are the matrix's.
+Sample sample_shape(const RowSample& smp, int64_t r, int64_t c) {
+  const CsrRef a = smp.ref();
   const int64_t block_rows = ceil_div(a.rows, r);
   const double per_block_row = double(r) * double(a.nnz) / double(std::max<int64_t>(a.rows, 1));
   const int64_t want = std::clamp<int64_t>(int64_t(double(kSampleEntries) / std::max(1.0, per_block_row)),
                                            kMinSampleRows, kMaxSampleRows);
-  BlockRowView<I, V> w;
-  Sample s;
-  for_stratified_sample(block_rows, want, [&](int64_t b) {
-    w.load(a, b * r, r);
-    s.entries += w.entries();
-    s.blocks += with_width(c, [&](auto cw) {
-      return walk_blocks<decltype(cw)::value>(
-          w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
+  return dispatch_types(a.index, a.value, [&]<class I, class V>() {
+    BlockRowView<I, V> w;
+    Sample s;
+    for_stratified_sample(block_rows, want, [&](int64_t b) {
+      w.load(a, b * r, r);
+      w.shift_nonnegative(RowSample::kGroupRows);
+      s.entries += w.entries();
+      s.blocks += with_width(c, [&](auto cw) {
+        return walk_blocks<decltype(cw)::value>(
+            w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
+      });
     });
+    return s;
   });
-  return s;
 }
+static_assert(RowSample::kGroupRows % 24 == 0, "sample groups hold whole blocks of every side");
 
 class BsrFormat final : public Format {
  public:
@@ -185,9 +211,9 @@ class BsrFormat final : public Format {
   // 0.29 and 0.47, left out. Power-of-two widths pay less per byte than 3 and 6.
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 0.9; }
 
-  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats&,
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
                                        const TargetInfo& t) const override {
-    if (a.nnz == 0 || !a.row_ptr || !a.col_idx) return {};
+    if (a.nnz == 0 || !s.sample) return {};
     // Fill only grows from a shape to its multiples (an r x c block holds whole r' x c' blocks
     // when r' | r and c' | c): a sampled shape's fill bounds its multiples' from below, so on
     // irregular matrices a few small shapes rule out all the others.
@@ -205,8 +231,7 @@ class BsrFormat final : public Format {
           fill[r][c] = bound;
           continue;
         }
-        const Sample sm =
-            dispatch_types(a.index, a.value, [&]<class I, class V>() { return sample_shape<I, V>(a, r, c); });
+        const Sample sm = sample_shape(*s.sample, r, c);
         if (sm.entries == 0) return {};  // the sample saw only empty rows: no basis to choose
         const double f = double(sm.blocks * r * c) / double(sm.entries);  // as estimate() sees it
         fill[r][c] = std::max(bound, f);
@@ -225,8 +250,7 @@ class BsrFormat final : public Format {
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                     const TargetInfo& t) const override {
     const int64_t r = p.at("R"), c = p.at("C");
-    const Sample sm =
-        dispatch_types(a.index, a.value, [&]<class I, class V>() { return sample_shape<I, V>(a, r, c); });
+    const Sample sm = s.sample ? sample_shape(*s.sample, r, c) : Sample{};
     const double f = sm.entries ? double(sm.blocks * r * c) / double(sm.entries) : 1.0;
     const int64_t blocks = blocks_for_fill(a, r, c, f);
     const std::string shape = std::to_string(r) + "x" + std::to_string(c);
@@ -286,6 +310,62 @@ class BsrFormat final : public Format {
     });
   }
 
+  bool converts_on_device() const override { return true; }
+  // Every shape the candidates propose on a GPU (G is only the SpMV's lanes per block row).
+  bool device_convertible(const FormatParams& p) const override {
+    const int64_t g = p.count("G") ? p.at("G") : 0;
+    return p.count("R") && p.count("C") && p.count("COL_EDGE") && valid_side(p.at("R")) &&
+           valid_side(p.at("C")) && p.at("R") * p.at("C") > 1 && g >= 1 && (g & (g - 1)) == 0;
+  }
+  std::vector<std::string> device_build_modules() const override { return {"bsr_build"}; }
+  // One thread per block row counts its blocks, the counts are scanned into block_ptr, and the
+  // same threads write the blocks. Rows out of column order (rare) are sorted first, into an
+  // order array allocated only when there are some.
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    const CsrRef& a = dc.shape();
+    if (!device_convertible(p) || !t.gpu())
+      fail(SPMV_STATUS_UNSUPPORTED, "bsr: no device conversion for these parameters");
+    check_params(a, p, t);
+    const int64_t r = p.at("R"), c = p.at("C"), rc = r * c, block_rows = ceil_div(a.rows, r);
+    const size_t is = size_of(a.index), vs = size_of(a.value);
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    HostArray counts = dc.alloc(block_rows + 1, sizeof(int64_t)), order;
+    // counts[block_rows] counts the block rows with a row out of order until the scan puts the
+    // total there.
+    int64_t* const total = static_cast<int64_t*>(counts.device.get()) + block_rows;
+    SpmvArgs g = dc.args();
+    g.a[BSR_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[BSR_BUILD_COL_IDX_IN] = a.col_idx;
+    g.a[BSR_BUILD_VALUES_IN] = a.val;
+    g.a[BSR_BUILD_COUNTS] = counts.device.get();
+    g.n[BSR_BUILD_N_R] = r;
+    g.n[BSR_BUILD_N_C] = c;
+    g.n[BSR_BUILD_N_BLOCK_ROWS] = block_rows;
+    if (block_rows) {
+      dc.exclusive_scan(total, 0);  // an empty scan writes its total, 0
+      dc.launch("bsr_build", "spmvjit_build_count", block_rows, g, 64);
+      if (dc.read_i64(total)) {
+        order = dc.alloc(a.nnz, is);
+        g.a[BSR_BUILD_ORDER] = order.device.get();
+        dc.launch("bsr_build", "spmvjit_build_order", a.rows, g, 64);
+        dc.launch("bsr_build", "spmvjit_build_count", block_rows, g, 64);
+      }
+    }
+    dc.exclusive_scan(counts.device.get(), block_rows);
+    const int64_t blocks = dc.read_i64(total);
+    slice_util::check_padding("bsr", blocks * rc, a.nnz, rc, double(is) / double(rc) + double(vs), false);
+    d.put(BSR_BLOCK_PTR, dc.alloc(block_rows + 1, is));
+    d.put(BSR_BLOCK_COL, dc.alloc(blocks, is));
+    d.put(BSR_VALUES, dc.alloc(blocks * rc, vs));
+    g.a[BSR_BUILD_BLOCK_PTR] = d.arrays[BSR_BLOCK_PTR].device.get();
+    g.a[BSR_BUILD_BLOCK_COL] = d.arrays[BSR_BLOCK_COL].device.get();
+    g.a[BSR_BUILD_VALUES] = d.arrays[BSR_VALUES].device.get();
+    dc.launch("bsr_build", "spmvjit_build_write", std::max<int64_t>(block_rows, 1), g, 64);
+    finish(d, a, p, block_rows, blocks, t);
+    return d;
+  }
+
  private:
   static double csr_bytes(const CsrRef& a) {
     const double is = double(size_of(a.index)), vs = double(size_of(a.value));
@@ -321,11 +401,10 @@ class BsrFormat final : public Format {
            double(size_of(a.index) + size_of(a.value)) * idle;
   }
 
-  template <int64_t C, class I, class V>
-  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
-    const int64_t r = p.at("R"), rc = r * C;
-    if (!valid_side(r) || p.at("C") != C || rc == 1 || (p.at("COL_EDGE") != 0 && p.at("COL_EDGE") != 1) ||
-        (a.cols % C != 0 && p.at("COL_EDGE") == 0))
+  static void check_params(const CsrRef& a, const FormatParams& p, const TargetInfo& t) {
+    const int64_t r = p.at("R"), c = p.at("C");
+    if (!valid_side(r) || !valid_side(c) || r * c == 1 || (p.at("COL_EDGE") != 0 && p.at("COL_EDGE") != 1) ||
+        (a.cols % c != 0 && p.at("COL_EDGE") == 0))
       fail(SPMV_STATUS_INVALID_VALUE,
            "bsr: R and C in {1, 2, 3, 4, 6, 8}, not both 1, and COL_EDGE = (cols % C != 0); got " +
                params_json(p).dump() + " for " + std::to_string(a.cols) + " columns");
@@ -335,6 +414,12 @@ class BsrFormat final : public Format {
         fail(SPMV_STATUS_INVALID_VALUE,
              "bsr: G must be a power of two <= the warp size, got " + std::to_string(g));
     }
+  }
+
+  template <int64_t C, class I, class V>
+  FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
+    check_params(a, p, t);
+    const int64_t r = p.at("R"), rc = r * C;
     const int64_t block_rows = ceil_div(a.rows, r);
     const int threads = plan_threads(a.nnz + a.rows);
     // Pass 1: blocks per block row.
@@ -373,11 +458,21 @@ class BsrFormat final : public Format {
             [&](int64_t k, int64_t c) { col[k] = I(c); });
       }
     });
+    finish(d, a, p, block_rows, blocks, t);
+    if (t.backend == BackendKind::cpu)
+      set_cpu_parts(d, BSR_PARTS,
+                    split_prefix(block_rows, t.threads, [&](int64_t u) { return count[size_t(u)] + u; }));
+    return d;
+  }
+  // Sizes, bytes and facts; the GPU launch (G threads per block row).
+  static void finish(FormatData& d, const CsrRef& a, const FormatParams& p, int64_t block_rows,
+                     int64_t blocks, const TargetInfo& t) {
+    const int64_t rc = p.at("R") * p.at("C");
     d.stored_entries = blocks * rc;
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[BSR_N_BLOCK_ROWS] = block_rows;
     d.ints[BSR_N_GROUP_LOG2] = t.gpu() ? ceil_log2(p.at("G")) : 0;
-    const int64_t is = int64_t(sizeof(I));
+    const int64_t is = int64_t(size_of(a.index));
     const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * (block_rows + 1 + blocks);
     d.facts = Json::object({{"block_rows", block_rows},
                             {"blocks", blocks},
@@ -385,13 +480,8 @@ class BsrFormat final : public Format {
                             {"index_bytes_csr", csr_index},
                             {"index_bytes", own_index},
                             {"index_bytes_saved", csr_index - own_index}});
-    if (t.backend == BackendKind::cpu) {
-      set_cpu_parts(d, BSR_PARTS,
-                    split_prefix(block_rows, t.threads, [&](int64_t u) { return count[size_t(u)] + u; }));
-    } else {
+    if (t.gpu())
       d.steps.push_back({"spmvjit_part", gpu_grid(block_rows * p.at("G"), BSR_GPU_BLOCK), BSR_GPU_BLOCK, 0});
-    }
-    return d;
   }
 };
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/parallel.hpp"
+#include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
@@ -25,45 +26,46 @@ using namespace slice_util;
 struct SliceLayout {
   std::vector<int64_t> offsets;
   int64_t rem_width = 0;
+  bool sort_first = false;  // the last slice chosen had too many distinct offsets for the table
 };
 
-// The offsets (col - row) holding at least min_count entries of rows [r0, r1), sorted.
+// The offsets (col - row) holding at least min_count entries of rows [r0, r1), sorted: the
+// contract's table (sell_diag_table, which a device build runs too) when the slice has few
+// distinct offsets (banded and stencil matrices), else a sort. Each slice decides alone (both
+// ways give the same set); the last slice only says which way to try first, as scattered
+// columns fill the table in vain (that cost random:200000:1:40 17% more time).
 template <class I>
 void choose_diagonals(const CsrRef& a, int64_t r0, int64_t r1, int64_t min_count, SliceLayout& lay,
                       std::vector<int64_t>& scratch) {
   const I* rp = a.rp<I>();
   const I* ci = a.ci<I>();
-  // Fast path for banded matrices: when every entry lies on one of the previous slice's
-  // diagonals and each still holds min_count entries, the sort below would return that same
-  // set, so keep it (the converter's main cost on stencils was this sort).
-  if (!lay.offsets.empty() && lay.offsets.size() <= 32) {
-    int64_t counts[32] = {};
-    bool same = true;
-    for (int64_t r = r0; r < r1 && same; ++r)
-      for (int64_t k = rp[r]; k < rp[r + 1]; ++k) {
-        const int64_t d = int64_t(ci[k]) - r;
-        size_t j = 0;
-        while (j < lay.offsets.size() && lay.offsets[j] != d) ++j;
-        if (j == lay.offsets.size()) {
-          same = false;
-          break;
-        }
-        ++counts[j];
-      }
-    for (size_t j = 0; same && j < lay.offsets.size(); ++j) same = counts[j] >= min_count;
-    if (same) return;
+  if (!lay.sort_first) {
+    long long off[SELL_DIAG_TABLE], count[SELL_DIAG_TABLE];
+    const long long kept = sell_diag_table(
+        [&](auto&& f) {
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t k = rp[r]; k < rp[r + 1]; ++k)
+              if (!f(int64_t(ci[k]) - r)) return;
+        },
+        min_count, off, count);
+    if (kept >= 0) {
+      lay.offsets.assign(off, off + kept);
+      return;
+    }
   }
   scratch.clear();
   for (int64_t r = r0; r < r1; ++r)
     for (int64_t k = rp[r]; k < rp[r + 1]; ++k) scratch.push_back(int64_t(ci[k]) - r);
   std::sort(scratch.begin(), scratch.end());
   lay.offsets.clear();
-  for (size_t i = 0; i < scratch.size();) {
+  int64_t distinct = 0;
+  for (size_t i = 0; i < scratch.size(); ++distinct) {
     size_t j = i;
     while (j < scratch.size() && scratch[j] == scratch[i]) ++j;
     if (int64_t(j - i) >= min_count) lay.offsets.push_back(scratch[i]);
     i = j;
   }
+  lay.sort_first = distinct > SELL_DIAG_TABLE;
 }
 
 // Chooses the diagonals of slice s (min_count > 0; else lay.offsets is given) and places every entry, calling on_diag(j, i, k) or
@@ -189,6 +191,64 @@ class SellDiagFormat final : public Format {
     return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
+  bool converts_on_device() const override { return true; }
+  bool device_convertible(const FormatParams& p) const override { return p.count("C") && p.at("C") >= 1; }
+  std::vector<std::string> device_build_modules() const override { return {"sell_diag_build"}; }
+  // One thread per slice counts (its diagonals chosen as the host chooses them), the counts are
+  // scanned into diag_ptr and rem_ptr, and the same threads write the slices: their diagonals,
+  // then their remainders. Scratch for slices with more distinct offsets than the table holds is
+  // allocated only when there are some.
+  FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    if (!device_convertible(p) || !t.gpu())
+      fail(SPMV_STATUS_UNSUPPORTED, "sell_diag: no device conversion for these parameters");
+    const CsrRef& a = dc.shape();
+    const int64_t c = p.at("C"), slices = ceil_div(a.rows, c);
+    const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
+    FormatData d;
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    HostArray dptr = dc.alloc(slices + 1, sizeof(int64_t)), rptr = dc.alloc(slices + 1, sizeof(int64_t));
+    // rem_ptr[slices] counts the slices whose table overflows until the scan puts the total there.
+    int64_t* const rem_total = static_cast<int64_t*>(rptr.device.get()) + slices;
+    HostArray scratch;
+    SpmvArgs g = dc.args();
+    g.a[SELL_DIAG_BUILD_ROW_PTR] = a.row_ptr;
+    g.a[SELL_DIAG_BUILD_COL_IDX_IN] = a.col_idx;
+    g.a[SELL_DIAG_BUILD_VALUES_IN] = a.val;
+    g.a[SELL_DIAG_BUILD_DIAG_PTR] = dptr.device.get();
+    g.a[SELL_DIAG_BUILD_REM_PTR] = rptr.device.get();
+    g.n[SELL_DIAG_BUILD_N_C] = c;
+    g.n[SELL_DIAG_BUILD_N_SLICES] = slices;
+    g.n[SELL_DIAG_BUILD_N_MIN_COUNT] = min_diag_count(c, is, vs);
+    if (slices) {
+      dc.exclusive_scan(rem_total, 0);  // an empty scan writes its total, 0
+      dc.launch("sell_diag_build", "spmvjit_build_count", slices, g, 64);
+      if (dc.read_i64(rem_total)) {
+        scratch = dc.alloc(a.nnz, size_t(is));
+        g.a[SELL_DIAG_BUILD_SCRATCH] = scratch.device.get();
+        dc.launch("sell_diag_build", "spmvjit_build_count", slices, g, 64);
+      }
+    }
+    dc.exclusive_scan(dptr.device.get(), slices);
+    dc.exclusive_scan(rptr.device.get(), slices);
+    const int64_t ndiag = dc.read_i64(static_cast<const int64_t*>(dptr.device.get()) + slices);
+    const int64_t nrem = dc.read_i64(rem_total);
+    check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(vs), is == 4);
+    d.put(SELL_DIAG_DIAG_OFFSET, dc.alloc(ndiag, size_t(is)));
+    d.put(SELL_DIAG_DIAG_VALUES, dc.alloc(ndiag * c, size_t(vs)));
+    d.put(SELL_DIAG_REM_COL, dc.alloc(nrem, size_t(is)));
+    d.put(SELL_DIAG_REM_VALUES, dc.alloc(nrem, size_t(vs)));
+    g.a[SELL_DIAG_BUILD_DIAG_OFFSET] = d.arrays[SELL_DIAG_DIAG_OFFSET].device.get();
+    g.a[SELL_DIAG_BUILD_DIAG_VALUES] = d.arrays[SELL_DIAG_DIAG_VALUES].device.get();
+    if (slices) dc.launch("sell_diag_build", "spmvjit_build_diagonals", slices, g, 64);
+    g.a[SELL_DIAG_BUILD_REM_COL] = d.arrays[SELL_DIAG_REM_COL].device.get();
+    g.a[SELL_DIAG_BUILD_REM_VALUES] = d.arrays[SELL_DIAG_REM_VALUES].device.get();
+    if (slices) dc.launch("sell_diag_build", "spmvjit_build_remainder", slices, g, 64);
+    d.put(SELL_DIAG_DIAG_PTR, std::move(dptr));
+    d.put(SELL_DIAG_REM_PTR, std::move(rptr));
+    finish(d, a, c, slices, ndiag, nrem, t);
+    return d;
+  }
+
  private:
   template <class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
@@ -259,10 +319,20 @@ class SellDiagFormat final : public Format {
         }
       }
     });
+    finish(d, a, c, slices, ndiag, nrem, tg);
+    if (tg.backend == BackendKind::cpu)
+      set_cpu_parts(d, SELL_DIAG_PARTS, split_prefix(slices, tg.threads, [&](int64_t u) {
+                      return diag_ptr[u] * c + rem_ptr[u] + u * c;
+                    }));
+    return d;
+  }
+  // Sizes, bytes and facts; the GPU launch (one thread per row).
+  static void finish(FormatData& d, const CsrRef& a, int64_t c, int64_t slices, int64_t ndiag, int64_t nrem,
+                     const TargetInfo& t) {
     d.stored_entries = ndiag * c + nrem;
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[SELL_DIAG_N_SLICES] = slices;
-    const int64_t is = int64_t(sizeof(I));
+    const int64_t is = int64_t(size_of(a.index));
     const int64_t csr_index = is * (a.rows + 1 + a.nnz), own_index = is * (ndiag + nrem) + 16 * (slices + 1);
     d.facts = Json::object({{"slices", slices},
                             {"diagonals", ndiag},
@@ -271,15 +341,8 @@ class SellDiagFormat final : public Format {
                             {"index_bytes_csr", csr_index},
                             {"index_bytes", own_index},
                             {"index_bytes_saved", csr_index - own_index}});
-    if (tg.backend == BackendKind::cpu) {
-      set_cpu_parts(d, SELL_DIAG_PARTS, split_prefix(slices, tg.threads, [&](int64_t u) {
-                      return diag_ptr[u] * c + rem_ptr[u] + u * c;
-                    }));
-    } else if (slices > 0) {
-      // One thread per row.
+    if (t.gpu() && slices > 0)
       d.steps.push_back({"spmvjit_part", ceil_div(slices * c, SELL_DIAG_GPU_BLOCK), SELL_DIAG_GPU_BLOCK, 0});
-    }
-    return d;
   }
 };
 

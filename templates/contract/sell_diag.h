@@ -1,5 +1,5 @@
 // Sliced-ELL-with-diagonals kernel contract (engine/formats/sell_diag.cpp fills it,
-// templates/*/sell_diag.* read it).
+// templates/*/sell_diag.* read it; templates/gpu/sell_diag_build.cu builds it on a device).
 #ifndef SPMVJIT_CONTRACT_SELL_DIAG_H
 #define SPMVJIT_CONTRACT_SELL_DIAG_H
 #include "arrays.h"
@@ -20,7 +20,82 @@
   X(SELL_DIAG_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_DIAG_ARRAYS, kSellDiagArrays)
 
-enum { SELL_DIAG_N_SLICES };         // n[] slots
-enum { SELL_DIAG_GPU_BLOCK = 128 };  // GPU threads per block (one per row)
+enum { SELL_DIAG_N_SLICES };  // n[] slots
+enum {
+  SELL_DIAG_GPU_BLOCK = 128,  // GPU threads per block (one per row)
+  // Distinct offsets a slice's choice counts in a fixed table (a GPU thread's local memory); a
+  // slice with more (scattered columns) sorts its offsets instead: the host with std::sort, a
+  // device in scratch (templates/gpu/sell_diag_build.cu).
+  SELL_DIAG_TABLE = 64
+};
+
+// Device build (templates/gpu/sell_diag_build.cu) argument slots: the input arrays (index base
+// n[DP_N_BASE]), per-slice diagonal and remainder counts (i64, scanned in place into diag_ptr and
+// rem_ptr; rem_ptr[slices] first counts the slices whose table overflows), the outputs, and for
+// those slices scratch (index type, one entry per nonzero). The last two slots differ by kernel:
+// a[] holds eight arrays.
+enum {
+  SELL_DIAG_BUILD_ROW_PTR,
+  SELL_DIAG_BUILD_COL_IDX_IN,
+  SELL_DIAG_BUILD_VALUES_IN,
+  SELL_DIAG_BUILD_DIAG_PTR,
+  SELL_DIAG_BUILD_REM_PTR,
+  SELL_DIAG_BUILD_DIAG_OFFSET,
+  SELL_DIAG_BUILD_DIAG_VALUES = 6,  // spmvjit_build_count, spmvjit_build_diagonals
+  SELL_DIAG_BUILD_SCRATCH = 7,
+  SELL_DIAG_BUILD_REM_COL = 6,  // spmvjit_build_remainder
+  SELL_DIAG_BUILD_REM_VALUES = 7
+};
+enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
+#define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__
+#else
+#define SPMVJIT_SELL_DIAG_FN static inline
+#endif
+
+// One slice's diagonals, the same on the host and a device: the offsets (col - row) holding at
+// least min_count of its entries, ascending, into off[0, kept). each(f) calls f(offset) for every
+// entry of the slice and stops when f returns false. Counted in a sorted table of
+// SELL_DIAG_TABLE distinct offsets (off, count: that many entries each); returns the number kept,
+// or -1 when the slice has more distinct offsets than that. The choice depends on the slice alone,
+// so slices are chosen in parallel.
+template <class Each>
+SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count, long long* off,
+                                               long long* count) {
+  long long m = 0, next = 0;  // next: the slot after the last one found (rows run in column order)
+  bool full = false;
+  each([&](long long d) {
+    if (next < m && off[next] == d) {
+      ++count[next++];
+      return true;
+    }
+    long long lo = 0, hi = m;
+    while (lo < hi) {
+      const long long mid = (lo + hi) >> 1;
+      if (off[mid] < d)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    next = lo + 1;
+    if (lo < m && off[lo] == d) {
+      ++count[lo];
+      return true;
+    }
+    if (m == SELL_DIAG_TABLE) {
+      full = true;
+      return false;
+    }
+    for (long long j = m; j > lo; --j) off[j] = off[j - 1], count[j] = count[j - 1];
+    off[lo] = d, count[lo] = 1, ++m;
+    return true;
+  });
+  if (full) return -1;
+  long long kept = 0;
+  for (long long j = 0; j < m; ++j)
+    if (count[j] >= min_count) off[kept++] = off[j];
+  return kept;
+}
 
 #endif  // SPMVJIT_CONTRACT_SELL_DIAG_H

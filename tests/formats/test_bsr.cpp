@@ -1,9 +1,11 @@
 // Tests of bsr: exact round trips (CPU and GPU layouts) and the CPU kernel of every block shape
-// on edge-case matrices, SpMV through the C API on blocked matrices against the long-double
-// reference, the sampled shape choice, and refusal of blown-up fill.
+// on edge-case matrices, with the device build of the GPU layout; SpMV through the C API on
+// blocked matrices against the long-double reference; the sampled shape choice and estimates,
+// from the statistics alone; refusal of blown-up fill.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 #include "spmvjit/spmvjit.h"
+#include "tests/formats/emulated_device.hpp"
 #include "tests/test_matrices.hpp"
 #include "tests/test_support.hpp"
 
@@ -187,7 +190,35 @@ std::string run_cpu_kernel(const FormatData& d, const HostCsr<I, V>& a, uint64_t
   return "";
 }
 
-// Every shape on every edge case: CPU layout round trip and kernel, GPU layout round trip.
+// The device build (run on the CPU, tests/formats/emulated_device.hpp) of `a` with index base
+// `base` against the host's GPU layout: the same bytes, sizes, facts and launch.
+template <class I, class V>
+void check_device_build(const HostCsr<I, V>& a, int base, const FormatParams& p, const FormatData& host) {
+  HostCsr<I, V> based = a;
+  for (I& r : based.row_ptr) r += I(base);
+  for (I& c : based.col_idx) c += I(base);
+  test::EmulatedDevice dev(based.ref(), base);
+  const FormatData d = bsr().convert_device(dev, p, gpu_target());
+  INFO("device build, base " << base);
+  REQUIRE(d.arrays.size() == host.arrays.size());
+  for (size_t i = 0; i < d.arrays.size(); ++i) {
+    INFO("slot " << i);
+    REQUIRE(d.arrays[i].count == host.arrays[i].count);
+    if (host.arrays[i].count)
+      CHECK(std::memcmp(d.arrays[i].device.get(), host.arrays[i].buf.data(),
+                        size_t(host.arrays[i].count) * host.arrays[i].elem) == 0);
+  }
+  for (int i = 0; i < kMaxArrays; ++i) CHECK(d.ints[i] == host.ints[i]);
+  CHECK(d.stored_entries == host.stored_entries);
+  CHECK(d.matrix_bytes == host.matrix_bytes);
+  CHECK(d.facts.dump() == host.facts.dump());
+  REQUIRE(d.steps.size() == 1);
+  CHECK(d.steps[0].grid == host.steps[0].grid);
+}
+
+// Every shape on every edge case: CPU layout round trip and kernel, GPU layout round trip, and
+// the device build of the GPU layout (int32/float and int64/double; test_device_build.cpp runs
+// every type pair on the planner's candidates).
 template <class I, class V>
 void every_shape_on_edge_cases() {
   uint64_t seed = 1;
@@ -209,6 +240,8 @@ void every_shape_on_edge_cases() {
         check_round_trip(g, a);
         CHECK(g.arrays[3].count == 0);  // no parts on a GPU
         CHECK(g.ints[1] == 3);          // log2(G)
+        if (test::require_cpu_backend() && sizeof(I) == sizeof(V))
+          for (int base : {0, 1}) check_device_build(a, base, p, g);
       }
   }
 }
@@ -381,6 +414,40 @@ TEST_CASE("bsr: sampled fill is close to the converted one, also where the grid'
       CHECK(std::abs(est - double(d.stored_entries)) < 0.05 * double(d.stored_entries));
     }
   }
+}
+
+TEST_CASE("bsr: candidates and estimates read only the statistics, and estimate the conversion",
+          "[formats][bsr]") {
+  // A CSR in device memory has no host arrays: the row sample stands in for them, and host and
+  // device input get the same plan. Stored values within 5% of the conversion's on every
+  // candidate (measured: at most 1.3%).
+  double worst = 0;
+  for (const char* spec : {"blockfem:12:2", "blockfem:20:3", "blockfem:12:4", "blockfem:8:6", "dense:300",
+                           "diag:20000:9", "blocks:20000:4:4", "poisson2d:100", "random:20000:1:40"}) {
+    const auto a = generate_matrix(spec, 1).cast<int32_t, double>();
+    const MatrixStats s = compute_stats(a.ref());
+    CsrRef none = a.ref();
+    none.row_ptr = none.col_idx = none.val = nullptr;
+    for (const TargetInfo& t : {cpu_target(2), gpu_target()}) {
+      const auto cands = bsr().candidates(a.ref(), s, t);
+      CHECK(bsr().candidates(none, s, t) == cands);
+      for (const FormatParams& p : cands) {
+        INFO(spec << " " << params_json(p).dump());
+        const Estimate e = bsr().estimate(a.ref(), s, p, t), n = bsr().estimate(none, s, p, t);
+        CHECK(n.stored_entries == e.stored_entries);
+        CHECK(n.cost_bytes == e.cost_bytes);
+        CHECK(n.imbalance == e.imbalance);
+        FormatData d;
+        REQUIRE(convert(a.ref(), p, t, &d));
+        const double rel = std::abs(double(e.stored_entries - d.stored_entries)) / double(d.stored_entries);
+        const double rel_bytes = std::abs(double(e.matrix_bytes - d.matrix_bytes)) / double(d.matrix_bytes);
+        worst = std::max({worst, rel, rel_bytes});
+        CHECK(rel < 0.05);
+        CHECK(rel_bytes < 0.05);
+      }
+    }
+  }
+  WARN("worst relative error of bsr's stored-value and byte estimates: " << worst);
 }
 
 TEST_CASE("bsr: the CPU planner picks it on block FEM and dense matrices, and not on the others",

@@ -172,8 +172,9 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #line 9 "gpu/bsr.cu"
 #line 1 "contract/bsr.h"
 // BSR (r x c register blocks) kernel contract (engine/formats/bsr.cpp fills it, templates/*/bsr.*
-// read it). Baked: SPMVJIT_R, SPMVJIT_C (block shape) and SPMVJIT_COL_EDGE (cols % C != 0: the
-// last block column reaches past x). The GPU's lanes per block row, G, is an argument.
+// read it; templates/gpu/bsr_build.cu builds it on a device). Baked: SPMVJIT_R, SPMVJIT_C (block
+// shape) and SPMVJIT_COL_EDGE (cols % C != 0: the last block column reaches past x). The GPU's
+// lanes per block row, G, is an argument.
 #ifndef SPMVJIT_CONTRACT_BSR_H
 #define SPMVJIT_CONTRACT_BSR_H
 #line 1 "contract/arrays.h"
@@ -202,7 +203,7 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #endif
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
-#line 7 "contract/bsr.h"
+#line 8 "contract/bsr.h"
 
 // Block row b covers rows [b*R, b*R + R) (the last one may reach past the matrix: those rows are
 // never written). block_ptr: first block of each block row (n[BSR_N_BLOCK_ROWS] + 1);
@@ -219,7 +220,26 @@ SPMVJIT_DECLARE_ARRAYS(BSR_ARRAYS, kBsrArrays)
 
 // n[] slots: block rows; log2(G) on a GPU (0 on the CPU).
 enum { BSR_N_BLOCK_ROWS, BSR_N_GROUP_LOG2 };
-enum { BSR_GPU_BLOCK = 256 };  // GPU threads per block (G of them per block row)
+enum {
+  BSR_GPU_BLOCK = 256,  // GPU threads per block (G of them per block row)
+  BSR_MAX_SIDE = 8      // R and C are at most this
+};
+
+// Device build (templates/gpu/bsr_build.cu) argument slots: the input arrays (index base
+// n[DP_N_BASE]), blocks per block row (i64, scanned in place; [block_rows] first counts the block
+// rows holding a row out of column order), each such row's entries in column order (index
+// type, one per nonzero, only when there are some), and the outputs.
+enum {
+  BSR_BUILD_ROW_PTR,
+  BSR_BUILD_COL_IDX_IN,
+  BSR_BUILD_VALUES_IN,
+  BSR_BUILD_COUNTS,
+  BSR_BUILD_ORDER,
+  BSR_BUILD_BLOCK_PTR,
+  BSR_BUILD_BLOCK_COL,
+  BSR_BUILD_VALUES
+};
+enum { BSR_BUILD_N_R, BSR_BUILD_N_C, BSR_BUILD_N_BLOCK_ROWS };
 
 #endif  // SPMVJIT_CONTRACT_BSR_H
 #line 10 "gpu/bsr.cu"
