@@ -14,6 +14,7 @@
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
 #include "engine/formats/slice_util.hpp"
+#include "engine/formats/sliced_estimate.hpp"
 
 namespace spmvjit {
 #include "templates/contract/sell_diag.h"
@@ -123,6 +124,22 @@ class SellDiagFormat final : public Format {
                     const TargetInfo& t) const override {
     const int64_t c = p.at("C"), is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
     const int64_t slices = ceil_div(a.rows, c);
+    // GPU: its conversion is slow and it wins only on banded matrices with enough rows (measured on
+    // an H100: 2.0x cuSPARSE on a 5-point and 1.7x on a 27-point stencil, 0.07-0.8x elsewhere), so
+    // elsewhere it is ranked as 8x its bytes. That is decided on the row sample first (host and
+    // device-resident input alike): laying out the sample's slices costs far more than the rest of
+    // the planner on dense rows (22 ms for dense:2000), and a non-banded matrix's layout is almost
+    // all remainder: SELL-C's slots (slice widths from the statistics).
+    if (t.gpu() && s.sample->distinct_offsets(4 * t.warp_size) > 4 * t.warp_size) {
+      Estimate e;
+      e.stored_entries = sliced_entries(s, c, 1, 1);
+      e.matrix_bytes = e.stored_entries * (is + vs) + 16 * (slices + 1);
+      e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices);
+      e.imbalance = std::max(gpu_row_starvation(a.rows, t), 8.0);
+      e.reason = "not banded: more than " + std::to_string(4 * t.warp_size) +
+                 " distinct offsets col - row in the row sample";
+      return e;
+    }
     double diags = 0, rem = 0, on_diag = 0;
     SliceLayout lay;
     std::vector<int64_t> scratch;
@@ -144,13 +161,7 @@ class SellDiagFormat final : public Format {
     e.matrix_bytes = int64_t(diags * double(c * vs + is) + rem * double(is + vs)) + 16 * (slices + 1);
     // Per slice loop setup, per diagonal an offset load and a range check.
     e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices) + 4.0 * diags;
-    // GPU: its conversion is slow (about 1 s for 20M nonzeros) and it wins only on banded matrices
-    // with enough rows (measured on an H100: 2.0x cuSPARSE on a 5-point and 1.7x on a 27-point
-    // stencil, 0.07-0.8x elsewhere), so elsewhere it is ranked as 8x its bytes.
     e.imbalance = gpu_row_starvation(a.rows, t);
-    // Counted on the row sample, so host and device-resident input decide alike.
-    if (t.gpu() && s.sample->distinct_offsets(4 * t.warp_size) > 4 * t.warp_size)
-      e.imbalance = std::max(e.imbalance, 8.0);
     if (e.stored_entries > kMaxPaddingFactor * s.nnz + 2 * c * slices) {
       e.applicable = false;
       e.reason = "padding to about " + std::to_string(e.stored_entries) + " values for " +
