@@ -75,13 +75,16 @@ SpmvArgs DevicePlanner::args() const {
   return a;
 }
 
+LaunchStep grid_stride_step(const TargetInfo& t, const std::string& entry, int64_t items, int block) {
+  const int64_t cap = int64_t(std::max(t.sm_count, 1)) * 2048 / block;
+  return LaunchStep{entry, std::clamp<int64_t>(ceil_div(items, block), 1, std::max<int64_t>(cap, 1)), block,
+                    0};
+}
+
 void DevicePlanner::launch(const std::string& module_name, const std::string& entry, int64_t items,
                            const SpmvArgs& args, int block) {
-  // Grid-stride kernels: enough blocks to fill the device, never more than the items need.
-  const int64_t cap = int64_t(std::max(b_.target().sm_count, 1)) * 2048 / block;
-  const LaunchStep step{entry, std::clamp<int64_t>(ceil_div(items, block), 1, std::max<int64_t>(cap, 1)),
-                        block, 0};
-  exec_->run(module(module_name).entry(entry), step, args, nullptr);
+  exec_->run(module(module_name).entry(entry), grid_stride_step(b_.target(), entry, items, block), args,
+             nullptr);
 }
 
 HostArray DevicePlanner::alloc(int64_t count, size_t elem) {

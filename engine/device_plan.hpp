@@ -25,6 +25,10 @@ KernelSpec device_module_spec(const TargetInfo& t, const std::string& module, In
 // time.
 std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t);
 
+// A launch of a grid-stride kernel: enough blocks of `block` threads to fill the device, never
+// more than `items` need.
+LaunchStep grid_stride_step(const TargetInfo& t, const std::string& entry, int64_t items, int block);
+
 class DevicePlanner final : public DeviceConverter {
  public:
   // `input` holds device pointers with index base `base` (0 or 1); its sizes are already checked

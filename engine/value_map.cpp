@@ -89,7 +89,7 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
   m->pos_bytes_ = size_of(pattern.index);
   m->nnz_ = pattern.nnz;
   m->backend_ = &b;
-  m->sm_count_ = std::max(1, t.sm_count);
+  m->target_ = t;
   m->module_ =
       get_kernel(b, device_module_spec(t, "device_plan", pattern.index, pattern.value), cache_dir, nullptr);
   m->gather_ = m->module_->entry("spmvjit_dp_value_gather");
@@ -130,9 +130,7 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
 }
 
 void ValueMap::launch(void* entry, int64_t items, const SpmvArgs& a) const {
-  // Grid-stride kernels: enough blocks to fill the device, never more than the items need.
-  const int64_t blocks = std::clamp<int64_t>((items + DP_BLOCK - 1) / DP_BLOCK, 1, int64_t(sm_count_) * 8);
-  exec_->run(entry, LaunchStep{"value_map", blocks, DP_BLOCK, 0}, a, nullptr);
+  exec_->run(entry, grid_stride_step(target_, "value_map", items, DP_BLOCK), a, nullptr);
 }
 
 void ValueMap::gather(const void* values, FormatData& data) const {

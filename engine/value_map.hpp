@@ -52,7 +52,7 @@ class ValueMap {
   std::shared_ptr<LoadedModule> module_;
   void* gather_ = nullptr;
   std::unique_ptr<Executor> exec_;
-  int sm_count_ = 1;
+  TargetInfo target_;
 };
 
 }  // namespace spmvjit
