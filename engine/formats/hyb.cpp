@@ -7,6 +7,8 @@
 // CPU: threshold = rows/3 (a SIMD block fills at any size). K = 0 when rows < threshold.
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <vector>
 
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
@@ -79,7 +81,7 @@ HybTail hyb_tail(const MatrixStats& s, int64_t k) {
 
 // The planner's width (the one-third rule above), from the statistics: exact when K <
 // MatrixStats::kShortLengths, which the rule makes the usual case (K <= 3 * mean); otherwise K is
-// the lower bound of the log2 bucket holding the threshold-th longest row.
+// read from the sampled rows of the log2 bucket holding the threshold-th longest row.
 int64_t hyb_width(const MatrixStats& s, const TargetInfo& t) {
   const int64_t third = (s.rows + 2) / 3;
   const int64_t threshold =
@@ -96,7 +98,22 @@ int64_t hyb_width(const MatrixStats& s, const TargetInfo& t) {
   int64_t acc = 0;
   size_t k = s.row_hist.size() - 1;
   while (k > 1 && (acc += s.row_hist[k]) < threshold) --k;
-  return int64_t(1) << (k - 1);
+  // The threshold-th longest row lies in bucket k, `need` rows from its top: its length is the
+  // matching quantile of the bucket's sampled rows (a dense matrix gets its full width, not the
+  // bucket's lower bound with half of every row in the tail).
+  const int64_t lo = int64_t(1) << (k - 1), hi = std::min(s.row_max, (int64_t(1) << k) - 1);
+  const int64_t need = threshold - (acc - s.row_hist[k]);
+  std::vector<int64_t> lens;
+  if (s.sample) {
+    const CsrRef m = s.sample->ref();
+    for (int64_t r = 0; r < m.rows; ++r)
+      if (const int64_t len = m.row_len(r); len >= lo && len <= hi) lens.push_back(len);
+  }
+  if (lens.empty() || s.row_hist[k] <= 0) return lo;
+  std::sort(lens.begin(), lens.end(), std::greater<>());
+  const auto at =
+      size_t(std::min<int64_t>(int64_t(lens.size()) - 1, (need - 1) * int64_t(lens.size()) / s.row_hist[k]));
+  return lens[at];
 }
 
 class HybFormat final : public Format {
