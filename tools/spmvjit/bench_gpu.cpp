@@ -47,9 +47,9 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
   // "break-even": SpMVs after which plan + N SpMVs beats cuSPARSE's setup (upload, descriptors,
   // workspace, preprocess) + N SpMVs, with whichever of ALG1/ALG2 is faster; for the CSR already
   // in device memory ("device:" rows) without either upload.
-  const std::vector<std::string> header = {"matrix",     "format",     "ms",      "CSR-eq GB/s",
-                                           "% copy",     "vs ALG1",    "plan ms", "plan/SpMV",
-                                           "break-even", "compile ms", "params"};
+  const std::vector<std::string> header = {"matrix",     "format",   "ms",         "CSR-eq GB/s",
+                                           "% copy",     "vs ALG1",  "plan ms",    "plan/SpMV",
+                                           "break-even", "upd/SpMV", "compile ms", "params"};
   // After the planner's own pick: the same for the CSR already in device memory ("device:").
   std::vector<std::string> runs;
   for (const std::string& f : formats) {
@@ -74,7 +74,7 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
           f.empty() || f == "measure" || f == "device" ? (f.empty() ? "auto" : f) + ":" + r.format : r.format;
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
-        rows.push_back({name, label, "-", "-", "-", "-", "-", "-", "-", "-", r.error.substr(0, 70)});
+        rows.push_back({name, label, "-", "-", "-", "-", "-", "-", "-", "-", "-", r.error.substr(0, 70)});
         results.push_back(
             Json::object({{"matrix", name}, {"format", label}, {"ok", false}, {"reason", r.error}}));
         continue;
@@ -90,26 +90,32 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
                       even == -2 ? "-"
                       : even < 0 ? "never"
                                  : fmt(even, 0),
+                      r.update_s > 0 ? fmt(r.update_s / r.exec_s, 1) : "-",
                       r.cache == "compiled" ? fmt(r.compile_s * 1e3, 1) : r.cache, r.params.dump()});
-      results.push_back(Json::object({{"matrix", name},
-                                      {"format", label},
-                                      {"ok", true},
-                                      {"spmv_seconds", r.exec_s},
-                                      {"csr_gbs", r.csr_gbs()},
-                                      {"gbs", r.gbs()},
-                                      {"pct_copy", copy_gbs > 0 ? 100 * r.csr_gbs() / copy_gbs : 0},
-                                      {"vs_cusparse_alg1", alg1 > 0 ? alg1 / r.exec_s : 0},
-                                      {"plan_spmvs", r.plan_s / r.exec_s},
-                                      {"plan_seconds", r.plan_s},
-                                      {"break_even_spmvs", even == -2 ? Json() : Json(even)},
-                                      {"compile_seconds", r.compile_s},
-                                      {"cache", r.cache},
-                                      {"params", r.params},
-                                      {"timings", r.describe["timings"]}}));
+      results.push_back(
+          Json::object({{"matrix", name},
+                        {"format", label},
+                        {"ok", true},
+                        {"spmv_seconds", r.exec_s},
+                        {"csr_gbs", r.csr_gbs()},
+                        {"gbs", r.gbs()},
+                        {"pct_copy", copy_gbs > 0 ? 100 * r.csr_gbs() / copy_gbs : 0},
+                        {"vs_cusparse_alg1", alg1 > 0 ? alg1 / r.exec_s : 0},
+                        {"plan_spmvs", r.plan_s / r.exec_s},
+                        {"plan_seconds", r.plan_s},
+                        {"break_even_spmvs", even == -2 ? Json() : Json(even)},
+                        {"compile_seconds", r.compile_s},
+                        {"update_seconds", r.update_s > 0 ? Json(r.update_s) : Json()},
+                        {"update_first_seconds", r.update_s > 0 ? Json(r.update_first_s) : Json()},
+                        {"update_spmvs", r.update_s > 0 ? Json(r.update_s / r.exec_s) : Json()},
+                        {"cache", r.cache},
+                        {"params", r.params},
+                        {"timings", r.describe["timings"]}}));
     }
     if (peers) {
       if (!peer.ok) {
-        rows.push_back({name, "cusparse", "-", "-", "-", "-", "-", "-", "-", "-", peer.error.substr(0, 70)});
+        rows.push_back(
+            {name, "cusparse", "-", "-", "-", "-", "-", "-", "-", "-", "-", peer.error.substr(0, 70)});
         results.push_back(
             Json::object({{"matrix", name}, {"format", "cusparse"}, {"ok", false}, {"reason", peer.error}}));
       } else {
@@ -118,7 +124,7 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
           const double gbs = csr_bytes > 0 ? csr_bytes / s * 1e-9 : 0;
           const std::string label = k ? "cusparse-alg2" : "cusparse-alg1";
           rows.push_back({name, label, fmt(s * 1e3, 4), fmt(gbs, 1), pct(gbs, copy_gbs), fmt(alg1 / s, 2),
-                          fmt(setup * 1e3, 1), fmt(setup / s, 0), "-", "-", "peer (plan = setup)"});
+                          fmt(setup * 1e3, 1), fmt(setup / s, 0), "-", "-", "-", "peer (plan = setup)"});
           results.push_back(Json::object({{"matrix", name},
                                           {"format", label},
                                           {"ok", true},
@@ -133,7 +139,7 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     if (best_s > 0)
       rows.push_back({name, "= best: " + best, fmt(best_s * 1e3, 4), fmt(csr_bytes / best_s * 1e-9, 1),
                       pct(csr_bytes / best_s * 1e-9, copy_gbs), alg1 > 0 ? fmt(alg1 / best_s, 2) : "-", "",
-                      "", "", "", ""});
+                      "", "", "", "", ""});
     // One table per matrix as it completes: a long suite shows progress and survives a timeout.
     std::fputs(format_table(header, {rows.begin() + long(first_row), rows.end()}).c_str(), stdout);
     std::fflush(stdout);

@@ -98,11 +98,12 @@ int cmd_bench(int argc, char** argv) {
                                                           : r.format;
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
-        rows.push_back({name, label, "-", "-", "-", "-", "-", r.error.substr(0, 60)});
+        rows.push_back({name, label, "-", "-", "-", "-", "-", "-", "-", "-", r.error.substr(0, 60)});
       } else {
         rows.push_back({name, label, fmt(r.exec_s * 1e3, 4), fmt(r.gbs(), 1), fmt(r.csr_gbs(), 1),
-                        fmt(r.convert_s * 1e3, 2), csr_time > 0 ? fmt(csr_time / r.exec_s, 2) : "-",
-                        r.params.dump()});
+                        fmt(r.plan_s * 1e3, 2), fmt(r.plan_s / r.exec_s, 0), fmt(r.convert_s * 1e3, 2),
+                        r.update_s > 0 ? fmt(r.update_s / r.exec_s, 1) : "-",
+                        csr_time > 0 ? fmt(csr_time / r.exec_s, 2) : "-", r.params.dump()});
       }
       Json row = Json::object({{"matrix", name}, {"format", label}, {"ok", r.ok}});
       if (!r.ok) {
@@ -113,6 +114,12 @@ int cmd_bench(int argc, char** argv) {
         row["csr_gbs"] = r.csr_gbs();
         row["convert_seconds"] = r.convert_s;
         row["plan_seconds"] = r.plan_s;
+        row["plan_spmvs"] = r.plan_s / r.exec_s;
+        if (r.update_s > 0) {
+          row["update_seconds"] = r.update_s;
+          row["update_first_seconds"] = r.update_first_s;
+          row["update_spmvs"] = r.update_s / r.exec_s;
+        }
         row["params"] = r.params;
         row["timings"] = r.describe["timings"];
       }
@@ -125,14 +132,15 @@ int cmd_bench(int argc, char** argv) {
       for (const PeerResult& p : run_cpu_peers(a, value, o.threads, int(args.get_int("iters", 20)), 0.2)) {
         if (!p.ok) {
           any_wrong |= p.error.rfind("row", 0) == 0;
-          rows.push_back({name, p.name, "-", "-", "-", "-", "-", p.error.substr(0, 60)});
+          rows.push_back({name, p.name, "-", "-", "-", "-", "-", "-", "-", "-", p.error.substr(0, 60)});
           json.push_back(
               Json::object({{"matrix", name}, {"format", p.name}, {"ok", false}, {"reason", p.error}}));
           continue;
         }
         const double csr_gbs = csr_bytes / p.exec_s * 1e-9;
         rows.push_back({name, p.name, fmt(p.exec_s * 1e3, 4), fmt(csr_gbs, 1), fmt(csr_gbs, 1),
-                        fmt(p.setup_s * 1e3, 2), csr_time > 0 ? fmt(csr_time / p.exec_s, 2) : "-", "peer"});
+                        fmt(p.setup_s * 1e3, 2), fmt(p.setup_s / p.exec_s, 0), "-", "-",
+                        csr_time > 0 ? fmt(csr_time / p.exec_s, 2) : "-", "peer (plan = setup)"});
         json.push_back(Json::object({{"matrix", name},
                                      {"format", p.name},
                                      {"ok", true},
@@ -142,7 +150,9 @@ int cmd_bench(int argc, char** argv) {
       }
     }
   }
-  std::fputs(format_table({"matrix", "format", "ms", "GB/s", "CSR-eq GB/s", "convert ms", "vs csr", "params"}, rows)
+  std::fputs(format_table({"matrix", "format", "ms", "GB/s", "CSR-eq GB/s", "plan ms", "plan/SpMV",
+                           "convert ms", "upd/SpMV", "vs csr", "params"},
+                          rows)
                  .c_str(),
              stdout);
   if (args.has("json")) write_json_file(args.get("json"), json);

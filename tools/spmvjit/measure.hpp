@@ -18,6 +18,9 @@ struct MeasureResult {
   double plan_s = 0, validate_s = 0, stats_s = 0, estimate_s = 0, convert_s = 0, compile_s = 0,
          load_s = 0, upload_s = 0;
   double exec_s = 0;          // median seconds of one SpMV (beta = 0)
+  // Planner's choices only: spmv_plan_update_values in the input's memory, the first (finds the
+  // value map) and the median of later ones; 0 when not measured.
+  double update_first_s = 0, update_s = 0;
   double bytes = 0;           // bytes this format moves per SpMV
   double csr_bytes = 0;       // CSR-equivalent bytes per SpMV
   Json describe;              // the plan's describe_json()
