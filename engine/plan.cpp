@@ -152,6 +152,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   fit_threads(user);
   choice_ = choose_format(csr, stats_, target_, forced, false, forced_params_ ? &*forced_params_ : nullptr);
   timings_.plan = choice_.seconds;
+  start_kernel_lookup();
 
   t0 = Clock::now();
   convert_with_fallback(forced,
@@ -179,6 +180,7 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   shape.row_ptr = shape.col_idx = shape.val = nullptr;
   choice_ = choose_format(shape, stats_, target_, forced, true, forced_params_ ? &*forced_params_ : nullptr);
   timings_.plan = choice_.seconds;
+  start_kernel_lookup();
   t0 = Clock::now();
   convert_with_fallback(
       forced, [&](const Format& f, const FormatParams& p) { return f.convert_device(dp, p, target_); });
@@ -301,31 +303,60 @@ void Plan::upload_arrays() {
   args_.cols = cols_;
 }
 
-void Plan::load_kernels() {
+namespace {
+
+// SPMVJIT_TIERED_COMPILE: 1 tiers on every backend, 0 on none, quick keeps the run-time variant
+// for good (its tests; a process that plans once and runs a few products); unset: GPUs tier.
+std::string tiered_compile_mode() {
+  const char* env = std::getenv("SPMVJIT_TIERED_COMPILE");
+  return env ? env : "";
+}
+
+}  // namespace
+
+Plan::KernelLookup Plan::lookup_kernel(const KernelSpec& spec) const {
   // The specialized module (four epilogue variants) from the cache when it is there. Otherwise,
   // on GPUs, one variant that tests alpha and beta at run time first (a quicker first compile)
   // while the whole compiles in the background and takes over as soon as it is ready. On the
   // CPU clang's fixed costs dominate (one variant compiled no faster than four), so it compiles
-  // the specialized module at once. SPMVJIT_TIERED_COMPILE: 1 tiers on every backend, 0 on
-  // none, quick keeps the run-time variant for good (its tests; a process that plans once and
-  // runs a few products).
-  const char* env = std::getenv("SPMVJIT_TIERED_COMPILE");
-  const std::string mode = env ? env : "";
+  // the specialized module at once.
+  const std::string mode = tiered_compile_mode();
   const bool quick_only = mode == "quick";
   const bool tiered = mode.empty() ? backend_->kind() != BackendKind::cpu : mode != "0";
-  if (!quick_only) module_ = get_kernel(*backend_, spec_, cache_dir_, &cache_, !tiered);
-  std::string suffix;
-  if (!module_) {
-    const std::string lookup_note = cache_.note;  // e.g. a corrupt disk entry, rejected
-    KernelSpec quick = spec_;
+  KernelLookup k;
+  if (!quick_only) k.module = get_kernel(*backend_, spec, cache_dir_, &k.outcome, !tiered);
+  if (!k.module) {
+    const std::string lookup_note = k.outcome.note;  // e.g. a corrupt disk entry, rejected
+    KernelSpec quick = spec;
     quick.constants["RUNTIME_EPILOGUE"] = 1;
-    module_ = get_kernel(*backend_, quick, cache_dir_, &cache_);
+    k.module = get_kernel(*backend_, quick, cache_dir_, &k.outcome);
     for (const std::string& n :
          {lookup_note, std::string("run-time epilogue until the specialized kernel is ready")})
-      if (!n.empty()) cache_.note += (cache_.note.empty() ? "" : "; ") + n;
-    suffix = "r";
-    runtime_epilogue_ = true;
+      if (!n.empty()) k.outcome.note += (k.outcome.note.empty() ? "" : "; ") + n;
+    k.runtime_epilogue = true;
   }
+  return k;
+}
+
+void Plan::start_kernel_lookup() {
+  // The kernel depends only on the choice: found (or compiled) on its own thread while the
+  // conversion runs. A fallback to another candidate during conversion makes it unused.
+  const KernelSpec spec = spec_for(target_, choice_.format->name(), choice_.format->template_name(), index_,
+                                   value_, choice_.format->kernel_constants(choice_.params));
+  lookup_spec_ = spec.serialize();
+  lookup_ = std::async(std::launch::async, [this, spec] { return lookup_kernel(spec); });
+}
+
+void Plan::load_kernels() {
+  // The early lookup when it was for this kernel (its errors are the plan's); one for a
+  // candidate given up during conversion is left to finish into the cache (the destructor waits).
+  const bool early = lookup_.valid() && lookup_spec_ == spec_.serialize();
+  KernelLookup k = early ? lookup_.get() : lookup_kernel(spec_);
+  module_ = std::move(k.module);
+  cache_ = std::move(k.outcome);
+  runtime_epilogue_ = k.runtime_epilogue;
+  const std::string suffix = k.runtime_epilogue ? "r" : "";
+  const bool quick_only = tiered_compile_mode() == "quick";
   timings_.codegen = cache_.generate_seconds;
   timings_.compile += cache_.compile_seconds;
   timings_.load += cache_.load_seconds;

@@ -1,6 +1,7 @@
 // Plan: everything one matrix needs at execute time (converted arrays, kernels, executor).
 #pragma once
 
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,6 +92,15 @@ class Plan {
   void update_values_on_device(const void* values, spmv_memory_t memory);
   const void* device_pattern(int i) const;
   void upload_arrays();
+  // The kernel module for a spec: the specialized one from the cache, else (when tiering) the
+  // run-time epilogue variant; compiled when absent.
+  struct KernelLookup {
+    std::shared_ptr<LoadedModule> module;
+    CacheOutcome outcome;
+    bool runtime_epilogue = false;
+  };
+  KernelLookup lookup_kernel(const KernelSpec& spec) const;
+  void start_kernel_lookup();
   void load_kernels();
   void bind_entries(const std::string& suffix_or_empty);
 
@@ -131,6 +141,11 @@ class Plan {
   PlanTimings timings_;
   std::string describe_;
   Json measured_;
+  // The chosen kernel's lookup, started as soon as the choice is made, on a thread of its own (a
+  // compile then runs while the matrix converts). Last: destroyed first, its destructor waits for
+  // the thread before anything it reads goes away.
+  std::string lookup_spec_;  // its spec, serialized
+  std::future<KernelLookup> lookup_;
 };
 
 // The backend options.backend names (AUTO: a GPU when there is one), as Plan picks it.
