@@ -5,7 +5,7 @@
 # STAGES (comma list, default all of them): tests, auto (the large suite, planner's choice + device
 # input + cuSPARSE, with break-even), all (every format on the large suite), warm (warm-cache plan
 # times), cold (first plan of a fresh process on a cold cache, tiered compile on and off), small,
-# memcheck. BASELINE_TREE=dir (a source tree of an older commit) is built beside and runs the
+# shared (every format on ../shared/matrices), memcheck. BASELINE_TREE=dir (a source tree of an older commit) is built beside and runs the
 # `auto` stage too, for an A/B in the same session. Each stage has a time limit (T_TESTS, T_BENCH,
 # T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -15,7 +15,7 @@ mkdir -p "$OUT"
 DEPS=$ROOT/.deps
 PREFIX=${SPMVJIT_PREFIX:-/tmp/spmvjit-prefix}
 BUILD=${SPMVJIT_GPU_BUILD:-$ROOT/build-gpu}  # in the tree (git-ignored): kept while the machine stays warm
-STAGES=${STAGES:-tests,auto,all,warm,cold,small,memcheck}
+STAGES=${STAGES:-tests,auto,all,shared,warm,cold,small,memcheck}
 has() { [[ ",$STAGES," == *",$1,"* ]]; }
 JOBS=$(nproc)
 exec > >(tee -a "$OUT/log.txt") 2>&1
@@ -82,6 +82,19 @@ rm -rf /tmp/spmvjit-bench-cache
 timeout "${T_BENCH:-300}" "$CLI" bench --suite --large --backend cuda --formats "${BENCH_FORMATS:-all}" --iters 30 \
   --cache-dir /tmp/spmvjit-bench-cache --json "$OUT/bench.json" > /tmp/bench.txt 2>&1 || status=1
 cat /tmp/bench.txt
+fi
+
+if has shared; then
+step "bench: the test matrices (../shared/matrices), every format, vs cuSPARSE"
+for m in "$MATRICES"/*.mtx; do
+  timeout 60 "$CLI" bench "$m" --backend cuda --formats all --iters 30 --cache-dir /tmp/spmvjit-bench-cache \
+    --json "/tmp/bench_shared_$(basename "$m" .mtx).json" > /tmp/bench_shared.txt 2>&1 || status=1
+  cat /tmp/bench_shared.txt
+done
+python3 - /tmp/bench_shared_*.json > "$OUT/bench_shared.json" <<'PY' || true
+import json, sys
+print(json.dumps({"results": [r for f in sys.argv[1:] for r in json.load(open(f))["results"]]}))
+PY
 fi
 
 if has warm; then
