@@ -205,10 +205,10 @@ class SellDiagFormat final : public Format {
   bool converts_on_device() const override { return true; }
   bool device_convertible(const FormatParams& p) const override { return p.count("C") && p.at("C") >= 1; }
   std::vector<std::string> device_build_modules() const override { return {"sell_diag_build"}; }
-  // One thread per slice counts (its diagonals chosen as the host chooses them), the counts are
-  // scanned into diag_ptr and rem_ptr, and the same threads write the slices: their diagonals,
-  // then their remainders. Scratch for slices with more distinct offsets than the table holds is
-  // allocated only when there are some.
+  // Choosing a slice's diagonals needs the whole slice: one thread per slice chooses them once (as
+  // the host does) into scratch, one entry per nonzero (a slice's kept offsets fit in its own
+  // entries). The rest is one thread per row, coalesced: remainder widths (an atomic max per
+  // slice), the scans into diag_ptr and rem_ptr, then the diagonals and the remainders.
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     if (!device_convertible(p) || !t.gpu())
       fail(SPMV_STATUS_UNSUPPORTED, "sell_diag: no device conversion for these parameters");
@@ -218,31 +218,25 @@ class SellDiagFormat final : public Format {
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);
     HostArray dptr = dc.alloc(slices + 1, sizeof(int64_t)), rptr = dc.alloc(slices + 1, sizeof(int64_t));
-    // rem_ptr[slices] counts the slices whose table overflows until the scan puts the total there.
-    int64_t* const rem_total = static_cast<int64_t*>(rptr.device.get()) + slices;
-    HostArray scratch;
+    HostArray scratch = dc.alloc(slices ? a.nnz : 0, size_t(is));
     SpmvArgs g = dc.args();
     g.a[SELL_DIAG_BUILD_ROW_PTR] = a.row_ptr;
     g.a[SELL_DIAG_BUILD_COL_IDX_IN] = a.col_idx;
     g.a[SELL_DIAG_BUILD_VALUES_IN] = a.val;
     g.a[SELL_DIAG_BUILD_DIAG_PTR] = dptr.device.get();
     g.a[SELL_DIAG_BUILD_REM_PTR] = rptr.device.get();
+    g.a[SELL_DIAG_BUILD_SCRATCH] = scratch.device.get();
     g.n[SELL_DIAG_BUILD_N_C] = c;
     g.n[SELL_DIAG_BUILD_N_SLICES] = slices;
     g.n[SELL_DIAG_BUILD_N_MIN_COUNT] = min_diag_count(c, is, vs);
     if (slices) {
-      dc.exclusive_scan(rem_total, 0);  // an empty scan writes its total, 0
       dc.launch("sell_diag_build", "spmvjit_build_count", slices, g, 64);
-      if (dc.read_i64(rem_total)) {
-        scratch = dc.alloc(a.nnz, size_t(is));
-        g.a[SELL_DIAG_BUILD_SCRATCH] = scratch.device.get();
-        dc.launch("sell_diag_build", "spmvjit_build_count", slices, g, 64);
-      }
+      dc.launch("sell_diag_build", "spmvjit_build_width", a.rows, g);
     }
     dc.exclusive_scan(dptr.device.get(), slices);
     dc.exclusive_scan(rptr.device.get(), slices);
     const int64_t ndiag = dc.read_i64(static_cast<const int64_t*>(dptr.device.get()) + slices);
-    const int64_t nrem = dc.read_i64(rem_total);
+    const int64_t nrem = dc.read_i64(static_cast<const int64_t*>(rptr.device.get()) + slices);
     check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(vs), is == 4);
     d.put(SELL_DIAG_DIAG_OFFSET, dc.alloc(ndiag, size_t(is)));
     d.put(SELL_DIAG_DIAG_VALUES, dc.alloc(ndiag * c, size_t(vs)));
@@ -250,10 +244,10 @@ class SellDiagFormat final : public Format {
     d.put(SELL_DIAG_REM_VALUES, dc.alloc(nrem, size_t(vs)));
     g.a[SELL_DIAG_BUILD_DIAG_OFFSET] = d.arrays[SELL_DIAG_DIAG_OFFSET].device.get();
     g.a[SELL_DIAG_BUILD_DIAG_VALUES] = d.arrays[SELL_DIAG_DIAG_VALUES].device.get();
-    if (slices) dc.launch("sell_diag_build", "spmvjit_build_diagonals", slices, g, 64);
+    if (slices) dc.launch("sell_diag_build", "spmvjit_build_diagonals", slices * c, g);
     g.a[SELL_DIAG_BUILD_REM_COL] = d.arrays[SELL_DIAG_REM_COL].device.get();
     g.a[SELL_DIAG_BUILD_REM_VALUES] = d.arrays[SELL_DIAG_REM_VALUES].device.get();
-    if (slices) dc.launch("sell_diag_build", "spmvjit_build_remainder", slices, g, 64);
+    if (slices) dc.launch("sell_diag_build", "spmvjit_build_remainder", slices * c, g);
     d.put(SELL_DIAG_DIAG_PTR, std::move(dptr));
     d.put(SELL_DIAG_REM_PTR, std::move(rptr));
     finish(d, a, c, slices, ndiag, nrem, t);

@@ -225,9 +225,8 @@ enum {
 
 // Device build (templates/gpu/sell_diag_build.cu) argument slots: the input arrays (index base
 // n[DP_N_BASE]), per-slice diagonal and remainder counts (i64, scanned in place into diag_ptr and
-// rem_ptr; rem_ptr[slices] first counts the slices whose table overflows), the outputs, and for
-// those slices scratch (index type, one entry per nonzero). The last two slots differ by kernel:
-// a[] holds eight arrays.
+// rem_ptr), the outputs, and scratch (index type, one entry per nonzero: each slice's kept
+// offsets, from its first entry). The last two slots differ by kernel: a[] holds eight arrays.
 enum {
   SELL_DIAG_BUILD_ROW_PTR,
   SELL_DIAG_BUILD_COL_IDX_IN,
@@ -235,7 +234,7 @@ enum {
   SELL_DIAG_BUILD_DIAG_PTR,
   SELL_DIAG_BUILD_REM_PTR,
   SELL_DIAG_BUILD_DIAG_OFFSET,
-  SELL_DIAG_BUILD_DIAG_VALUES = 6,  // spmvjit_build_count, spmvjit_build_diagonals
+  SELL_DIAG_BUILD_DIAG_VALUES = 6,  // spmvjit_build_diagonals (scratch: _count and _width too)
   SELL_DIAG_BUILD_SCRATCH = 7,
   SELL_DIAG_BUILD_REM_COL = 6,  // spmvjit_build_remainder
   SELL_DIAG_BUILD_REM_VALUES = 7
@@ -253,10 +252,10 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // entry of the slice and stops when f returns false. Counted in a sorted table of
 // SELL_DIAG_TABLE distinct offsets (off, count: that many entries each); returns the number kept,
 // or -1 when the slice has more distinct offsets than that. The choice depends on the slice alone,
-// so slices are chosen in parallel.
-template <class Each>
-SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count, long long* off,
-                                               long long* count) {
+// so slices are chosen in parallel. T holds an offset and a slice's entry count: a device takes
+// its index type, as the table is a thread's local memory.
+template <class T, class Each>
+SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count, T* off, T* count) {
   long long m = 0, next = 0;  // next: the slot after the last one found (rows run in column order)
   bool full = false;
   each([&](long long d) {
@@ -282,7 +281,7 @@ SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count,
       return false;
     }
     for (long long j = m; j > lo; --j) off[j] = off[j - 1], count[j] = count[j - 1];
-    off[lo] = d, count[lo] = 1, ++m;
+    off[lo] = T(d), count[lo] = 1, ++m;
     return true;
   });
   if (full) return -1;

@@ -3,11 +3,14 @@
 #define SPMVJIT_VALUE_T double
 #define SPMVJIT_WARP 32
 #line 1 "gpu/sell_diag_build.cu"
-// sell_diag's device build (engine/formats/sell_diag.cpp, convert_device): one thread per slice
-// chooses its diagonals as the host does (the contract's sell_diag_table; a slice with more
-// distinct offsets than the table sorts them in scratch) and counts its diagonals and remainder
-// width; after the scans of the counts, the same thread writes the slice. Grid-stride: any grid
-// works.
+// sell_diag's device build (engine/formats/sell_diag.cpp, convert_device). Choosing a slice's
+// diagonals needs all its entries, so that pass alone runs one thread per slice: it chooses them
+// as the host does (the contract's sell_diag_table; a slice with more distinct offsets than the
+// table sorts them) once, and leaves them in scratch at the slice's first entry. Everything else
+// runs one thread per row, so neighbouring threads read neighbouring rows and write neighbouring
+// slots of the column-major slice: the remainder widths (an atomic max per slice), then after the
+// scans the diagonals and the remainder. Grid-stride with no cooperation inside a block: any grid
+// works, and the emulation prelude runs the threads one after another.
 #line 1 "contract/device_plan.h"
 // Device planning contract: the statistics block templates/gpu/device_plan.cu fills and
 // engine/device_plan.cpp reads, and the argument conventions every device build kernel
@@ -82,7 +85,7 @@ enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)
 
 #endif  // SPMVJIT_CONTRACT_DEVICE_PLAN_H
-#line 7 "gpu/sell_diag_build.cu"
+#line 10 "gpu/sell_diag_build.cu"
 #line 1 "contract/sell_diag.h"
 // Sliced-ELL-with-diagonals kernel contract (engine/formats/sell_diag.cpp fills it,
 // templates/*/sell_diag.* read it; templates/gpu/sell_diag_build.cu builds it on a device).
@@ -143,9 +146,8 @@ enum {
 
 // Device build (templates/gpu/sell_diag_build.cu) argument slots: the input arrays (index base
 // n[DP_N_BASE]), per-slice diagonal and remainder counts (i64, scanned in place into diag_ptr and
-// rem_ptr; rem_ptr[slices] first counts the slices whose table overflows), the outputs, and for
-// those slices scratch (index type, one entry per nonzero). The last two slots differ by kernel:
-// a[] holds eight arrays.
+// rem_ptr), the outputs, and scratch (index type, one entry per nonzero: each slice's kept
+// offsets, from its first entry). The last two slots differ by kernel: a[] holds eight arrays.
 enum {
   SELL_DIAG_BUILD_ROW_PTR,
   SELL_DIAG_BUILD_COL_IDX_IN,
@@ -153,7 +155,7 @@ enum {
   SELL_DIAG_BUILD_DIAG_PTR,
   SELL_DIAG_BUILD_REM_PTR,
   SELL_DIAG_BUILD_DIAG_OFFSET,
-  SELL_DIAG_BUILD_DIAG_VALUES = 6,  // spmvjit_build_count, spmvjit_build_diagonals
+  SELL_DIAG_BUILD_DIAG_VALUES = 6,  // spmvjit_build_diagonals (scratch: _count and _width too)
   SELL_DIAG_BUILD_SCRATCH = 7,
   SELL_DIAG_BUILD_REM_COL = 6,  // spmvjit_build_remainder
   SELL_DIAG_BUILD_REM_VALUES = 7
@@ -171,10 +173,10 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // entry of the slice and stops when f returns false. Counted in a sorted table of
 // SELL_DIAG_TABLE distinct offsets (off, count: that many entries each); returns the number kept,
 // or -1 when the slice has more distinct offsets than that. The choice depends on the slice alone,
-// so slices are chosen in parallel.
-template <class Each>
-SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count, long long* off,
-                                               long long* count) {
+// so slices are chosen in parallel. T holds an offset and a slice's entry count: a device takes
+// its index type, as the table is a thread's local memory.
+template <class T, class Each>
+SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count, T* off, T* count) {
   long long m = 0, next = 0;  // next: the slot after the last one found (rows run in column order)
   bool full = false;
   each([&](long long d) {
@@ -200,7 +202,7 @@ SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count,
       return false;
     }
     for (long long j = m; j > lo; --j) off[j] = off[j - 1], count[j] = count[j - 1];
-    off[lo] = d, count[lo] = 1, ++m;
+    off[lo] = T(d), count[lo] = 1, ++m;
     return true;
   });
   if (full) return -1;
@@ -211,7 +213,7 @@ SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count,
 }
 
 #endif  // SPMVJIT_CONTRACT_SELL_DIAG_H
-#line 8 "gpu/sell_diag_build.cu"
+#line 11 "gpu/sell_diag_build.cu"
 #line 1 "gpu/prelude_cuda.h"
 // GPU kernel prelude for CUDA (NVRTC): argument block, types, warp intrinsics, epilogue.
 // GPU templates use only what this prelude defines, so a HIP prelude can serve them too.
@@ -368,22 +370,24 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 9 "gpu/sell_diag_build.cu"
+#line 12 "gpu/sell_diag_build.cu"
 
 namespace sd {
 
-// Index of x in the ascending v[0, n), or -1.
-template <class T>
-SPMVJIT_DEVICE i64 find(const T* v, i64 n, i64 x) {
-  i64 lo = 0, hi = n;
+// The first place in the ascending v[lo, n) not below x. Rows in column order search from their
+// last entry's place and mostly find x there or just after it (consecutive diagonals).
+SPMVJIT_DEVICE i64 lower_bound(const I* v, i64 lo, i64 n, i64 x) {
+  for (const i64 probe = lo + 2 < n ? lo + 2 : n; lo < probe; ++lo)
+    if (i64(spmvjit_ldg(v + lo)) >= x) return lo;
+  i64 hi = n;
   while (lo < hi) {
     const i64 mid = (lo + hi) >> 1;
-    if (i64(v[mid]) < x)
+    if (i64(spmvjit_ldg(v + mid)) < x)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo < n && i64(v[lo]) == x ? lo : -1;
+  return lo;
 }
 
 // Heap sort of v[0, n), ascending: one thread, no memory beyond the array.
@@ -463,50 +467,26 @@ SPMVJIT_DEVICE Slice slice_of(const SpmvArgs& a, i64 s, i64 c) {
 }
 
 // Calls f(k, j) for each entry k of row r in the row's order, with j its kept diagonal (index into
-// kept[0, nk)), or -1 when it goes to the remainder.
-template <class T, class F>
-SPMVJIT_DEVICE void place_row(const Slice& sl, i64 r, const T* kept, i64 nk, F&& f) {
+// kept[0, nk)), or -1 when it goes to the remainder (off the kept diagonals, or a repeated column).
+template <class F>
+SPMVJIT_DEVICE void place_row(const Slice& sl, i64 r, const I* kept, i64 nk, F&& f) {
   const i64 b = sl.begin(r), e = sl.begin(r + 1);
   const bool ord = sl.ordered(b, e);
+  i64 at = 0;  // in a row in column order the offsets ascend: each search starts at the last place
   for (i64 k = b; k < e; ++k) {
-    const i64 j = find(kept, nk, i64(spmvjit_ldg(sl.ci + k)) - sl.base - r);
-    f(k, j >= 0 && sl.first(b, k, ord) ? j : -1);
+    const i64 d = i64(spmvjit_ldg(sl.ci + k)) - sl.base - r;
+    const i64 j = lower_bound(kept, ord ? at : 0, nk, d);
+    if (ord) at = j;
+    f(k, j < nk && i64(spmvjit_ldg(kept + j)) == d && sl.first(b, k, ord) ? j : -1);
   }
-}
-
-// Longest remainder of the slice's rows: their entries not stored on a kept diagonal.
-template <class T>
-SPMVJIT_DEVICE i64 rem_width(const Slice& sl, const T* kept, i64 nk) {
-  i64 width = 0;
-  for (i64 r = sl.r0; r < sl.r1; ++r) {
-    i64 rem = 0;
-    place_row(sl, r, kept, nk, [&](i64, i64 j) { rem += j < 0 ? 1 : 0; });
-    width = rem > width ? rem : width;
-  }
-  return width;
-}
-
-// Writes slice s's kept offsets (kept[0, nd)) and its diagonals' values at the scanned offsets.
-template <class T>
-SPMVJIT_DEVICE void write_diagonals(const SpmvArgs& a, const Slice& sl, i64 s, const T* kept) {
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[SELL_DIAG_BUILD_VALUES_IN];
-  const i64* dptr = (const i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
-  I* doff = (I*)a.a[SELL_DIAG_BUILD_DIAG_OFFSET];
-  V* dval = (V*)a.a[SELL_DIAG_BUILD_DIAG_VALUES];
-  const i64 c = a.n[SELL_DIAG_BUILD_N_C], dp = dptr[s], nd = dptr[s + 1] - dp;
-  for (i64 j = 0; j < nd; ++j) doff[dp + j] = I(kept[j]);
-  for (i64 j = dp * c; j < (dp + nd) * c; ++j) dval[j] = V(0);
-  for (i64 r = sl.r0; r < sl.r1; ++r)
-    place_row(sl, r, kept, nd, [&](i64 k, i64 j) {
-      if (j >= 0) dval[(dp + j) * c + r - sl.r0] = spmvjit_ldg(va + k);
-    });
 }
 
 }  // namespace sd
 
-// Pass 1: diagonals and remainder slots (C * longest remainder) of each slice, into diag_ptr[s]
-// and rem_ptr[s]. Without scratch, a slice whose table overflows is marked (diag_ptr[s] = -1) and
-// counted in rem_ptr[slices]; the launch with scratch then counts only the marked slices.
+// Pass 1, one thread per slice: its kept offsets (ascending) into scratch at its first entry
+// (they are at most its entries), their number into diag_ptr[s], and rem_ptr[s] = 0 for pass 2.
+// The table is of index type: half the local memory of the host's for 32-bit indices (it holds
+// offsets col - row and counts of one slice's entries, which fit).
 extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
   i64* dcount = (i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
   i64* rcount = (i64*)a.a[SELL_DIAG_BUILD_REM_PTR];
@@ -515,46 +495,63 @@ extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
   const i64 min_count = a.n[SELL_DIAG_BUILD_N_MIN_COUNT];
   for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x) {
     const sd::Slice sl = sd::slice_of(a, s, c);
-    i64 nk, width;
-    if (scratch) {
-      if (dcount[s] >= 0) continue;
-      I* sc = scratch + sl.begin(sl.r0);
-      nk = sl.sorted_kept(sc, min_count);
-      width = sd::rem_width(sl, sc, nk);
-    } else {
-      long long off[SELL_DIAG_TABLE], count[SELL_DIAG_TABLE];
-      nk = sell_diag_table(sl, min_count, off, count);
-      if (nk < 0) {
-        dcount[s] = -1;
-        spmvjit_atomic_add_u64((unsigned long long*)(rcount + slices), 1ull);
-        continue;
-      }
-      width = sd::rem_width(sl, off, nk);
-    }
-    dcount[s] = nk;
-    rcount[s] = width * c;
-  }
-}
-
-// Pass 2: each slice's kept offsets and diagonal values at the scanned offsets (totals at
-// [slices]); a slice whose table overflows finds its kept offsets where pass 1 left them.
-extern "C" __global__ void spmvjit_build_diagonals(const SpmvArgs a) {
-  I* scratch = (I*)a.a[SELL_DIAG_BUILD_SCRATCH];
-  const i64 c = a.n[SELL_DIAG_BUILD_N_C], slices = a.n[SELL_DIAG_BUILD_N_SLICES];
-  const i64 min_count = a.n[SELL_DIAG_BUILD_N_MIN_COUNT];
-  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x) {
-    const sd::Slice sl = sd::slice_of(a, s, c);
-    long long off[SELL_DIAG_TABLE], count[SELL_DIAG_TABLE];
-    if (sell_diag_table(sl, min_count, off, count) >= 0)
-      sd::write_diagonals(a, sl, s, off);
+    I* kept = scratch + sl.begin(sl.r0);
+    I off[SELL_DIAG_TABLE], count[SELL_DIAG_TABLE];
+    i64 nk = sell_diag_table(sl, min_count, off, count);
+    if (nk >= 0)
+      for (i64 j = 0; j < nk; ++j) kept[j] = off[j];
     else
-      sd::write_diagonals(a, sl, s, scratch + sl.begin(sl.r0));
+      nk = sl.sorted_kept(kept, min_count);
+    dcount[s] = nk;
+    rcount[s] = 0;
   }
 }
 
-// Pass 3: the remainder of each slice (entries off the kept diagonals, pass 2's diag_offset),
-// column-major, each row in its order, padded with its last remainder column (or its own row)
-// and zeros.
+// Pass 2, one thread per row: C * the row's remainder entries, maxed into its slice's rem_ptr[s]
+// (the slice's remainder slots). Rows with none, all of them on a banded matrix, skip the atomic.
+extern "C" __global__ void spmvjit_build_width(const SpmvArgs a) {
+  const i64* dcount = (const i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
+  i64* rcount = (i64*)a.a[SELL_DIAG_BUILD_REM_PTR];
+  const I* scratch = (const I*)a.a[SELL_DIAG_BUILD_SCRATCH];
+  const i64 c = a.n[SELL_DIAG_BUILD_N_C];
+  for (i64 r = i64(blockIdx.x) * blockDim.x + threadIdx.x; r < a.rows; r += i64(gridDim.x) * blockDim.x) {
+    const i64 s = r / c;
+    const sd::Slice sl = sd::slice_of(a, s, c);
+    i64 rem = 0;
+    sd::place_row(sl, r, scratch + sl.begin(sl.r0), spmvjit_ldg(dcount + s),
+                  [&](i64, i64 j) { rem += j < 0 ? 1 : 0; });
+    if (rem) spmvjit_atomic_max_u64((unsigned long long*)(rcount + s), (unsigned long long)(rem * c));
+  }
+}
+
+// Pass 3, one thread per row position of every slice (the last slice's rows past the matrix
+// included): the slice's kept offsets (from scratch, every C-th by each row) and the row's slots
+// of its diagonals at the scanned diag_ptr, zero where the row has no entry.
+extern "C" __global__ void spmvjit_build_diagonals(const SpmvArgs a) {
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[SELL_DIAG_BUILD_VALUES_IN];
+  const i64* dptr = (const i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
+  const I* scratch = (const I*)a.a[SELL_DIAG_BUILD_SCRATCH];
+  I* doff = (I*)a.a[SELL_DIAG_BUILD_DIAG_OFFSET];
+  V* dval = (V*)a.a[SELL_DIAG_BUILD_DIAG_VALUES];
+  const i64 c = a.n[SELL_DIAG_BUILD_N_C], positions = a.n[SELL_DIAG_BUILD_N_SLICES] * c;
+  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
+    const i64 s = p / c, i = p - s * c;
+    const sd::Slice sl = sd::slice_of(a, s, c);
+    const I* kept = scratch + sl.begin(sl.r0);
+    const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
+    for (i64 j = i; j < nd; j += c) doff[dp + j] = spmvjit_ldg(kept + j);
+    V* row = dval + dp * c + i;
+    for (i64 j = 0; j < nd; ++j) row[j * c] = V(0);
+    if (p < a.rows)
+      sd::place_row(sl, p, kept, nd, [&](i64 k, i64 j) {
+        if (j >= 0) row[j * c] = spmvjit_ldg(va + k);
+      });
+  }
+}
+
+// Pass 4, one thread per row position: the row's remainder (entries off the kept diagonals, pass
+// 3's diag_offset) in its order, then its padding to the slice's width: its last remainder column
+// (or its own row) and zeros. A slice of width 0 (none of its rows has a remainder) is skipped.
 extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
   const V* SPMVJIT_RESTRICT va = (const V*)a.a[SELL_DIAG_BUILD_VALUES_IN];
   const i64* dptr = (const i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
@@ -562,26 +559,28 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
   const I* doff = (const I*)a.a[SELL_DIAG_BUILD_DIAG_OFFSET];
   I* rcol = (I*)a.a[SELL_DIAG_BUILD_REM_COL];
   V* rval = (V*)a.a[SELL_DIAG_BUILD_REM_VALUES];
-  const i64 c = a.n[SELL_DIAG_BUILD_N_C], slices = a.n[SELL_DIAG_BUILD_N_SLICES];
+  const i64 c = a.n[SELL_DIAG_BUILD_N_C], positions = a.n[SELL_DIAG_BUILD_N_SLICES] * c;
   const i64 last_col = a.cols > 0 ? a.cols - 1 : 0;
-  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x) {
+  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
+    const i64 s = p / c, i = p - s * c;
+    const i64 q0 = spmvjit_ldg(rptr + s), width = (spmvjit_ldg(rptr + s + 1) - q0) / c;
+    if (!width) continue;
     const sd::Slice sl = sd::slice_of(a, s, c);
-    const i64 dp = dptr[s], q0 = rptr[s], width = (rptr[s + 1] - q0) / c;
-    for (i64 i = 0; i < c; ++i) {
-      const i64 r = s * c + i;
-      i64 q = 0;  // row i's remainder slots filled
-      if (r < a.rows)
-        sd::place_row(sl, r, doff + dp, dptr[s + 1] - dp, [&](i64 k, i64 j) {
-          if (j >= 0) return;
-          rcol[q0 + q * c + i] = I(spmvjit_ldg(sl.ci + k) - I(sl.base));
-          rval[q0 + q * c + i] = spmvjit_ldg(va + k);
-          ++q;
-        });
-      const I pad = q ? rcol[q0 + (q - 1) * c + i] : I(r < last_col ? r : last_col);
-      for (; q < width; ++q) {
-        rcol[q0 + q * c + i] = pad;
-        rval[q0 + q * c + i] = V(0);
-      }
+    const i64 dp = spmvjit_ldg(dptr + s);
+    I* col = rcol + q0 + i;
+    V* val = rval + q0 + i;
+    I pad = I(p < last_col ? p : last_col);
+    i64 q = 0;  // the row's remainder slots filled
+    if (p < a.rows)
+      sd::place_row(sl, p, doff + dp, spmvjit_ldg(dptr + s + 1) - dp, [&](i64 k, i64 j) {
+        if (j >= 0) return;
+        pad = I(spmvjit_ldg(sl.ci + k) - I(sl.base));
+        col[q * c] = pad;
+        val[q++ * c] = spmvjit_ldg(va + k);
+      });
+    for (; q < width; ++q) {
+      col[q * c] = pad;
+      val[q * c] = V(0);
     }
   }
 }
