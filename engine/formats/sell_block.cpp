@@ -90,18 +90,21 @@ class SellBlockFormat final : public Format {
     // so long rows it missed still count.
     const CsrRef smp = s.sample->ref();
     double real = 0, stored = 0, sampled_width = 0;
-    for (int64_t sl = 0; sl < ceil_div(smp.rows, c); ++sl) {
-      int64_t w = 0, wl = 0;
-      for (int64_t r = sl * c; r < std::min(smp.rows, (sl + 1) * c); ++r) {
-        const int64_t nb = dispatch_types(smp.index, smp.value,
-                                          [&]<class I, class V>() { return count_blocks<I, V>(smp, r, b); });
-        real += double(nb);
-        w = std::max(w, nb);
-        wl = std::max(wl, smp.row_len(r));
+    dispatch_types(smp.index, smp.value, [&]<class I, class V>() {
+      for (int64_t sl = 0; sl < ceil_div(smp.rows, c); ++sl) {
+        int64_t w = 0, wl = 0;
+        for (int64_t r = sl * c; r < std::min(smp.rows, (sl + 1) * c); ++r) {
+          const int64_t len = smp.row_len(r);
+          // A row of at most one entry is that many blocks (short-row matrices are mostly such).
+          const int64_t nb = len <= 1 ? len : count_blocks<I, V>(smp, r, b);
+          real += double(nb);
+          w = std::max(w, nb);
+          wl = std::max(wl, len);
+        }
+        stored += double(w * c);
+        sampled_width += double(wl * c);
       }
-      stored += double(w * c);
-      sampled_width += double(wl * c);
-    }
+    });
     if (c <= 64 && (c & (c - 1)) == 0 && sampled_width > 0) {
       stored *=
           double(c) * double(s.slice_width_sum[size_t(63 - __builtin_clzll(uint64_t(c)))]) / sampled_width;
