@@ -1,8 +1,10 @@
 // Estimates are closed forms and samples (O(rows) at most), so they are checked against the
 // converters for accuracy: stored slots within a few percent of the real layout, from the
 // statistics alone (the shape without arrays, as for a matrix in device memory).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
 
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
@@ -145,4 +147,37 @@ TEST_CASE("csr5 estimates its bytes within a few percent", "[formats]") {
     }
   }
   WARN("worst relative error of the csr5 byte estimates: " << worst);
+}
+
+TEST_CASE("hyb's width past the short-length counts is the threshold-th longest row", "[formats]") {
+  // The one-third rule (engine/formats/hyb.cpp) read from the sample: exact when the rows agree
+  // (dense:600 once got 512, its log2 bucket's lower bound, with 88 entries of every row in the
+  // COO tail), close to the true quantile otherwise.
+  for (const char* spec : {"dense:600", "random:20000:50:400", "random:50000:60:140"})
+    for (BackendKind b : {BackendKind::cpu, BackendKind::cuda}) {
+      const auto a = generate_matrix(spec, 9);
+      const MatrixStats s = compute_stats(a.ref());
+      CsrRef shape = a.ref();
+      shape.row_ptr = shape.col_idx = shape.val = nullptr;
+      const TargetInfo t = target(b);
+      std::vector<int64_t> len;
+      for (int64_t r = 0; r < a.rows; ++r) len.push_back(a.ref().row_len(r));
+      std::sort(len.begin(), len.end(), std::greater<>());
+      const int64_t third = (a.rows + 2) / 3;
+      const int64_t threshold = b == BackendKind::cpu ? third : std::max<int64_t>(4096, third);
+      const int64_t want = a.rows < threshold ? 0 : len[size_t(threshold - 1)];
+      const std::vector<FormatParams> params = find_format("hyb")->candidates(shape, s, t);
+      REQUIRE(params.size() == 1);
+      const int64_t k = params[0].at("K");
+      INFO(spec << " (" << to_string(b) << "): K " << k << ", threshold-th longest row " << want);
+      if (want == 0) {  // fewer rows than a GPU's threshold: no ELL part
+        CHECK(k == 0);
+        continue;
+      }
+      REQUIRE(want >= MatrixStats::kShortLengths);
+      if (std::string(spec).rfind("dense", 0) == 0)
+        CHECK(k == want);
+      else
+        CHECK(std::abs(double(k - want)) <= 0.1 * double(want));
+    }
 }
