@@ -10,7 +10,7 @@
 #include "core/parallel.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/validate.hpp"
-#include "engine/value_map.hpp"
+#include "engine/value_map.hpp"  // complete for ~Plan
 
 namespace spmvjit {
 namespace {
@@ -95,8 +95,7 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   else
     plan_on_host(user, a.memory == SPMV_MEMORY_DEVICE, a.index_base, forced);
 
-  spec_ = spec_for(target_, choice_.format->name(), choice_.format->template_name(), index_, value_,
-                   choice_.format->kernel_constants(choice_.params));
+  spec_ = chosen_spec();
   load_kernels();
 
   const auto t0 = Clock::now();
@@ -334,15 +333,20 @@ Plan::KernelLookup Plan::lookup_kernel(const KernelSpec& spec) const {
          {lookup_note, std::string("run-time epilogue until the specialized kernel is ready")})
       if (!n.empty()) k.outcome.note += (k.outcome.note.empty() ? "" : "; ") + n;
     k.runtime_epilogue = true;
+    k.upgrade = !quick_only;
   }
   return k;
+}
+
+KernelSpec Plan::chosen_spec() const {
+  return spec_for(target_, choice_.format->name(), choice_.format->template_name(), index_, value_,
+                  choice_.format->kernel_constants(choice_.params));
 }
 
 void Plan::start_kernel_lookup() {
   // The kernel depends only on the choice: found (or compiled) on its own thread while the
   // conversion runs. A fallback to another candidate during conversion makes it unused.
-  const KernelSpec spec = spec_for(target_, choice_.format->name(), choice_.format->template_name(), index_,
-                                   value_, choice_.format->kernel_constants(choice_.params));
+  const KernelSpec spec = chosen_spec();
   lookup_spec_ = spec.serialize();
   lookup_ = std::async(std::launch::async, [this, spec] { return lookup_kernel(spec); });
 }
@@ -356,15 +360,13 @@ void Plan::load_kernels() {
   cache_ = std::move(k.outcome);
   runtime_epilogue_ = k.runtime_epilogue;
   const std::string suffix = k.runtime_epilogue ? "r" : "";
-  const bool quick_only = tiered_compile_mode() == "quick";
   timings_.codegen = cache_.generate_seconds;
   timings_.compile += cache_.compile_seconds;
   timings_.load += cache_.load_seconds;
   log_info("plan: " + spec_.serialize() + " (" + cache_.where +
            (suffix.empty() ? "" : ", run-time epilogue") + ")");
   bind_entries(suffix);
-  if (!suffix.empty() &&
-      !quick_only) {  // queued once the quick entries are bound: a plan that throws queues nothing
+  if (k.upgrade) {  // queued once the quick entries are bound: a plan that throws queues nothing
     std::vector<std::string> names;
     for (const LaunchStep& s : data_.steps) names.push_back(s.entry);
     upgrade_ = std::make_shared<KernelUpgrade>();
@@ -425,108 +427,6 @@ void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, 
   if (upgrade_ && upgrade_->ready.load(std::memory_order_acquire) && !upgrade_->failed)
     table = upgrade_->entries;
   for (size_t i = 0; i < data_.steps.size(); ++i) executor_->run(table[e][i], data_.steps[i], args, stream);
-}
-
-void Plan::update_values(const void* values, spmv_memory_t memory) {
-  if (!values && nnz_ > 0) fail(SPMV_STATUS_INVALID_VALUE, "values is null");
-  if (memory != SPMV_MEMORY_HOST && memory != SPMV_MEMORY_DEVICE)
-    fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(memory)));
-  if (converted_on_device_) return update_values_on_device(values, memory);
-  AlignedBuffer downloaded;
-  if (nnz_ && memory == SPMV_MEMORY_DEVICE) {
-    if (backend_->is_host()) fail(SPMV_STATUS_INVALID_VALUE, "device values for a CPU plan");
-    downloaded = AlignedBuffer(size_of(value_) * size_t(nnz_));
-    backend_->download(downloaded.data(), values, downloaded.bytes());
-    values = downloaded.data();
-  }
-  auto upload_values = [&] {
-    for (size_t i = 0; i < data_.arrays.size(); ++i)
-      if (data_.arrays[i].is_values() && !backend_->is_host() && device_arrays_[i].get())
-        backend_->upload(device_arrays_[i].get(), data_.arrays[i].buf.data(), data_.arrays[i].buf.bytes());
-  };
-  if (value_map_) {  // one gather pass
-    value_map_->gather(values, data_);
-    upload_values();
-    return;
-  }
-  const bool own_pattern = pattern_row_ptr_.data() != nullptr;
-  const CsrRef csr{rows_,
-                   cols_,
-                   nnz_,
-                   index_,
-                   value_,
-                   own_pattern ? pattern_row_ptr_.data() : data_.arrays[0].buf.data(),
-                   own_pattern ? pattern_col_idx_.data() : data_.arrays[1].buf.data(),
-                   values};
-  FormatData fresh = choice_.format->convert(csr, choice_.params, target_);
-  SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
-  for (size_t i = 0; i < data_.arrays.size(); ++i)
-    if (data_.arrays[i].is_values())
-      SPMVJIT_ASSERT(fresh.arrays[i].buf.bytes() == data_.arrays[i].buf.bytes(),
-                     "reconversion changed a size");
-  if (!value_map_tried_) {  // later updates gather, once the map reproduces this conversion
-    value_map_tried_ = true;
-    try {
-      auto m = ValueMap::build_host(*choice_.format, choice_.params, target_, csr);
-      if (m && m->reproduces(values, fresh)) value_map_ = std::move(m);
-    } catch (const Error& e) {
-      log_debug(std::string("update_values: no value map (") + e.what() + "); later updates reconvert");
-    }
-  }
-  for (size_t i = 0; i < data_.arrays.size(); ++i)
-    if (data_.arrays[i].is_values())
-      std::memcpy(data_.arrays[i].buf.data(), fresh.arrays[i].buf.data(), data_.arrays[i].buf.bytes());
-  upload_values();
-}
-
-void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
-  // The device rebuilds the format from the kept pattern and the new values; only the value
-  // arrays are swapped in, after everything succeeded (a failure changes nothing). Once a value
-  // map has reproduced such a rebuild, later updates are one gather kernel.
-  DeviceBuffer staged;
-  if (memory == SPMV_MEMORY_HOST && nnz_) {
-    staged = DeviceBuffer(*backend_, size_of(value_) * size_t(nnz_));
-    backend_->upload(staged.get(), values, size_of(value_) * size_t(nnz_));
-    values = staged.get();
-  }
-  if (value_map_) {
-    value_map_->gather(values, data_);
-    backend_->synchronize(nullptr);  // the caller may free or change `values` on return
-    return;
-  }
-  const CsrRef pattern{rows_, cols_, nnz_, index_, value_, device_pattern(0), device_pattern(1), values};
-  DevicePlanner dp(*backend_, pattern, 0, cache_dir_);
-  dp.analyze();
-  FormatData fresh = choice_.format->convert_device(dp, choice_.params, target_);
-  SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
-  for (size_t i = 0; i < data_.arrays.size(); ++i) {
-    if (!data_.arrays[i].is_values()) continue;
-    SPMVJIT_ASSERT(fresh.arrays[i].count == data_.arrays[i].count, "reconversion changed a size");
-  }
-  backend_->synchronize(nullptr);
-  if (!value_map_tried_) {
-    value_map_tried_ = true;
-    try {
-      auto m =
-          ValueMap::build_device(*backend_, cache_dir_, pattern, *choice_.format, choice_.params, target_);
-      if (m && m->reproduces(values, fresh)) {
-        device_bytes_ += m->bytes();
-        value_map_ = std::move(m);
-      }
-    } catch (const Error& e) {
-      log_debug(std::string("update_values: no value map (") + e.what() + "); later updates reconvert");
-    }
-  }
-  for (size_t i = 0; i < data_.arrays.size(); ++i) {
-    if (!data_.arrays[i].is_values()) continue;
-    data_.arrays[i].device = std::move(fresh.arrays[i].device);  // the old values are freed here
-    args_.a[i] = data_.arrays[i].device.get();
-  }
-}
-
-std::string Plan::values_update() const {
-  if (!value_map_tried_) return "not yet updated";
-  return value_map_ ? "gather through a value map" : "reconversion";
 }
 
 FormatData Plan::host_data() const {

@@ -1,6 +1,7 @@
 // Plan: everything one matrix needs at execute time (converted arrays, kernels, executor).
 #pragma once
 
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -90,16 +91,22 @@ class Plan {
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
   void update_values_on_device(const void* values, spmv_memory_t memory);
+  // The first update's attempt at a value map (engine/plan_update.cpp): true when `build` gives one
+  // that reproduces `fresh`, this update's conversion of `values`, which then serves later updates.
+  bool try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build, const void* values,
+                     const FormatData& fresh);
   const void* device_pattern(int i) const;
   void upload_arrays();
   // The kernel module for a spec: the specialized one from the cache, else (when tiering) the
-  // run-time epilogue variant; compiled when absent.
+  // run-time epilogue variant; compiled when absent. `upgrade`: the specialized module is still to
+  // be compiled in the background.
   struct KernelLookup {
     std::shared_ptr<LoadedModule> module;
     CacheOutcome outcome;
-    bool runtime_epilogue = false;
+    bool runtime_epilogue = false, upgrade = false;
   };
   KernelLookup lookup_kernel(const KernelSpec& spec) const;
+  KernelSpec chosen_spec() const;  // the kernel of choice_
   void start_kernel_lookup();
   void load_kernels();
   void bind_entries(const std::string& suffix_or_empty);
