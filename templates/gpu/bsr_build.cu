@@ -5,6 +5,7 @@
 // the host's copies). Grid-stride: any grid works.
 #include "../contract/bsr.h"
 #include "../contract/device_plan.h"
+#include "heap_sort.cuh"
 #include "prelude.h"
 
 namespace bb {
@@ -80,20 +81,13 @@ SPMVJIT_DEVICE i64 walk(const BlockRow& w, i64 c, Entry&& entry, Block&& block) 
 }
 
 // Whether entry x sorts before entry y: by column, then position (a stable sort).
-SPMVJIT_DEVICE bool before(const I* ci, I x, I y) {
-  const I cx = spmvjit_ldg(ci + x), cy = spmvjit_ldg(ci + y);
-  return cx < cy || (cx == cy && x < y);
-}
-SPMVJIT_DEVICE void sift(const I* ci, I* v, i64 root, i64 n) {
-  const I x = v[root];
-  for (i64 child = 2 * root + 1; child < n; child = 2 * root + 1) {
-    if (child + 1 < n && before(ci, v[child], v[child + 1])) ++child;
-    if (!before(ci, x, v[child])) break;
-    v[root] = v[child];
-    root = child;
+struct ByColumn {
+  const I* ci;
+  __device__ __forceinline__ bool operator()(I x, I y) const {
+    const I cx = spmvjit_ldg(ci + x), cy = spmvjit_ldg(ci + y);
+    return cx < cy || (cx == cy && x < y);
   }
-  v[root] = x;
-}
+};
 
 }  // namespace bb
 
@@ -129,13 +123,7 @@ extern "C" __global__ void spmvjit_build_order(const SpmvArgs a) {
     if (bb::row_in_order(ci, b, b + n)) continue;
     I* v = order + b;
     for (i64 p = 0; p < n; ++p) v[p] = I(b + p);
-    for (i64 i = n / 2; i-- > 0;) bb::sift(ci, v, i, n);
-    for (i64 e = n - 1; e > 0; --e) {
-      const I t = v[0];
-      v[0] = v[e];
-      v[e] = t;
-      bb::sift(ci, v, 0, e);
-    }
+    build_heap_sort(v, n, bb::ByColumn{ci});
   }
 }
 

@@ -8,6 +8,7 @@
 // works, and the emulation prelude runs the threads one after another.
 #include "../contract/device_plan.h"
 #include "../contract/sell_diag.h"
+#include "heap_sort.cuh"
 #include "prelude.h"
 
 namespace sd {
@@ -28,26 +29,9 @@ SPMVJIT_DEVICE i64 lower_bound(const I* v, i64 lo, i64 n, i64 x) {
   return lo;
 }
 
-// Heap sort of v[0, n), ascending: one thread, no memory beyond the array.
-SPMVJIT_DEVICE void sift(I* v, i64 root, i64 n) {
-  const I x = v[root];
-  for (i64 child = 2 * root + 1; child < n; child = 2 * root + 1) {
-    if (child + 1 < n && v[child + 1] > v[child]) ++child;
-    if (!(v[child] > x)) break;
-    v[root] = v[child];
-    root = child;
-  }
-  v[root] = x;
-}
-SPMVJIT_DEVICE void heap_sort(I* v, i64 n) {
-  for (i64 i = n / 2; i-- > 0;) sift(v, i, n);
-  for (i64 e = n - 1; e > 0; --e) {
-    const I t = v[0];
-    v[0] = v[e];
-    v[e] = t;
-    sift(v, 0, e);
-  }
-}
+struct Ascending {
+  __device__ __forceinline__ bool operator()(I x, I y) const { return x < y; }
+};
 
 // One slice of the input: rows [r0, r1) of row_ptr / col_idx with index base `base`.
 struct Slice {
@@ -86,7 +70,7 @@ struct Slice {
       sc[n++] = I(d);
       return true;
     });
-    heap_sort(sc, n);
+    build_heap_sort(sc, n, Ascending{});
     i64 kept = 0;
     for (i64 i = 0; i < n;) {
       i64 j = i;

@@ -156,6 +156,11 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 
 #endif  // SPMVJIT_CONTRACT_DEVICE_PLAN_H
 #line 8 "gpu/bsr_build.cu"
+#line 1 "gpu/heap_sort.cuh"
+// GPU library piece shared by device builds that sort one row or slice per thread (bsr_build,
+// sell_diag_build): an in-place heap sort, no memory beyond the array, any order `less` gives.
+#ifndef SPMVJIT_HEAP_SORT_INCLUDED
+#define SPMVJIT_HEAP_SORT_INCLUDED
 #line 1 "gpu/prelude_cuda.h"
 // GPU kernel prelude for CUDA (NVRTC): argument block, types, warp intrinsics, epilogue.
 // GPU templates use only what this prelude defines, so a HIP prelude can serve them too.
@@ -312,7 +317,35 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
+#line 6 "gpu/heap_sort.cuh"
+
+template <class T, class Less>
+SPMVJIT_DEVICE void build_sift(T* v, i64 root, i64 n, const Less& less) {
+  const T x = v[root];
+  for (i64 child = 2 * root + 1; child < n; child = 2 * root + 1) {
+    if (child + 1 < n && less(v[child], v[child + 1])) ++child;
+    if (!less(x, v[child])) break;
+    v[root] = v[child];
+    root = child;
+  }
+  v[root] = x;
+}
+
+// Sorts v[0, n) ascending by `less` (a functor: NVRTC gives generic lambdas no execution space).
+template <class T, class Less>
+SPMVJIT_DEVICE void build_heap_sort(T* v, i64 n, const Less& less) {
+  for (i64 i = n / 2; i-- > 0;) build_sift(v, i, n, less);
+  for (i64 e = n - 1; e > 0; --e) {
+    const T t = v[0];
+    v[0] = v[e];
+    v[e] = t;
+    build_sift(v, 0, e, less);
+  }
+}
+
+#endif  // SPMVJIT_HEAP_SORT_INCLUDED
 #line 9 "gpu/bsr_build.cu"
+#line 10 "gpu/bsr_build.cu"
 
 namespace bb {
 
@@ -387,20 +420,13 @@ SPMVJIT_DEVICE i64 walk(const BlockRow& w, i64 c, Entry&& entry, Block&& block) 
 }
 
 // Whether entry x sorts before entry y: by column, then position (a stable sort).
-SPMVJIT_DEVICE bool before(const I* ci, I x, I y) {
-  const I cx = spmvjit_ldg(ci + x), cy = spmvjit_ldg(ci + y);
-  return cx < cy || (cx == cy && x < y);
-}
-SPMVJIT_DEVICE void sift(const I* ci, I* v, i64 root, i64 n) {
-  const I x = v[root];
-  for (i64 child = 2 * root + 1; child < n; child = 2 * root + 1) {
-    if (child + 1 < n && before(ci, v[child], v[child + 1])) ++child;
-    if (!before(ci, x, v[child])) break;
-    v[root] = v[child];
-    root = child;
+struct ByColumn {
+  const I* ci;
+  __device__ __forceinline__ bool operator()(I x, I y) const {
+    const I cx = spmvjit_ldg(ci + x), cy = spmvjit_ldg(ci + y);
+    return cx < cy || (cx == cy && x < y);
   }
-  v[root] = x;
-}
+};
 
 }  // namespace bb
 
@@ -436,13 +462,7 @@ extern "C" __global__ void spmvjit_build_order(const SpmvArgs a) {
     if (bb::row_in_order(ci, b, b + n)) continue;
     I* v = order + b;
     for (i64 p = 0; p < n; ++p) v[p] = I(b + p);
-    for (i64 i = n / 2; i-- > 0;) bb::sift(ci, v, i, n);
-    for (i64 e = n - 1; e > 0; --e) {
-      const I t = v[0];
-      v[0] = v[e];
-      v[e] = t;
-      bb::sift(ci, v, 0, e);
-    }
+    build_heap_sort(v, n, bb::ByColumn{ci});
   }
 }
 

@@ -214,6 +214,11 @@ SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count,
 
 #endif  // SPMVJIT_CONTRACT_SELL_DIAG_H
 #line 11 "gpu/sell_diag_build.cu"
+#line 1 "gpu/heap_sort.cuh"
+// GPU library piece shared by device builds that sort one row or slice per thread (bsr_build,
+// sell_diag_build): an in-place heap sort, no memory beyond the array, any order `less` gives.
+#ifndef SPMVJIT_HEAP_SORT_INCLUDED
+#define SPMVJIT_HEAP_SORT_INCLUDED
 #line 1 "gpu/prelude_cuda.h"
 // GPU kernel prelude for CUDA (NVRTC): argument block, types, warp intrinsics, epilogue.
 // GPU templates use only what this prelude defines, so a HIP prelude can serve them too.
@@ -370,7 +375,35 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
+#line 6 "gpu/heap_sort.cuh"
+
+template <class T, class Less>
+SPMVJIT_DEVICE void build_sift(T* v, i64 root, i64 n, const Less& less) {
+  const T x = v[root];
+  for (i64 child = 2 * root + 1; child < n; child = 2 * root + 1) {
+    if (child + 1 < n && less(v[child], v[child + 1])) ++child;
+    if (!less(x, v[child])) break;
+    v[root] = v[child];
+    root = child;
+  }
+  v[root] = x;
+}
+
+// Sorts v[0, n) ascending by `less` (a functor: NVRTC gives generic lambdas no execution space).
+template <class T, class Less>
+SPMVJIT_DEVICE void build_heap_sort(T* v, i64 n, const Less& less) {
+  for (i64 i = n / 2; i-- > 0;) build_sift(v, i, n, less);
+  for (i64 e = n - 1; e > 0; --e) {
+    const T t = v[0];
+    v[0] = v[e];
+    v[e] = t;
+    build_sift(v, 0, e, less);
+  }
+}
+
+#endif  // SPMVJIT_HEAP_SORT_INCLUDED
 #line 12 "gpu/sell_diag_build.cu"
+#line 13 "gpu/sell_diag_build.cu"
 
 namespace sd {
 
@@ -390,26 +423,9 @@ SPMVJIT_DEVICE i64 lower_bound(const I* v, i64 lo, i64 n, i64 x) {
   return lo;
 }
 
-// Heap sort of v[0, n), ascending: one thread, no memory beyond the array.
-SPMVJIT_DEVICE void sift(I* v, i64 root, i64 n) {
-  const I x = v[root];
-  for (i64 child = 2 * root + 1; child < n; child = 2 * root + 1) {
-    if (child + 1 < n && v[child + 1] > v[child]) ++child;
-    if (!(v[child] > x)) break;
-    v[root] = v[child];
-    root = child;
-  }
-  v[root] = x;
-}
-SPMVJIT_DEVICE void heap_sort(I* v, i64 n) {
-  for (i64 i = n / 2; i-- > 0;) sift(v, i, n);
-  for (i64 e = n - 1; e > 0; --e) {
-    const I t = v[0];
-    v[0] = v[e];
-    v[e] = t;
-    sift(v, 0, e);
-  }
-}
+struct Ascending {
+  __device__ __forceinline__ bool operator()(I x, I y) const { return x < y; }
+};
 
 // One slice of the input: rows [r0, r1) of row_ptr / col_idx with index base `base`.
 struct Slice {
@@ -448,7 +464,7 @@ struct Slice {
       sc[n++] = I(d);
       return true;
     });
-    heap_sort(sc, n);
+    build_heap_sort(sc, n, Ascending{});
     i64 kept = 0;
     for (i64 i = 0; i < n;) {
       i64 j = i;
