@@ -49,24 +49,36 @@ std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {
   s->matrix_groups = (a.rows + RowSample::kGroupRows - 1) / RowSample::kGroupRows;
   s->groups = sample_groups(a.rows, a.nnz);
   const size_t vs = size_of(a.value);
-  std::vector<char> vals;
+  // Sizes first: the arrays are written once, without growing.
+  int64_t rows = 0, entries = 0;
+  for (int64_t g = 0; g < s->groups; ++g) {
+    const int64_t r0 = sample_group_start(g, s->groups, s->matrix_groups);
+    const int64_t r1 = std::min(a.rows, r0 + RowSample::kGroupRows);
+    rows += r1 - r0;
+    entries += a.row_begin(r1) - a.row_begin(r0);
+  }
+  s->row_ptr.resize(size_t(rows) + 1);
+  s->col_idx.resize(size_t(entries));
+  s->values = AlignedBuffer(size_t(entries) * vs);
+  int64_t* rp = s->row_ptr.data();
+  int64_t* ci = s->col_idx.data();
+  char* vals = static_cast<char*>(s->values.data());
+  int64_t out = 0;
   for (int64_t g = 0; g < s->groups; ++g) {
     const int64_t r0 = sample_group_start(g, s->groups, s->matrix_groups);
     const int64_t r1 = std::min(a.rows, r0 + RowSample::kGroupRows);
     const int64_t shift = r0 - s->rows;  // a multiple of kGroupRows
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t b = a.row_begin(r), len = a.row_len(r);
-      for (int64_t k = b; k < b + len; ++k)
-        s->col_idx.push_back((a.index == IndexType::i32 ? int64_t(a.ci<int32_t>()[k]) : a.ci<int64_t>()[k]) -
-                             shift);
-      vals.insert(vals.end(), static_cast<const char*>(a.val) + size_t(b) * vs,
-                  static_cast<const char*>(a.val) + size_t(b + len) * vs);
-      s->row_ptr.push_back(int64_t(s->col_idx.size()));
-    }
+    const int64_t b = a.row_begin(r0), e = a.row_begin(r1);
+    for (int64_t k = b; k < e; ++k)
+      ci[out + k - b] =
+          (a.index == IndexType::i32 ? int64_t(a.ci<int32_t>()[k]) : a.ci<int64_t>()[k]) - shift;
+    if (e > b)
+      std::memcpy(vals + size_t(out) * vs, static_cast<const char*>(a.val) + size_t(b) * vs,
+                  size_t(e - b) * vs);
+    for (int64_t r = r0; r < r1; ++r) rp[s->rows + (r - r0) + 1] = out + a.row_begin(r + 1) - b;
+    out += e - b;
     s->rows += r1 - r0;
   }
-  s->values = AlignedBuffer(vals.size());
-  if (!vals.empty()) std::memcpy(s->values.data(), vals.data(), vals.size());
   return s;
 }
 

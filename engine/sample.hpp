@@ -25,7 +25,7 @@ struct RowSample {
   // much as their rows moved (a multiple of kGroupRows), so every offset col - row and every
   // alignment of rows and columns to a divisor of kGroupRows is the matrix's; a shifted column
   // may be negative. Values keep the matrix's type.
-  std::vector<int64_t> row_ptr{0}, col_idx;
+  HostVector<int64_t> row_ptr{0}, col_idx;
   AlignedBuffer values;
   int64_t rows = 0, cols = 0;
   ValueType value = ValueType::f64;

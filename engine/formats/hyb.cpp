@@ -233,7 +233,7 @@ class HybFormat final : public Format {
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
     // tail_ptr[r]: first tail entry of row r.
-    std::vector<int64_t> tail_ptr(size_t(rows) + 1, 0);
+    HostVector<int64_t> tail_ptr(size_t(rows) + 1, 0);
     for (int64_t r = 0; r < rows; ++r)
       tail_ptr[size_t(r) + 1] =
           tail_ptr[size_t(r)] + std::max<int64_t>(0, int64_t(rp[r + 1] - rp[r]) - k);

@@ -160,7 +160,7 @@ class JdsFormat final : public Format {
     finish(d, a, w, t);
     if (t.backend == BackendKind::cpu) {
       // Parts are ranges of sorted rows weighted by nonzeros + 1.
-      std::vector<int64_t> cum(size_t(rows) + 1, 0);
+      HostVector<int64_t> cum(size_t(rows) + 1, 0);
       for (int64_t i = 0; i < rows; ++i)
         cum[size_t(i) + 1] = cum[size_t(i)] + rp[pm[i] + 1] - rp[pm[i]] + 1;
       set_cpu_parts(d, JDS_PARTS, split_prefix(rows, t.threads, [&](int64_t u) { return cum[size_t(u)]; }));

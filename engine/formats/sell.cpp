@@ -151,7 +151,7 @@ class SellFormat final : public Format {
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
     // Sorted position -> row; identity (and never materialized) when sigma == 1.
-    std::vector<int64_t> order;
+    HostVector<int64_t> order;
     if (sigma > 1) order = window_order(a, sigma);
     auto row_at = [&](int64_t pos) { return sigma > 1 ? order[size_t(pos)] : pos; };
     const int64_t slices = (a.rows + c - 1) / c;

@@ -191,7 +191,7 @@ class SellBlockFormat final : public Format {
     const int64_t c = p.at("C"), b = p.at("B");
     check_params(a, c, b);
     const int64_t slices = ceil_div(a.rows, c);
-    std::vector<int64_t> nb(size_t(a.rows));
+    HostVector<int64_t> nb(size_t(a.rows));
     for (int64_t r = 0; r < a.rows; ++r) nb[size_t(r)] = count_blocks<I, V>(a, r, b);
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);

@@ -20,7 +20,7 @@ namespace {
 using namespace slice_util;
 
 // Slice widths (entries per row, multiple of t) for the given row order.
-std::vector<int64_t> slice_widths(const CsrRef& a, const std::vector<int64_t>& order, int64_t c, int64_t t) {
+std::vector<int64_t> slice_widths(const CsrRef& a, const HostVector<int64_t>& order, int64_t c, int64_t t) {
   const int64_t slices = ceil_div(a.rows, c);
   std::vector<int64_t> w(size_t(slices), 0);
   for (int64_t s = 0; s < slices; ++s) {

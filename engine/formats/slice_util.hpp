@@ -26,11 +26,11 @@ inline int64_t lanes(const TargetInfo& t, size_t value_bytes) {
 // Row order after sorting each window of sigma rows by decreasing length (stable), as in
 // SELL-C-sigma. Large windows use a counting sort on the lengths (O(rows + max length)), small
 // ones a comparison sort.
-inline std::vector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
-  std::vector<int64_t> order(static_cast<size_t>(a.rows));
+inline HostVector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
+  HostVector<int64_t> order(static_cast<size_t>(a.rows));
   std::iota(order.begin(), order.end(), int64_t(0));
   if (sigma <= 1) return order;
-  std::vector<int64_t> len(static_cast<size_t>(a.rows));
+  HostVector<int64_t> len(static_cast<size_t>(a.rows));
   int64_t max_len = 0;
   for (int64_t r = 0; r < a.rows; ++r) max_len = std::max(max_len, len[size_t(r)] = a.row_len(r));
   std::vector<int64_t> start;
@@ -58,7 +58,7 @@ inline Json sliced_facts(int64_t slices, int64_t stored, int64_t nnz) {
 // slots: fills perm_slot (sorted position -> row; empty when
 // unsorted), n[slices_slot], stored entries, byte count and facts. Launch steps are the caller's.
 template <class I>
-void finish_sliced(FormatData& d, int perm_slot, int slices_slot, const std::vector<int64_t>& order,
+void finish_sliced(FormatData& d, int perm_slot, int slices_slot, const HostVector<int64_t>& order,
                    bool permuted, int64_t rows, int64_t slices, int64_t stored, int64_t nnz) {
   I* perm = d.make<I>(perm_slot, permuted ? rows : 0);
   for (int64_t r = 0; permuted && r < rows; ++r) perm[r] = I(order[size_t(r)]);
