@@ -137,13 +137,13 @@ MatrixStats DevicePlanner::analyze() {
   static_assert(sizeof(double) == sizeof(uint64_t));
   std::memcpy(&sum_sq, &v[DP_SUM_SQ], sizeof sum_sq);
   finish_row_moments(s, sum_sq);
-  s.entry_facts = false;
   for (int k = 0; k < MatrixStats::kWidths; ++k) {
     s.slice_width_sum[size_t(k)] = int64_t(v[size_t(DP_WIDTH_SUM + k)]);
     s.lane_idle[size_t(k)] = int64_t(v[size_t(DP_IDLE + k)]);
     s.lane_rem[size_t(k)] = int64_t(v[size_t(DP_REM + k)]);
   }
   s.sample = gather_sample();
+  sample_entry_facts(s);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }

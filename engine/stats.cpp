@@ -1,4 +1,4 @@
-// Computes MatrixStats in one pass over the CSR structure.
+// Computes MatrixStats: one pass over row_ptr; the facts about entries from the row sample.
 #include "engine/stats.hpp"
 
 #include "core/parallel.hpp"
@@ -23,29 +23,40 @@ constexpr int64_t kChunkRows = int64_t(1) << (MatrixStats::kWidths - 1);
 
 // Partial statistics of one row range; merged after the parallel pass.
 struct Partial {
-  int64_t row_min = INT64_MAX, row_max = 0, empty = 0, runs = 0;
-  double sum_sq = 0, span_sum = 0;
+  int64_t row_min = INT64_MAX, row_max = 0, empty = 0;
+  double sum_sq = 0;
   std::array<int64_t, 48> hist{};
   std::array<int64_t, MatrixStats::kShortLengths> len_count{};
-  std::vector<uint64_t> diag_bits;
   std::array<int64_t, MatrixStats::kWidths> widths{}, idle{}, rem{};
 };
 
 // Row-length facts of rows [r0, r1): r0 is a multiple of kChunkRows (so of every slice height),
-// r1 too or the last row.
+// r1 too or the last row. Rows go kChunkRows at a time through a local array: the sums are
+// vector loops, the slice widths pairwise maxima (level k holds the widths of 2^k-row slices).
 template <class I>
 void row_shape(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
   const I* rp = a.rp<I>();
   constexpr int K = MatrixStats::kWidths;
-  int64_t slice_max[K] = {};
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t len = rp[r + 1] - rp[r];
+  int64_t len[kChunkRows];
+  for (int64_t c0 = r0; c0 < r1; c0 += kChunkRows) {
+    const int64_t n = std::min(kChunkRows, r1 - c0);
+    for (int64_t i = 0; i < n; ++i) len[i] = int64_t(rp[c0 + i + 1]) - int64_t(rp[c0 + i]);
+    for (int64_t i = n; i < kChunkRows; ++i) len[i] = 0;  // past the last row: adds nothing
     for (int k = 0; k < K; ++k) {
       const int64_t mask = (int64_t(1) << k) - 1;
-      p.rem[size_t(k)] += len & mask;
-      p.idle[size_t(k)] += (-len) & mask;
-      slice_max[k] = std::max(slice_max[k], len);
-      if (((r + 1) & mask) == 0 || r + 1 == a.rows) p.widths[size_t(k)] += slice_max[k], slice_max[k] = 0;
+      int64_t rem = 0, idle = 0;
+      for (int64_t i = 0; i < kChunkRows; ++i) rem += len[i] & mask, idle += (-len[i]) & mask;
+      p.rem[size_t(k)] += rem;
+      p.idle[size_t(k)] += idle;
+    }
+    int64_t w = kChunkRows;
+    for (int k = 0;; ++k) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < w; ++i) sum += len[i];
+      p.widths[size_t(k)] += sum;
+      if (k == K - 1) break;
+      w /= 2;
+      for (int64_t i = 0; i < w; ++i) len[i] = std::max(len[2 * i], len[2 * i + 1]);
     }
   }
 }
@@ -53,33 +64,14 @@ void row_shape(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
 template <class I>
 void scan(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
   const I* rp = a.rp<I>();
-  const I* ci = a.ci<I>();
-  p.diag_bits.assign((size_t(a.rows + a.cols) + 63) / 64, 0);
   for (int64_t r = r0; r < r1; ++r) {
-    const int64_t b = rp[r], e = rp[r + 1], len = e - b;
+    const int64_t len = rp[r + 1] - rp[r];
     p.row_min = std::min(p.row_min, len);
     p.row_max = std::max(p.row_max, len);
     p.sum_sq += double(len) * double(len);
     if (len < MatrixStats::kShortLengths) ++p.len_count[size_t(len)];
-    if (len == 0) {
-      ++p.empty;
-      ++p.hist[0];
-      continue;
-    }
-    ++p.hist[std::min<int>(int(p.hist.size()) - 1, 1 + (63 - __builtin_clzll(uint64_t(len))))];
-    int64_t cmin = ci[b], cmax = ci[b];
-    bool joined_left = false;  // entry k-1 holds column c-1
-    for (int64_t k = b; k < e; ++k) {
-      const int64_t c = ci[k];
-      cmin = std::min(cmin, c);
-      cmax = std::max(cmax, c);
-      const uint64_t d = uint64_t(c - r + a.rows);
-      p.diag_bits[d >> 6] |= uint64_t(1) << (d & 63);
-      const bool joined_right = k + 1 < e && int64_t(ci[k + 1]) == c + 1;
-      p.runs += joined_left || joined_right;
-      joined_left = joined_right;
-    }
-    p.span_sum += double(cmax - cmin + 1);
+    p.empty += len == 0;
+    ++p.hist[len ? std::min<int>(int(p.hist.size()) - 1, 1 + (63 - __builtin_clzll(uint64_t(len)))) : 0];
   }
   row_shape<I>(a, r0, r1, p);
 }
@@ -91,12 +83,9 @@ void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
     t.row_min = std::min(t.row_min, p.row_min);
     t.row_max = std::max(t.row_max, p.row_max);
     t.empty += p.empty;
-    t.runs += p.runs;
     t.sum_sq += p.sum_sq;
-    t.span_sum += p.span_sum;
     for (size_t k = 0; k < t.hist.size(); ++k) t.hist[k] += p.hist[k];
     for (size_t k = 0; k < t.len_count.size(); ++k) t.len_count[k] += p.len_count[k];
-    for (size_t k = 0; k < t.diag_bits.size(); ++k) t.diag_bits[k] |= p.diag_bits[k];
     for (size_t k = 0; k < t.widths.size(); ++k)
       t.widths[k] += p.widths[k], t.idle[k] += p.idle[k], t.rem[k] += p.rem[k];
   }
@@ -108,15 +97,39 @@ void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
   s.empty_rows = t.empty;
   s.row_hist = t.hist;
   s.len_count = t.len_count;
-  for (uint64_t w : t.diag_bits) s.distinct_diagonals += __builtin_popcountll(w);
-  const int64_t nonempty = a.rows - s.empty_rows;
   finish_row_moments(s, t.sum_sq);
-  // runs counts nonzeros in a run: the entry before or after it holds the adjacent column.
-  s.dense_run_fraction = a.nnz ? double(t.runs) / double(a.nnz) : 0;
-  s.avg_col_span = nonempty ? t.span_sum / double(nonempty) : 0;
 }
 
 }  // namespace
+
+void sample_entry_facts(MatrixStats& s) {
+  const RowSample& smp = *s.sample;
+  const int64_t* rp = smp.row_ptr.data();
+  const int64_t* ci = smp.col_idx.data();
+  int64_t runs = 0, nonempty = 0;
+  double span_sum = 0;
+  for (int64_t r = 0; r < smp.rows; ++r) {
+    const int64_t b = rp[r], e = rp[r + 1];
+    if (b == e) continue;
+    ++nonempty;
+    int64_t cmin = ci[b], cmax = ci[b];
+    bool joined_left = false;  // entry k-1 holds column c-1
+    for (int64_t k = b; k < e; ++k) {
+      cmin = std::min(cmin, ci[k]);
+      cmax = std::max(cmax, ci[k]);
+      const bool joined_right = k + 1 < e && ci[k + 1] == ci[k] + 1;
+      runs += joined_left || joined_right;
+      joined_left = joined_right;
+    }
+    span_sum += double(cmax - cmin + 1);
+  }
+  const int64_t entries = rp[smp.rows];
+  // runs counts nonzeros in a run: the entry before or after it holds the adjacent column.
+  s.dense_run_fraction = entries ? double(runs) / double(entries) : 0;
+  s.avg_col_span = nonempty ? span_sum / double(nonempty) : 0;
+  s.distinct_diagonals = smp.distinct_offsets(MatrixStats::kDiagonalCap);
+  s.facts_sampled = smp.groups < smp.matrix_groups;
+}
 
 void finish_row_moments(MatrixStats& s, double sum_sq) {
   s.row_mean = s.rows ? double(s.nnz) / double(s.rows) : 0;
@@ -155,6 +168,7 @@ MatrixStats compute_stats(const CsrRef& a) {
   });
   merge(a, parts, s);
   s.sample = sample_rows(a);
+  sample_entry_facts(s);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }
@@ -169,10 +183,10 @@ Json MatrixStats::to_json() const {
                            {"row_std", row_std},
                            {"row_cv", row_cv},
                            {"empty_rows", empty_rows}});
-  // Without the column pass (device statistics) these are unknown, not zero.
-  out["distinct_diagonals"] = entry_facts ? Json(distinct_diagonals) : Json();
-  out["dense_run_fraction"] = entry_facts ? Json(dense_run_fraction) : Json();
-  out["avg_col_span"] = entry_facts ? Json(avg_col_span) : Json();
+  out["distinct_diagonals"] = distinct_diagonals;
+  out["dense_run_fraction"] = dense_run_fraction;
+  out["avg_col_span"] = avg_col_span;
+  out["entry_facts"] = facts_sampled ? "row sample" : "all rows";
   out["seconds"] = seconds;
   size_t last = 0;
   for (size_t k = 0; k < row_hist.size(); ++k)
@@ -187,12 +201,15 @@ std::string MatrixStats::to_text() const {
   std::snprintf(buf, sizeof buf,
                 "rows               %lld\ncols               %lld\nnnz                %lld\n"
                 "row length         min %lld  max %lld  mean %.3f  std %.3f  cv %.3f\n"
-                "empty rows         %lld\ndistinct diagonals %lld\n"
-                "dense-run fraction %.3f\navg column span    %.1f\n"
+                "empty rows         %lld\ndistinct diagonals %s%lld%s\n"
+                "dense-run fraction %.3f%s\navg column span    %.1f%s\n"
                 "row-length histogram (log2 buckets):\n",
-                (long long)rows, (long long)cols, (long long)nnz, (long long)row_min,
-                (long long)row_max, row_mean, row_std, row_cv, (long long)empty_rows,
-                (long long)distinct_diagonals, dense_run_fraction, avg_col_span);
+                (long long)rows, (long long)cols, (long long)nnz, (long long)row_min, (long long)row_max,
+                row_mean, row_std, row_cv, (long long)empty_rows,
+                distinct_diagonals > kDiagonalCap ? "> " : "",
+                (long long)std::min(distinct_diagonals, kDiagonalCap), facts_sampled ? " (row sample)" : "",
+                dense_run_fraction, facts_sampled ? " (row sample)" : "", avg_col_span,
+                facts_sampled ? " (row sample)" : "");
   std::string out = buf;
   for (size_t k = 0; k < row_hist.size(); ++k) {
     if (!row_hist[k]) continue;

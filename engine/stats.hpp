@@ -28,12 +28,13 @@ struct MatrixStats {
   static constexpr int kShortLengths = 64;
   std::array<int64_t, kShortLengths> len_count{};
   int64_t empty_rows = 0;
-  int64_t distinct_diagonals = 0;   // distinct values of (col - row)
+  // Facts about entries, read from the row sample (sample below; every row when the sample holds
+  // them all), so that statistics never read col_idx, on the host or on a device.
+  static constexpr int64_t kDiagonalCap = 4096;
+  int64_t distinct_diagonals = 0;   // distinct values of (col - row), counted up to kDiagonalCap + 1
   double dense_run_fraction = 0;    // nonzeros stored next to an adjacent column (c-1 or c+1)
   double avg_col_span = 0;          // mean over non-empty rows of (max col - min col + 1)
-  // The three facts above need a pass over the column indices. Statistics computed on a device
-  // (CSR arrays already in device memory) skip it: false there, and the JSON shows null.
-  bool entry_facts = true;
+  bool facts_sampled = false;       // the sample left rows out
   // A sample of whole row groups for the estimates that look at structure (diagonals, blocks):
   // from the host CSR, or gathered on the device for device-resident input.
   std::shared_ptr<const RowSample> sample;
@@ -51,8 +52,10 @@ struct MatrixStats {
   std::string to_text() const;  // human-readable block for `spmvjit inspect`
 };
 
-// One O(nnz) pass (plus a bitmap of rows + cols bits for the diagonals).
+// One O(rows) pass over row_ptr, then the row sample (O(sampled entries)).
 MatrixStats compute_stats(const CsrRef& a);
+// distinct_diagonals, dense_run_fraction, avg_col_span and facts_sampled from s.sample.
+void sample_entry_facts(MatrixStats& s);
 // Fills the derived fields (mean, std, cv) from rows, nnz and the sum of squared row lengths.
 void finish_row_moments(MatrixStats& s, double sum_sq);
 
