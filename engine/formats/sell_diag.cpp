@@ -69,33 +69,60 @@ void choose_diagonals(const CsrRef& a, int64_t r0, int64_t r1, int64_t min_count
   lay.sort_first = distinct > SELL_DIAG_TABLE;
 }
 
-// Chooses the diagonals of slice s (min_count > 0; else lay.offsets is given) and places every entry, calling on_diag(j, i, k) or
-// on_rem(i, k) for entry k of row s*C + i. `scratch` is reused between slices.
-template <class I, class OnDiag, class OnRem>
-void place_slice(const CsrRef& a, int64_t s, int64_t c, int64_t min_count, SliceLayout& lay,
-                 std::vector<int64_t>& scratch, std::vector<char>& used, OnDiag&& on_diag, OnRem&& on_rem) {
-  const I* rp = a.rp<I>();
-  const I* ci = a.ci<I>();
-  const int64_t r0 = s * c, r1 = std::min(a.rows, r0 + c);
-  if (min_count > 0) choose_diagonals<I>(a, r0, r1, min_count, lay, scratch);
-  used.assign(lay.offsets.size() * size_t(c), 0);
-  lay.rem_width = 0;
-  for (int64_t r = r0; r < r1; ++r) {
-    int64_t rem = 0;
-    for (int64_t k = rp[r]; k < rp[r + 1]; ++k) {
-      const int64_t off = int64_t(ci[k]) - r;
-      const auto it = std::lower_bound(lay.offsets.begin(), lay.offsets.end(), off);
-      const int64_t j = int64_t(it - lay.offsets.begin());
-      if (it != lay.offsets.end() && *it == off && !used[size_t(j * c + (r - r0))]) {
-        used[size_t(j * c + (r - r0))] = 1;
-        on_diag(j, r - r0, k);
+// Places the entries of row r on the slice's sorted diagonal offsets off[0..n): on_diag(j, k) for
+// entry k on diagonal j (the first entry of each diagonal in the row), on_rem(k) for the rest;
+// returns the remainder count. A row in strictly increasing column order (the usual CSR) is
+// merged with the offsets; any other row takes a binary search and `used` (n flags).
+template <class I, class O, class OnDiag, class OnRem>
+int64_t place_row(const I* ci, int64_t b, int64_t e, int64_t r, const O* off, int64_t n,
+                  std::vector<char>& used, OnDiag&& on_diag, OnRem&& on_rem) {
+  bool sorted = true;
+  for (int64_t k = b + 1; k < e && sorted; ++k) sorted = ci[k - 1] < ci[k];
+  int64_t rem = 0;
+  if (sorted) {
+    int64_t j = 0;
+    for (int64_t k = b; k < e; ++k) {
+      const int64_t d = int64_t(ci[k]) - r;
+      while (j < n && int64_t(off[j]) < d) ++j;
+      if (j < n && int64_t(off[j]) == d) {
+        on_diag(j++, k);
       } else {
-        on_rem(r - r0, k);
+        on_rem(k);
         ++rem;
       }
     }
-    lay.rem_width = std::max(lay.rem_width, rem);
+    return rem;
   }
+  used.assign(size_t(n), 0);
+  for (int64_t k = b; k < e; ++k) {
+    const int64_t d = int64_t(ci[k]) - r;
+    const O* it = std::lower_bound(off, off + n, d, [](O x, int64_t v) { return int64_t(x) < v; });
+    const int64_t j = int64_t(it - off);
+    if (j < n && int64_t(*it) == d && !used[size_t(j)]) {
+      used[size_t(j)] = 1;
+      on_diag(j, k);
+    } else {
+      on_rem(k);
+      ++rem;
+    }
+  }
+  return rem;
+}
+
+// Chooses the diagonals of slice s (into lay.offsets) and the remainder width: no entry is placed.
+template <class I>
+void choose_slice(const CsrRef& a, int64_t s, int64_t c, int64_t min_count, SliceLayout& lay,
+                  std::vector<int64_t>& scratch, std::vector<char>& used) {
+  const I* rp = a.rp<I>();
+  const I* ci = a.ci<I>();
+  const int64_t r0 = s * c, r1 = std::min(a.rows, r0 + c);
+  choose_diagonals<I>(a, r0, r1, min_count, lay, scratch);
+  lay.rem_width = 0;
+  const int64_t n = int64_t(lay.offsets.size());
+  for (int64_t r = r0; r < r1; ++r)
+    lay.rem_width = std::max(lay.rem_width, place_row(
+                                                ci, int64_t(rp[r]), int64_t(rp[r + 1]), r, lay.offsets.data(),
+                                                n, used, [](int64_t, int64_t) {}, [](int64_t) {}));
 }
 
 // Fewest entries for which a whole diagonal (C values + 1 offset) beats explicit indices.
@@ -108,9 +135,11 @@ class SellDiagFormat final : public Format {
   // CPU: diagonal storage pays only when the diagonals it stores are well filled (stencils, dense
   // blocks); with scattered columns it degenerates into padded ELL (measured 1.7x csr's time).
   double efficiency(const MatrixStats& s, const TargetInfo& t) const override {
-    if (t.gpu()) return 1.0;
-    const double span = double(std::max<int64_t>(1, std::min(s.rows, s.cols)));
-    const double occupancy = s.distinct_diagonals ? double(s.nnz) / (double(s.distinct_diagonals) * span) : 0.0;
+    if (t.gpu() || !s.sample) return 1.0;
+    // The fill of the sampled rows' diagonals (the statistics count them on the sample).
+    const double span = double(std::max<int64_t>(1, std::min(s.sample->rows, s.cols)));
+    const double entries = double(s.sample->row_ptr.back());
+    const double occupancy = s.distinct_diagonals ? entries / (double(s.distinct_diagonals) * span) : 0.0;
     return occupancy >= 0.25 ? 1.0 : 1.8;
   }
   bool supports(BackendKind) const override { return true; }
@@ -147,11 +176,16 @@ class SellDiagFormat final : public Format {
     // The statistics' row sample holds whole slices (their offsets col - row are the matrix's):
     // O(sampled nonzeros), and the same for a matrix in device memory.
     const CsrRef smp = s.sample->ref();
+    const int64_t* srp = smp.rp<int64_t>();
     for (int64_t sl = 0; sl < ceil_div(smp.rows, c); ++sl) {
-      place_slice<int64_t>(
-          smp, sl, c, min_diag_count(c, is, vs), lay, scratch, used,
-          [&](int64_t, int64_t, int64_t) { on_diag += 1; }, [](int64_t, int64_t) {});
-      diags += double(lay.offsets.size());
+      choose_slice<int64_t>(smp, sl, c, min_diag_count(c, is, vs), lay, scratch, used);
+      const int64_t n = int64_t(lay.offsets.size());
+      for (int64_t r = sl * c; r < std::min(smp.rows, (sl + 1) * c); ++r)
+        on_diag +=
+            double(srp[r + 1] - srp[r]) - double(place_row(
+                                              smp.ci<int64_t>(), srp[r], srp[r + 1], r, lay.offsets.data(), n,
+                                              used, [](int64_t, int64_t) {}, [](int64_t) {}));
+      diags += double(n);
       rem += double(lay.rem_width * c);
     }
     const double scale = s.sample->scale(a.rows);
@@ -268,16 +302,16 @@ class SellDiagFormat final : public Format {
     // Two passes over slices, each split across plan threads: choose every slice's diagonals,
     // then (after prefix sums) place the entries. Each chunk keeps its own scratch state.
     const int threads = plan_threads(a.nnz + a.rows);
-    std::vector<std::vector<I>> chunk_offsets(static_cast<size_t>(threads));
-    auto none_d = [](int64_t, int64_t, int64_t) {};
-    auto none_r = [](int64_t, int64_t) {};
+    std::vector<HostVector<I>> chunk_offsets(static_cast<size_t>(threads));
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int chunk) {
       SliceLayout lay;
       std::vector<int64_t> scratch;
       std::vector<char> used;
+      HostVector<I>& mine = chunk_offsets[size_t(chunk)];
+      mine.reserve(size_t(ceil_div(a.nnz * (s1 - s0), std::max<int64_t>(slices, 1)) / c + 16));
       for (int64_t s = s0; s < s1; ++s) {
-        place_slice<I>(a, s, c, min_count, lay, scratch, used, none_d, none_r);
-        for (int64_t o : lay.offsets) chunk_offsets[size_t(chunk)].push_back(I(o));
+        choose_slice<I>(a, s, c, min_count, lay, scratch, used);
+        for (int64_t o : lay.offsets) mine.push_back(I(o));
         diag_ptr[s + 1] = int64_t(lay.offsets.size());
         rem_ptr[s + 1] = lay.rem_width * c;
       }
@@ -291,36 +325,40 @@ class SellDiagFormat final : public Format {
     I* offs = d.make<I>(SELL_DIAG_DIAG_OFFSET, ndiag);
     const I* offsets = offs;
     for (const auto& co : chunk_offsets) offs = std::copy(co.begin(), co.end(), offs);
+    chunk_offsets.clear();
     V* dvals = d.make<V>(SELL_DIAG_DIAG_VALUES, ndiag * c);
     I* rcol = d.make<I>(SELL_DIAG_REM_COL, nrem);
     V* rvals = d.make<V>(SELL_DIAG_REM_VALUES, nrem);
+    const I* rp = a.rp<I>();
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
+    // Each slice's arrays are zeroed just before its entries land (one pass over the output).
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
-      SliceLayout lay;
-      std::vector<int64_t> scratch;
       std::vector<char> used;
-      std::vector<int64_t> fill(static_cast<size_t>(c));
-      std::fill(dvals + diag_ptr[s0] * c, dvals + diag_ptr[s1] * c, V(0));
-      std::fill(rvals + rem_ptr[s0], rvals + rem_ptr[s1], V(0));
       for (int64_t s = s0; s < s1; ++s) {
-        std::fill(fill.begin(), fill.end(), 0);
+        const int64_t n = diag_ptr[s + 1] - diag_ptr[s], width = (rem_ptr[s + 1] - rem_ptr[s]) / c;
         V* d0 = dvals + diag_ptr[s] * c;
         I* c0 = rcol + rem_ptr[s];
         V* v0 = rvals + rem_ptr[s];
-        lay.offsets.assign(offsets + diag_ptr[s], offsets + diag_ptr[s + 1]);
-        lay.rem_width = (rem_ptr[s + 1] - rem_ptr[s]) / c;
-        place_slice<I>(
-            a, s, c, 0, lay, scratch, used, [&](int64_t j, int64_t i, int64_t k) { d0[j * c + i] = av[k]; },
-            [&](int64_t i, int64_t k) {
-              c0[fill[size_t(i)] * c + i] = ci[k];
-              v0[fill[size_t(i)]++ * c + i] = av[k];
-            });
-        // Remainder padding repeats the row's last remainder column (or the diagonal's row) with 0.
-        for (int64_t i = 0; i < c; ++i) {
-          const I pad = fill[size_t(i)] ? c0[(fill[size_t(i)] - 1) * c + i]
-                                        : I(std::min(s * c + i, std::max<int64_t>(a.cols - 1, 0)));
-          for (int64_t q = fill[size_t(i)]; q < lay.rem_width; ++q) c0[q * c + i] = pad;
+        std::fill(d0, d0 + n * c, V(0));
+        for (int64_t i = 0; i < c && s * c + i < a.rows; ++i) {
+          const int64_t r = s * c + i;
+          int64_t fill = 0;
+          place_row(
+              ci, int64_t(rp[r]), int64_t(rp[r + 1]), r, offsets + diag_ptr[s], n, used,
+              [&](int64_t j, int64_t k) { d0[j * c + i] = av[k]; },
+              [&](int64_t k) {
+                c0[fill * c + i] = ci[k];
+                v0[fill++ * c + i] = av[k];
+              });
+          // Remainder padding repeats the row's last remainder column (or the diagonal's row) with 0.
+          const I pad = fill ? c0[(fill - 1) * c + i] : I(std::min(r, std::max<int64_t>(a.cols - 1, 0)));
+          for (int64_t q = fill; q < width; ++q) c0[q * c + i] = pad, v0[q * c + i] = V(0);
+        }
+        // Rows past the matrix's end (last slice): padding only.
+        for (int64_t i = std::max<int64_t>(0, a.rows - s * c); i < c; ++i) {
+          const I pad = I(std::min(s * c + i, std::max<int64_t>(a.cols - 1, 0)));
+          for (int64_t q = 0; q < width; ++q) c0[q * c + i] = pad, v0[q * c + i] = V(0);
         }
       }
     });
