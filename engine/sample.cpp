@@ -23,14 +23,14 @@ int64_t sample_groups(int64_t rows, int64_t nnz) {
                              matrix_groups);
 }
 
-int64_t RowSample::distinct_offsets(int64_t cap) const {
+int64_t RowSample::distinct_offsets(int64_t cap, int64_t first_rows) const {
   // Open addressing over a table of at least four times the cap: short probes, early exit.
   size_t size = 4;
   while (size < size_t(4 * (cap + 1))) size <<= 1;
   std::vector<int64_t> table(size, INT64_MIN);
   const size_t mask = size - 1;
   int64_t distinct = 0;
-  for (int64_t r = 0; r < rows; ++r)
+  for (int64_t r = 0; r < std::min(rows, first_rows); ++r)
     for (int64_t k = row_ptr[size_t(r)]; k < row_ptr[size_t(r) + 1]; ++k) {
       const int64_t off = col_idx[size_t(k)] - r;
       size_t h = size_t(uint64_t(off) * 0x9e3779b97f4a7c15ULL >> 17) & mask;

@@ -3,6 +3,7 @@
 // matrix in device memory is planned from the same sample, gathered there).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -37,7 +38,15 @@ struct RowSample {
   }
   // Distinct offsets col - row among the sampled entries, counted up to cap + 1 (a banded matrix
   // has few; the count stops as soon as it exceeds cap). O(sampled entries).
-  int64_t distinct_offsets(int64_t cap) const;
+  int64_t distinct_offsets(int64_t cap) const { return distinct_offsets(cap, rows); }
+  // The same among the first `first_rows` sampled rows.
+  int64_t distinct_offsets(int64_t cap, int64_t first_rows) const;
+  // The fewest leading sampled rows (at least one) holding `entries` entries, or all rows.
+  int64_t prefix_rows(int64_t entries) const {
+    const auto it = std::lower_bound(row_ptr.begin() + 1, row_ptr.end(), entries);
+    return std::min<int64_t>(rows,
+                             std::max<int64_t>(int64_t(it - row_ptr.begin()), std::min<int64_t>(rows, 1)));
+  }
   // Sampled rows stand for this many matrix rows each.
   double scale(int64_t matrix_rows) const { return rows ? double(matrix_rows) / double(rows) : 1.0; }
 };

@@ -127,7 +127,8 @@ void sample_entry_facts(MatrixStats& s) {
   // runs counts nonzeros in a run: the entry before or after it holds the adjacent column.
   s.dense_run_fraction = entries ? double(runs) / double(entries) : 0;
   s.avg_col_span = nonempty ? span_sum / double(nonempty) : 0;
-  s.distinct_diagonals = smp.distinct_offsets(MatrixStats::kDiagonalCap);
+  s.distinct_diagonals =
+      smp.distinct_offsets(MatrixStats::kDiagonalCap, smp.prefix_rows(MatrixStats::kDiagonalEntries));
   s.facts_sampled = smp.groups < smp.matrix_groups;
 }
 

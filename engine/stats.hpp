@@ -30,8 +30,10 @@ struct MatrixStats {
   int64_t empty_rows = 0;
   // Facts about entries, read from the row sample (sample below; every row when the sample holds
   // them all), so that statistics never read col_idx, on the host or on a device.
-  static constexpr int64_t kDiagonalCap = 4096;
-  int64_t distinct_diagonals = 0;   // distinct values of (col - row), counted up to kDiagonalCap + 1
+  // Distinct values of (col - row) in the sampled rows that hold the first kDiagonalEntries
+  // sampled entries (RowSample::prefix_rows), counted up to kDiagonalCap + 1.
+  static constexpr int64_t kDiagonalCap = 4096, kDiagonalEntries = 65536;
+  int64_t distinct_diagonals = 0;
   double dense_run_fraction = 0;    // nonzeros stored next to an adjacent column (c-1 or c+1)
   double avg_col_span = 0;          // mean over non-empty rows of (max col - min col + 1)
   bool facts_sampled = false;       // the sample left rows out

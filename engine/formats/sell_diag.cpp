@@ -136,9 +136,10 @@ class SellDiagFormat final : public Format {
   // blocks); with scattered columns it degenerates into padded ELL (measured 1.7x csr's time).
   double efficiency(const MatrixStats& s, const TargetInfo& t) const override {
     if (t.gpu() || !s.sample) return 1.0;
-    // The fill of the sampled rows' diagonals (the statistics count them on the sample).
-    const double span = double(std::max<int64_t>(1, std::min(s.sample->rows, s.cols)));
-    const double entries = double(s.sample->row_ptr.back());
+    // The fill of the sampled rows' diagonals (the rows the statistics counted them on).
+    const int64_t rows = s.sample->prefix_rows(MatrixStats::kDiagonalEntries);
+    const double span = double(std::max<int64_t>(1, std::min(rows, s.cols)));
+    const double entries = double(s.sample->row_ptr[size_t(rows)]);
     const double occupancy = s.distinct_diagonals ? entries / (double(s.distinct_diagonals) * span) : 0.0;
     return occupancy >= 0.25 ? 1.0 : 1.8;
   }

@@ -45,6 +45,8 @@ void slow_entry_facts(const RowSample& smp, MatrixStats& s) {
   std::set<int64_t> offsets;
   double span = 0;
   int64_t in_runs = 0, nonempty = 0;
+  // Diagonals are counted on the rows up to the first row ending at or past kDiagonalEntries.
+  bool counting = true;
   for (int64_t r = 0; r < smp.rows; ++r) {
     const int64_t b = smp.row_ptr[size_t(r)], e = smp.row_ptr[size_t(r) + 1];
     if (b == e) continue;
@@ -52,13 +54,14 @@ void slow_entry_facts(const RowSample& smp, MatrixStats& s) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (int64_t p = b; p < e; ++p) {
       const int64_t c = smp.col_idx[size_t(p)];
-      offsets.insert(c - r);
+      if (counting) offsets.insert(c - r);
       lo = std::min(lo, c);
       hi = std::max(hi, c);
       in_runs += (p > b && smp.col_idx[size_t(p) - 1] == c - 1) ||
                  (p + 1 < e && smp.col_idx[size_t(p) + 1] == c + 1);
     }
     span += double(hi - lo + 1);
+    counting = counting && e < MatrixStats::kDiagonalEntries;
   }
   const int64_t entries = smp.row_ptr[size_t(smp.rows)];
   s.distinct_diagonals = std::min<int64_t>(int64_t(offsets.size()), MatrixStats::kDiagonalCap + 1);
