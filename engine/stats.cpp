@@ -106,9 +106,11 @@ void sample_entry_facts(MatrixStats& s) {
   const RowSample& smp = *s.sample;
   const int64_t* rp = smp.row_ptr.data();
   const int64_t* ci = smp.col_idx.data();
+  // The sampled rows holding the first kFactEntries entries (a sample of dense rows has more).
+  const int64_t rows = smp.prefix_rows(MatrixStats::kFactEntries);
   int64_t runs = 0, nonempty = 0;
   double span_sum = 0;
-  for (int64_t r = 0; r < smp.rows; ++r) {
+  for (int64_t r = 0; r < rows; ++r) {
     const int64_t b = rp[r], e = rp[r + 1];
     if (b == e) continue;
     ++nonempty;
@@ -123,13 +125,12 @@ void sample_entry_facts(MatrixStats& s) {
     }
     span_sum += double(cmax - cmin + 1);
   }
-  const int64_t entries = rp[smp.rows];
+  const int64_t entries = rp[rows];
   // runs counts nonzeros in a run: the entry before or after it holds the adjacent column.
   s.dense_run_fraction = entries ? double(runs) / double(entries) : 0;
   s.avg_col_span = nonempty ? span_sum / double(nonempty) : 0;
-  s.distinct_diagonals =
-      smp.distinct_offsets(MatrixStats::kDiagonalCap, smp.prefix_rows(MatrixStats::kDiagonalEntries));
-  s.facts_sampled = smp.groups < smp.matrix_groups;
+  s.distinct_diagonals = smp.distinct_offsets(MatrixStats::kDiagonalCap, rows);
+  s.facts_sampled = smp.groups < smp.matrix_groups || rows < smp.rows;
 }
 
 void finish_row_moments(MatrixStats& s, double sum_sq) {

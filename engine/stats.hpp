@@ -28,15 +28,14 @@ struct MatrixStats {
   static constexpr int kShortLengths = 64;
   std::array<int64_t, kShortLengths> len_count{};
   int64_t empty_rows = 0;
-  // Facts about entries, read from the row sample (sample below; every row when the sample holds
-  // them all), so that statistics never read col_idx, on the host or on a device.
-  // Distinct values of (col - row) in the sampled rows that hold the first kDiagonalEntries
-  // sampled entries (RowSample::prefix_rows), counted up to kDiagonalCap + 1.
-  static constexpr int64_t kDiagonalCap = 4096, kDiagonalEntries = 65536;
-  int64_t distinct_diagonals = 0;
+  // Facts about entries, read from the sampled rows that hold the sample's first kFactEntries
+  // entries (sample below, RowSample::prefix_rows; every row when those are all of them), so that
+  // statistics never read col_idx, on the host or on a device.
+  static constexpr int64_t kDiagonalCap = 4096, kFactEntries = 65536;
+  int64_t distinct_diagonals = 0;   // distinct values of (col - row), counted up to kDiagonalCap + 1
   double dense_run_fraction = 0;    // nonzeros stored next to an adjacent column (c-1 or c+1)
   double avg_col_span = 0;          // mean over non-empty rows of (max col - min col + 1)
-  bool facts_sampled = false;       // the sample left rows out
+  bool facts_sampled = false;       // the rows read were not all of the matrix's
   // A sample of whole row groups for the estimates that look at structure (diagonals, blocks):
   // from the host CSR, or gathered on the device for device-resident input.
   std::shared_ptr<const RowSample> sample;

@@ -137,7 +137,7 @@ class SellDiagFormat final : public Format {
   double efficiency(const MatrixStats& s, const TargetInfo& t) const override {
     if (t.gpu() || !s.sample) return 1.0;
     // The fill of the sampled rows' diagonals (the rows the statistics counted them on).
-    const int64_t rows = s.sample->prefix_rows(MatrixStats::kDiagonalEntries);
+    const int64_t rows = s.sample->prefix_rows(MatrixStats::kFactEntries);
     const double span = double(std::max<int64_t>(1, std::min(rows, s.cols)));
     const double entries = double(s.sample->row_ptr[size_t(rows)]);
     const double occupancy = s.distinct_diagonals ? entries / (double(s.distinct_diagonals) * span) : 0.0;

@@ -45,25 +45,25 @@ void slow_entry_facts(const RowSample& smp, MatrixStats& s) {
   std::set<int64_t> offsets;
   double span = 0;
   int64_t in_runs = 0, nonempty = 0;
-  // Diagonals are counted on the rows up to the first row ending at or past kDiagonalEntries.
-  bool counting = true;
-  for (int64_t r = 0; r < smp.rows; ++r) {
+  // The rows up to the first one ending at or past kFactEntries (at least one).
+  int64_t rows = 0;
+  while (rows < smp.rows && (rows == 0 || smp.row_ptr[size_t(rows)] < MatrixStats::kFactEntries)) ++rows;
+  for (int64_t r = 0; r < rows; ++r) {
     const int64_t b = smp.row_ptr[size_t(r)], e = smp.row_ptr[size_t(r) + 1];
     if (b == e) continue;
     ++nonempty;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (int64_t p = b; p < e; ++p) {
       const int64_t c = smp.col_idx[size_t(p)];
-      if (counting) offsets.insert(c - r);
+      offsets.insert(c - r);
       lo = std::min(lo, c);
       hi = std::max(hi, c);
       in_runs += (p > b && smp.col_idx[size_t(p) - 1] == c - 1) ||
                  (p + 1 < e && smp.col_idx[size_t(p) + 1] == c + 1);
     }
     span += double(hi - lo + 1);
-    counting = counting && e < MatrixStats::kDiagonalEntries;
   }
-  const int64_t entries = smp.row_ptr[size_t(smp.rows)];
+  const int64_t entries = smp.row_ptr[size_t(rows)];
   s.distinct_diagonals = std::min<int64_t>(int64_t(offsets.size()), MatrixStats::kDiagonalCap + 1);
   s.dense_run_fraction = entries ? double(in_runs) / double(entries) : 0;
   s.avg_col_span = nonempty ? span / double(nonempty) : 0;
@@ -139,7 +139,8 @@ void check_same(const MatrixStats& got, const MatrixStats& want) {
   REQUIRE(got.sample);
   MatrixStats facts = want;
   if (got.facts_sampled) slow_entry_facts(*got.sample, facts);
-  CHECK(got.facts_sampled == (got.sample->rows < got.rows));
+  CHECK(got.facts_sampled == (got.sample->rows < got.rows ||
+                              got.sample->prefix_rows(MatrixStats::kFactEntries) < got.sample->rows));
   CHECK(got.distinct_diagonals == facts.distinct_diagonals);
   CHECK(got.dense_run_fraction == Approx(facts.dense_run_fraction).epsilon(1e-12));
   CHECK(got.avg_col_span == Approx(facts.avg_col_span).epsilon(1e-12));
