@@ -18,7 +18,8 @@ namespace {
 constexpr uint64_t kNone = ~uint64_t(0);
 static_assert(DP_WIDTHS == MatrixStats::kWidths &&
                   DP_HIST_BINS == int(std::tuple_size_v<decltype(MatrixStats::row_hist)>) &&
-                  DP_SHORT_LENGTHS == MatrixStats::kShortLengths && DP_LEN_COUNT == DP_HIST + DP_HIST_BINS,
+                  DP_SHORT_LENGTHS == MatrixStats::kShortLengths &&
+                  int(DP_LEN_COUNT) == int(DP_HIST) + int(DP_HIST_BINS),
               "device statistics and MatrixStats disagree");
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
