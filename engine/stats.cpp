@@ -30,18 +30,26 @@ struct Partial {
   std::array<int64_t, MatrixStats::kWidths> widths{}, idle{}, rem{};
 };
 
-// Row-length facts of rows [r0, r1): r0 is a multiple of kChunkRows (so of every slice height),
-// r1 too or the last row. Rows go kChunkRows at a time through a local array: the sums are
-// vector loops, the slice widths pairwise maxima (level k holds the widths of 2^k-row slices).
+// Statistics of rows [r0, r1): r0 is a multiple of kChunkRows (so of every slice height), r1 too
+// or the last row. Row lengths go kChunkRows at a time through a local array: the sums are vector
+// loops, the slice widths pairwise maxima (level k holds the widths of 2^k-row slices).
 template <class I>
-void row_shape(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
+void scan(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
   const I* rp = a.rp<I>();
   constexpr int K = MatrixStats::kWidths;
   int64_t len[kChunkRows];
   for (int64_t c0 = r0; c0 < r1; c0 += kChunkRows) {
     const int64_t n = std::min(kChunkRows, r1 - c0);
-    for (int64_t i = 0; i < n; ++i) len[i] = int64_t(rp[c0 + i + 1]) - int64_t(rp[c0 + i]);
-    for (int64_t i = n; i < kChunkRows; ++i) len[i] = 0;  // past the last row: adds nothing
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t l = len[i] = int64_t(rp[c0 + i + 1]) - int64_t(rp[c0 + i]);
+      p.row_min = std::min(p.row_min, l);
+      p.row_max = std::max(p.row_max, l);
+      p.sum_sq += double(l) * double(l);
+      if (l < MatrixStats::kShortLengths) ++p.len_count[size_t(l)];
+      p.empty += l == 0;
+      ++p.hist[l ? std::min<int>(int(p.hist.size()) - 1, 1 + (63 - __builtin_clzll(uint64_t(l)))) : 0];
+    }
+    for (int64_t i = n; i < kChunkRows; ++i) len[i] = 0;  // past the last row: adds nothing below
     for (int k = 0; k < K; ++k) {
       const int64_t mask = (int64_t(1) << k) - 1;
       int64_t rem = 0, idle = 0;
@@ -59,21 +67,6 @@ void row_shape(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
       for (int64_t i = 0; i < w; ++i) len[i] = std::max(len[2 * i], len[2 * i + 1]);
     }
   }
-}
-
-template <class I>
-void scan(const CsrRef& a, int64_t r0, int64_t r1, Partial& p) {
-  const I* rp = a.rp<I>();
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t len = rp[r + 1] - rp[r];
-    p.row_min = std::min(p.row_min, len);
-    p.row_max = std::max(p.row_max, len);
-    p.sum_sq += double(len) * double(len);
-    if (len < MatrixStats::kShortLengths) ++p.len_count[size_t(len)];
-    p.empty += len == 0;
-    ++p.hist[len ? std::min<int>(int(p.hist.size()) - 1, 1 + (63 - __builtin_clzll(uint64_t(len)))) : 0];
-  }
-  row_shape<I>(a, r0, r1, p);
 }
 
 void merge(const CsrRef& a, std::vector<Partial>& parts, MatrixStats& s) {
@@ -156,7 +149,7 @@ MatrixStats compute_stats(const CsrRef& a) {
       const int64_t mid = lo + (hi - lo) / 2;
       if (a.row_begin(mid) < target) lo = mid + 1; else hi = mid;
     }
-    // Chunks start at multiples of kChunkRows: row_shape's slices never straddle two.
+    // Chunks start at multiples of kChunkRows: scan's slices never straddle two.
     bounds[size_t(c)] = std::max(bounds[size_t(c) - 1], lo / kChunkRows * kChunkRows);
   }
   std::vector<Partial> parts(static_cast<size_t>(chunks));
@@ -199,6 +192,7 @@ Json MatrixStats::to_json() const {
 }
 
 std::string MatrixStats::to_text() const {
+  const char* from = facts_sampled ? " (row sample)" : "";
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "rows               %lld\ncols               %lld\nnnz                %lld\n"
@@ -209,9 +203,8 @@ std::string MatrixStats::to_text() const {
                 (long long)rows, (long long)cols, (long long)nnz, (long long)row_min, (long long)row_max,
                 row_mean, row_std, row_cv, (long long)empty_rows,
                 distinct_diagonals > kDiagonalCap ? "> " : "",
-                (long long)std::min(distinct_diagonals, kDiagonalCap), facts_sampled ? " (row sample)" : "",
-                dense_run_fraction, facts_sampled ? " (row sample)" : "", avg_col_span,
-                facts_sampled ? " (row sample)" : "");
+                (long long)std::min(distinct_diagonals, kDiagonalCap), from, dense_run_fraction, from,
+                avg_col_span, from);
   std::string out = buf;
   for (size_t k = 0; k < row_hist.size(); ++k) {
     if (!row_hist[k]) continue;

@@ -27,6 +27,7 @@ using namespace slice_util;
 struct SliceLayout {
   std::vector<int64_t> offsets;
   int64_t rem_width = 0;
+  int64_t rem_entries = 0;  // entries in the remainder, over the slice's rows
   bool sort_first = false;  // the last slice chosen had too many distinct offsets for the table
 };
 
@@ -109,7 +110,8 @@ int64_t place_row(const I* ci, int64_t b, int64_t e, int64_t r, const O* off, in
   return rem;
 }
 
-// Chooses the diagonals of slice s (into lay.offsets) and the remainder width: no entry is placed.
+// Chooses the diagonals of slice s (into lay.offsets) and counts its remainder (width, entries):
+// no entry is placed.
 template <class I>
 void choose_slice(const CsrRef& a, int64_t s, int64_t c, int64_t min_count, SliceLayout& lay,
                   std::vector<int64_t>& scratch, std::vector<char>& used) {
@@ -117,12 +119,15 @@ void choose_slice(const CsrRef& a, int64_t s, int64_t c, int64_t min_count, Slic
   const I* ci = a.ci<I>();
   const int64_t r0 = s * c, r1 = std::min(a.rows, r0 + c);
   choose_diagonals<I>(a, r0, r1, min_count, lay, scratch);
-  lay.rem_width = 0;
+  lay.rem_width = lay.rem_entries = 0;
   const int64_t n = int64_t(lay.offsets.size());
-  for (int64_t r = r0; r < r1; ++r)
-    lay.rem_width = std::max(lay.rem_width, place_row(
-                                                ci, int64_t(rp[r]), int64_t(rp[r + 1]), r, lay.offsets.data(),
-                                                n, used, [](int64_t, int64_t) {}, [](int64_t) {}));
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t rem = place_row(
+        ci, int64_t(rp[r]), int64_t(rp[r + 1]), r, lay.offsets.data(), n, used, [](int64_t, int64_t) {},
+        [](int64_t) {});
+    lay.rem_width = std::max(lay.rem_width, rem);
+    lay.rem_entries += rem;
+  }
 }
 
 // Fewest entries for which a whole diagonal (C values + 1 offset) beats explicit indices.
@@ -180,13 +185,8 @@ class SellDiagFormat final : public Format {
     const int64_t* srp = smp.rp<int64_t>();
     for (int64_t sl = 0; sl < ceil_div(smp.rows, c); ++sl) {
       choose_slice<int64_t>(smp, sl, c, min_diag_count(c, is, vs), lay, scratch, used);
-      const int64_t n = int64_t(lay.offsets.size());
-      for (int64_t r = sl * c; r < std::min(smp.rows, (sl + 1) * c); ++r)
-        on_diag +=
-            double(srp[r + 1] - srp[r]) - double(place_row(
-                                              smp.ci<int64_t>(), srp[r], srp[r + 1], r, lay.offsets.data(), n,
-                                              used, [](int64_t, int64_t) {}, [](int64_t) {}));
-      diags += double(n);
+      on_diag += double(srp[std::min(smp.rows, (sl + 1) * c)] - srp[sl * c] - lay.rem_entries);
+      diags += double(lay.offsets.size());
       rem += double(lay.rem_width * c);
     }
     const double scale = s.sample->scale(a.rows);
@@ -342,24 +342,20 @@ class SellDiagFormat final : public Format {
         I* c0 = rcol + rem_ptr[s];
         V* v0 = rvals + rem_ptr[s];
         std::fill(d0, d0 + n * c, V(0));
-        for (int64_t i = 0; i < c && s * c + i < a.rows; ++i) {
+        for (int64_t i = 0; i < c; ++i) {
           const int64_t r = s * c + i;
           int64_t fill = 0;
-          place_row(
-              ci, int64_t(rp[r]), int64_t(rp[r + 1]), r, offsets + diag_ptr[s], n, used,
-              [&](int64_t j, int64_t k) { d0[j * c + i] = av[k]; },
-              [&](int64_t k) {
-                c0[fill * c + i] = ci[k];
-                v0[fill++ * c + i] = av[k];
-              });
+          if (r < a.rows)  // rows past the matrix's end (last slice) are padding only
+            place_row(
+                ci, int64_t(rp[r]), int64_t(rp[r + 1]), r, offsets + diag_ptr[s], n, used,
+                [&](int64_t j, int64_t k) { d0[j * c + i] = av[k]; },
+                [&](int64_t k) {
+                  c0[fill * c + i] = ci[k];
+                  v0[fill++ * c + i] = av[k];
+                });
           // Remainder padding repeats the row's last remainder column (or the diagonal's row) with 0.
           const I pad = fill ? c0[(fill - 1) * c + i] : I(std::min(r, std::max<int64_t>(a.cols - 1, 0)));
           for (int64_t q = fill; q < width; ++q) c0[q * c + i] = pad, v0[q * c + i] = V(0);
-        }
-        // Rows past the matrix's end (last slice): padding only.
-        for (int64_t i = std::max<int64_t>(0, a.rows - s * c); i < c; ++i) {
-          const I pad = I(std::min(s * c + i, std::max<int64_t>(a.cols - 1, 0)));
-          for (int64_t q = 0; q < width; ++q) c0[q * c + i] = pad, v0[q * c + i] = V(0);
         }
       }
     });
