@@ -86,6 +86,7 @@ void DevicePlanner::launch(const std::string& module_name, const std::string& en
                            const SpmvArgs& args, int block) {
   exec_->run(module(module_name).entry(entry), grid_stride_step(b_.target(), entry, items, block), args,
              nullptr);
+  trace_.step(entry);
 }
 
 HostArray DevicePlanner::alloc(int64_t count, size_t elem) {
@@ -93,6 +94,7 @@ HostArray DevicePlanner::alloc(int64_t count, size_t elem) {
   h.count = count;
   h.elem = elem;
   h.device = DeviceBuffer(b_, size_t(count) * elem);
+  trace_.step("alloc");
   return h;
 }
 
@@ -106,6 +108,7 @@ void DevicePlanner::exclusive_scan(void* v, int64_t n) {
 int64_t DevicePlanner::read_i64(const void* p) {
   int64_t v = 0;
   b_.download(&v, p, sizeof v);
+  trace_.step("read_i64");
   return v;
 }
 
@@ -115,6 +118,7 @@ MatrixStats DevicePlanner::analyze() {
   v[DP_ERR_ROW] = v[DP_ERR_COL] = v[DP_ROW_MIN] = kNone;
   stats_ = DeviceBuffer(b_, sizeof(uint64_t) * DP_SLOTS);
   b_.upload(stats_.get(), v.data(), sizeof(uint64_t) * DP_SLOTS);
+  trace_.step("statistics block");
   SpmvArgs a = args();
   a.a[DP_SRC] = in_.row_ptr;
   a.n[DP_N_COUNT] = in_.nnz;
@@ -123,6 +127,7 @@ MatrixStats DevicePlanner::analyze() {
   a.a[DP_SRC] = in_.col_idx;
   if (in_.nnz) launch("device_plan", "spmvjit_dp_cols", in_.nnz, a);
   b_.download(v.data(), stats_.get(), sizeof(uint64_t) * DP_SLOTS);  // waits for the kernels
+  trace_.step("statistics download");
   if (v[DP_ERR_ENDS] || v[DP_ERR_ROW] != kNone || v[DP_ERR_COL] != kNone) report_invalid();
 
   MatrixStats s;
@@ -145,6 +150,7 @@ MatrixStats DevicePlanner::analyze() {
   }
   s.sample = gather_sample();
   sample_entry_facts(s);
+  trace_.step("entry facts");
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }
@@ -172,6 +178,7 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
   exclusive_scan(off.device.get(), n);
   std::vector<int64_t> offsets(size_t(n) + 1);
   b_.download(offsets.data(), off.device.get(), offsets.size() * sizeof(int64_t));
+  trace_.step("sample offsets download");
   const int64_t total = offsets.back();
   HostArray cols = alloc(total, sizeof(int64_t)), vals = alloc(total, size_of(in_.value));
   a.a[DP_SAMPLE_COLS] = cols.device.get();
@@ -182,6 +189,7 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
   smp->values = AlignedBuffer(size_t(total) * size_of(in_.value));
   b_.download(smp->col_idx.data(), cols.device.get(), size_t(total) * sizeof(int64_t));
   b_.download(smp->values.data(), vals.device.get(), smp->values.bytes());
+  trace_.step("sample entries download (" + std::to_string(total) + ")");
   // Rows past the matrix's end (only in its last, partial group) are not sample rows.
   for (int64_t g = 0; g < smp->groups; ++g) {
     const int64_t r0 = sample_group_start(g, smp->groups, smp->matrix_groups);
@@ -189,6 +197,7 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
       smp->row_ptr.push_back(offsets[size_t(g * RowSample::kGroupRows + j + 1)]);
     smp->rows += std::min(RowSample::kGroupRows, in_.rows - r0);
   }
+  trace_.step("sample rows");
   return smp;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "core/log.hpp"
 #include "engine/formats/device_converter.hpp"
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
@@ -68,6 +69,7 @@ class DevicePlanner final : public DeviceConverter {
   std::unique_ptr<Executor> exec_;
   double compile_s_ = 0, load_s_ = 0;
   DeviceBuffer stats_;  // the statistics block (u64 slots)
+  TraceSteps trace_{"device plan"};
 };
 
 }  // namespace spmvjit

@@ -95,13 +95,17 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   else
     plan_on_host(user, a.memory == SPMV_MEMORY_DEVICE, a.index_base, forced);
 
+  TraceSteps trace("plan");
   spec_ = chosen_spec();
   load_kernels();
+  trace.step("kernel ready");
 
   const auto t0 = Clock::now();
   upload_arrays();
   timings_.upload = since(t0);
+  trace.step("arrays uploaded");
   executor_ = backend_->make_executor(worker_threads_);
+  trace.step("executor");
   timings_.total = since(t_start);
 }
 
@@ -170,19 +174,25 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
 void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   auto t0 = Clock::now();
   validate_sizes(user, base);
+  TraceSteps trace("plan on device");
   DevicePlanner dp(*backend_, user, base, cache_dir_);
+  trace.step("device planner");
   const double modules_s = dp.compile_seconds() + dp.load_seconds();
   stats_ = dp.analyze();  // validation runs inside the statistics kernels
   timings_.stats = since(t0) - modules_s;
+  trace.step("statistics");
   // The estimates of device-convertible formats read only the statistics: give them no arrays.
   CsrRef shape = user;
   shape.row_ptr = shape.col_idx = shape.val = nullptr;
   choice_ = choose_format(shape, stats_, target_, forced, true, forced_params_ ? &*forced_params_ : nullptr);
   timings_.plan = choice_.seconds;
+  trace.step("choice");
   start_kernel_lookup();
+  trace.step("kernel lookup started");
   t0 = Clock::now();
   convert_with_fallback(
       forced, [&](const Format& f, const FormatParams& p) { return f.convert_device(dp, p, target_); });
+  trace.step("convert");
   // update_values rebuilds the values on the device from the pattern: the format's own CSR
   // arrays when it has them (borrowed, see device_pattern), else a device copy.
   if (choice_.format->keeps_csr_pattern()) {
@@ -193,7 +203,9 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
     device_pattern_[1] = std::move(dp.col_idx(nnz_).device);
     for (const DeviceBuffer& d : device_pattern_) device_bytes_ += int64_t(d.bytes());
   }
+  trace.step("pattern");
   backend_->synchronize(nullptr);
+  trace.step("synchronize");
   converted_on_device_ = true;
   // The build modules compiled or loaded during conversion count as compile and load.
   timings_.convert = since(t0) - (dp.compile_seconds() + dp.load_seconds() - modules_s);

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/log.hpp"
+
 namespace spmvjit {
 
 Json PlanChoice::considered_json() const {
@@ -35,9 +37,11 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   const auto t0 = std::chrono::steady_clock::now();
   const bool automatic = forced == nullptr;
   PlanChoice choice;
+  TraceSteps trace("estimate");
   for (const Format* f : all_formats()) {
     if (!f->supports(t.backend) || (!automatic && f != forced)) continue;
     if (device_input && !f->converts_on_device()) continue;
+    trace.step("(between formats)");
     for (const FormatParams& p : f->candidates(a, s, t)) {
       if (device_input && !f->device_convertible(p)) continue;
       if (only && p != *only) continue;
@@ -47,6 +51,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
       c.score *= f->efficiency(s, t);
       choice.considered.push_back(c);
     }
+    trace.step(f->name());
   }
   std::stable_sort(choice.considered.begin(), choice.considered.end(),
                    [](const Candidate& x, const Candidate& y) { return x.score < y.score; });

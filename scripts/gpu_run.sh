@@ -2,12 +2,13 @@
 # One call on a CUDA machine: unpack deps, build (CUDA only), test, benchmark vs cuSPARSE, memcheck.
 # Usage: scripts/gpu_run.sh   (results in $OUT, default ./out). Needs .deps/catch2_*.deb (apt-get
 # download catch2) since the GPU machine has no network; .deps/matrices/*.mtx are tested if present.
-# STAGES (comma list, default all of them): tests, auto (the large suite, planner's choice + device
-# input + cuSPARSE, with break-even), all (every format on the large suite), warm (warm-cache plan
-# times), cold (first plan of a fresh process on a cold cache, tiered compile on and off), small,
-# shared (every format on ../shared/matrices), memcheck. BASELINE_TREE=dir (a source tree of an older commit) is built beside and runs the
-# `auto` stage too, for an A/B in the same session. Each stage has a time limit (T_TESTS, T_BENCH,
-# T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
+# STAGES (comma list, default all of them but trace): tests, trace (step timings of warm plans,
+# SPMVJIT_LOG_LEVEL=trace), auto (the large suite, planner's choice + device input + cuSPARSE,
+# with break-even), all (every format on the large suite), warm (warm-cache plan times), cold
+# (first plan of a fresh process on a cold cache, tiered compile on and off), small, shared (every
+# format on ../shared/matrices), memcheck. BASELINE_TREE=dir (a source tree of an older commit) is
+# built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
+# limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/out}
@@ -95,6 +96,15 @@ python3 - /tmp/bench_shared_*.json > "$OUT/bench_shared.json" <<'PY' || true
 import json, sys
 print(json.dumps({"results": [r for f in sys.argv[1:] for r in json.load(open(f))["results"]]}))
 PY
+fi
+
+if has trace; then
+step "trace: step timings of warm plans (SPMVJIT_LOG_LEVEL=trace), large suite, auto from host and device memory"
+timeout 120 "$CLI" bench --suite --large --backend cuda --formats auto --no-peers --iters 3 \
+  --cache-dir /tmp/spmvjit-trace-cache > /dev/null 2>&1  # fills the kernel cache
+SPMVJIT_LOG_LEVEL=trace timeout "${T_BENCH:-300}" "$CLI" bench --suite --large --backend cuda --formats auto \
+  --no-peers --iters 10 --cache-dir /tmp/spmvjit-trace-cache > "$OUT/trace.txt" 2>&1 || status=1
+grep -v "^\[spmvjit trace\]" "$OUT/trace.txt" | tail -20
 fi
 
 if has warm; then
