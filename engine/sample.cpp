@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <vector>
 
 namespace spmvjit {
 #include "templates/contract/device_plan.h"
@@ -24,21 +25,29 @@ int64_t sample_groups(int64_t rows, int64_t nnz) {
 }
 
 int64_t RowSample::distinct_offsets(int64_t cap, int64_t first_rows) const {
-  // Open addressing over a table of at least four times the cap: short probes, early exit.
+  // Open addressing over a table of at least four times the cap: short probes, early exit. The
+  // table is the thread's, reused (a fresh one costs a page fault per 4 KiB on every plan).
   size_t size = 4;
   while (size < size_t(4 * (cap + 1))) size <<= 1;
-  std::vector<int64_t> table(size, INT64_MIN);
+  thread_local std::vector<int64_t> table;
+  table.assign(size, INT64_MIN);
   const size_t mask = size - 1;
   int64_t distinct = 0;
-  for (int64_t r = 0; r < std::min(rows, first_rows); ++r)
-    for (int64_t k = row_ptr[size_t(r)]; k < row_ptr[size_t(r) + 1]; ++k) {
+  const int64_t last = std::min(rows, first_rows);
+  for (int64_t r = 0; r < last; ++r) {
+    const int64_t b = row_ptr[size_t(r)], e = row_ptr[size_t(r) + 1];
+    // Banded rows repeat the previous row's offsets position by position: those are known.
+    const int64_t pb = r ? row_ptr[size_t(r) - 1] : b, plen = b - pb;
+    for (int64_t k = b; k < e; ++k) {
       const int64_t off = col_idx[size_t(k)] - r;
+      if (k - b < plen && col_idx[size_t(pb + k - b)] - (r - 1) == off) continue;
       size_t h = size_t(uint64_t(off) * 0x9e3779b97f4a7c15ULL >> 17) & mask;
       while (table[h] != INT64_MIN && table[h] != off) h = (h + 1) & mask;
       if (table[h] == off) continue;
       table[h] = off;
       if (++distinct > cap) return distinct;
     }
+  }
   return distinct;
 }
 

@@ -17,8 +17,8 @@ struct RowSample {
   // Rows per group: divisible by every slice height (powers of two up to 64) and block height
   // (up to 8, with 3 and 6), so a sampled group holds whole slices and whole block rows.
   static constexpr int64_t kGroupRows = 192;
-  static constexpr int64_t kMaxGroups = 256;
-  static constexpr int64_t kMaxEntries = 65536;  // what a device copies back to the host
+  static constexpr int64_t kMaxGroups = 64;
+  static constexpr int64_t kMaxEntries = 16384;  // what a device copies back to the host
 
   int64_t groups = 0;         // sampled groups
   int64_t matrix_groups = 0;  // groups in the matrix: ceil(rows / kGroupRows)

@@ -31,7 +31,7 @@ struct MatrixStats {
   // Facts about entries, read from the sampled rows that hold the sample's first kFactEntries
   // entries (sample below, RowSample::prefix_rows; every row when those are all of them), so that
   // statistics never read col_idx, on the host or on a device.
-  static constexpr int64_t kDiagonalCap = 4096, kFactEntries = 65536;
+  static constexpr int64_t kDiagonalCap = 4096, kFactEntries = 16384;
   int64_t distinct_diagonals = 0;   // distinct values of (col - row), counted up to kDiagonalCap + 1
   double dense_run_fraction = 0;    // nonzeros stored next to an adjacent column (c-1 or c+1)
   double avg_col_span = 0;          // mean over non-empty rows of (max col - min col + 1)
