@@ -360,6 +360,15 @@ void Plan::start_kernel_lookup() {
   // conversion runs. A fallback to another candidate during conversion makes it unused.
   const KernelSpec spec = chosen_spec();
   lookup_spec_ = spec.serialize();
+  if (tiered_compile_mode() != "quick") {  // loaded by this process already: no thread needed
+    KernelLookup k;
+    if ((k.module = find_loaded_kernel(*backend_, spec, &k.outcome))) {
+      std::promise<KernelLookup> ready;
+      ready.set_value(std::move(k));
+      lookup_ = ready.get_future();
+      return;
+    }
+  }
   lookup_ = std::async(std::launch::async, [this, spec] { return lookup_kernel(spec); });
 }
 

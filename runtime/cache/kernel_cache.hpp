@@ -30,6 +30,11 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
                                          bool compile = true);
 
 // Compiles into the disk cache without loading (warmup). Returns true if it compiled.
+// The module of `spec` when this process already loaded it (no source generation, no disk),
+// else nullptr.
+std::shared_ptr<LoadedModule> find_loaded_kernel(Backend& backend, const KernelSpec& spec,
+                                                 CacheOutcome* outcome = nullptr);
+
 bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                    CacheOutcome* outcome);
 
