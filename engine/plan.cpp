@@ -268,8 +268,17 @@ void Plan::convert_with_fallback(const Format* forced, Convert&& convert) {
   }
 }
 
-// The device arrays free themselves (DeviceBuffer), also when the constructor throws.
-Plan::~Plan() = default;
+// The device arrays free themselves (DeviceBuffer), also when the constructor throws (its work is
+// all on the default stream). Kernels on the caller's streams may still read them: wait for
+// those first, as cuMemFree would (freed blocks are reused at once, runtime/block_cache.hpp).
+Plan::~Plan() {
+  if (!backend_ || backend_->is_host() || device_bytes_ == 0) return;
+  try {
+    backend_->synchronize_device();
+  } catch (const std::exception& e) {
+    log_warn(std::string("plan destroy: ") + e.what());
+  }
+}
 
 const void* Plan::device_pattern(int i) const {
   // A CSR-layout format's row_ptr and col_idx are index slots, which update_values never

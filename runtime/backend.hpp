@@ -53,6 +53,9 @@ class Backend {
   virtual bool is_host() const = 0;
   // Waits for all work queued on `stream` (nullptr: the default stream). CPU: no-op.
   virtual void synchronize(void* stream) { (void)stream; }
+  // Waits for all work on the device, on every stream. Memory that kernels on a caller's streams
+  // may read is freed only after this (freed blocks are reused at once: runtime/block_cache.hpp).
+  virtual void synchronize_device() {}
 };
 
 // Source text plus the backend's compile options: what gets compiled and hashed.

@@ -12,6 +12,7 @@
 
 #include "core/log.hpp"
 #include "core/parallel.hpp"
+#include "runtime/block_cache.hpp"
 #include "runtime/cuda/cuda_api.hpp"
 
 namespace spmvjit {
@@ -218,18 +219,17 @@ class CudaBackend final : public CudaBackendBase {
   void* alloc(size_t bytes) override {
     if (!bytes) return nullptr;
     make_current();
-    CUdeviceptr p = 0;
-    const CUresult r = api_->cuMemAlloc(&p, bytes);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    void* p = blocks_.alloc(bytes);
+    if (!p)
       fail(SPMV_STATUS_OUT_OF_MEMORY, "cuda: cannot allocate " + std::to_string(bytes) + " bytes on device " +
-                                          std::to_string(device_) + ": " + cuda::driver_error(r));
-    check(r, ("cuMemAlloc of " + std::to_string(bytes) + " bytes").c_str());
-    return reinterpret_cast<void*>(p);
+                                          std::to_string(device_) + ": " +
+                                          cuda::driver_error(CUDA_ERROR_OUT_OF_MEMORY));
+    return p;
   }
   void free(void* p) override {
     if (!p) return;
     make_current();
-    api_->cuMemFree(reinterpret_cast<CUdeviceptr>(p));
+    blocks_.free(p);
   }
   void upload(void* dst, const void* src, size_t bytes) override {
     if (!bytes) return;
@@ -245,6 +245,10 @@ class CudaBackend final : public CudaBackendBase {
   void synchronize(void* stream) override {
     make_current();
     check(api_->cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+  }
+  void synchronize_device() override {
+    make_current();
+    check(api_->cuCtxSynchronize(), "cuCtxSynchronize");
   }
 
  private:
@@ -291,10 +295,41 @@ class CudaBackend final : public CudaBackendBase {
       if (pending[b]) check(api_->cuEventSynchronize(done[b]), "cuEventSynchronize");
   }
 
+  // Device memory through a BlockCache (runtime/block_cache.hpp): SPMVJIT_CUDA_MEMORY_CACHE_MB
+  // bytes of freed blocks are kept for reuse (default 2048; 0 turns the cache off).
+  static size_t memory_cache_limit() {
+    size_t mb = 2048;
+    if (const char* e = std::getenv("SPMVJIT_CUDA_MEMORY_CACHE_MB"); e && *e) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(e, &end, 10);
+      if (*end || e[0] == '-' || v > (1ull << 30))
+        log_warn("SPMVJIT_CUDA_MEMORY_CACHE_MB='" + std::string(e) + "' is not a size in MB; using 2048");
+      else
+        mb = size_t(v);
+    }
+    return mb << 20;
+  }
+  BlockCache::Driver driver() {
+    BlockCache::Driver d;
+    d.alloc = [this](size_t bytes) -> void* {
+      CUdeviceptr p = 0;
+      const CUresult r = api_->cuMemAlloc(&p, bytes);
+      if (r == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
+      check(r, ("cuMemAlloc of " + std::to_string(bytes) + " bytes").c_str());
+      return reinterpret_cast<void*>(p);
+    };
+    d.free = [this](void* p) {
+      const CUresult r = api_->cuMemFree(reinterpret_cast<CUdeviceptr>(p));
+      if (r != CUDA_SUCCESS) log_warn("cuda: cuMemFree failed: " + cuda::driver_error(r));
+    };
+    return d;
+  }
+
   const cuda::DriverApi* api_;
   int device_;
   CUdevice dev_;
   CUcontext ctx_ = nullptr;
+  BlockCache blocks_{driver(), memory_cache_limit()};
   std::mutex stage_mu_, upload_mu_;
   bool stage_tried_ = false;
   bool pdl_ = false;
