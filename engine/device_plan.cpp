@@ -102,7 +102,18 @@ void DevicePlanner::exclusive_scan(void* v, int64_t n) {
   SpmvArgs a = args();
   a.a[DP_SRC] = v;
   a.n[DP_N_COUNT] = n;
-  launch("device_plan", "spmvjit_dp_scan", 1, a, DP_SCAN_BLOCK);
+  if (n <= DP_SCAN_TILE) {  // one block
+    launch("device_plan", "spmvjit_dp_scan", 1, a, DP_SCAN_BLOCK);
+    return;
+  }
+  // Tile sums, their scan (recursively), then every tile from its scanned sum: one block alone
+  // took about 1 ms for 2M entries.
+  const int64_t tiles = ceil_div(n, DP_SCAN_TILE);
+  HostArray sums = alloc(tiles + 1, sizeof(int64_t));
+  a.a[DP_DST] = sums.device.get();
+  launch("device_plan", "spmvjit_dp_scan_reduce", tiles * DP_SCAN_BLOCK, a, DP_SCAN_BLOCK);
+  exclusive_scan(sums.device.get(), tiles);
+  launch("device_plan", "spmvjit_dp_scan_apply", tiles * DP_SCAN_BLOCK, a, DP_SCAN_BLOCK);
 }
 
 int64_t DevicePlanner::read_i64(const void* p) {

@@ -4,7 +4,8 @@
 // particular to a format live in its own build module (templates/gpu/<format>_build.cu).
 // The input may be one-based: n[DP_N_BASE] holds the index base everywhere.
 // Every kernel is grid-stride: any grid is correct. spmvjit_dp_rows needs blocks of exactly
-// DP_BLOCK threads, spmvjit_dp_scan one block of DP_SCAN_BLOCK; the others take any block size.
+// DP_BLOCK threads, the spmvjit_dp_scan* kernels blocks of DP_SCAN_BLOCK (spmvjit_dp_scan exactly
+// one); the others take any block size.
 #include "../contract/device_plan.h"
 #include "prelude.h"
 
@@ -38,6 +39,33 @@ SPMVJIT_DEVICE i64 warp_max(i64 v) {
 }
 SPMVJIT_DEVICE void add(u64* stats, int slot, i64 v) {
   if (v) spmvjit_atomic_add_u64(stats + slot, u64(v));
+}
+
+// Exclusive scan of one value per thread over a block of DP_SCAN_BLOCK threads; *total gets the
+// block's sum. `warps` is shared memory of one slot per warp.
+SPMVJIT_DEVICE i64 block_exclusive(i64 x, i64* warps, i64* total) {
+  const int lane = spmvjit_lane(), w = int(threadIdx.x) / SPMVJIT_WARP;
+  constexpr int kWarps = DP_SCAN_BLOCK / SPMVJIT_WARP;
+  i64 inc = x;
+  for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
+    const i64 o = spmvjit_shfl_up(inc, d);
+    if (lane >= d) inc += o;
+  }
+  if (lane == SPMVJIT_WARP - 1) warps[w] = inc;
+  spmvjit_sync_block();
+  if (w == 0) {
+    i64 ws = lane < kWarps ? warps[lane] : 0;
+    for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
+      const i64 o = spmvjit_shfl_up(ws, d);
+      if (lane >= d) ws += o;
+    }
+    if (lane < kWarps) warps[lane] = ws;  // inclusive sums of the warps
+  }
+  spmvjit_sync_block();
+  const i64 before = (w ? warps[w - 1] : 0) + inc - x;
+  *total = warps[kWarps - 1];
+  spmvjit_sync_block();  // warps[] is reused by the caller's next tile
+  return before;
 }
 
 }  // namespace dp
@@ -190,6 +218,48 @@ extern "C" __global__ void __launch_bounds__(DP_SCAN_BLOCK) spmvjit_dp_scan(cons
     run += x;
   }
   if (t == kThreads - 1) v[n] = part[kThreads - 1];
+}
+
+// The scan of more than DP_SCAN_TILE entries (engine/device_plan.cpp runs the three kernels):
+// each tile's sum into a[DP_DST][tile], spmvjit_dp_scan over those sums, then each tile scanned
+// from its scanned sum; the total lands at a[DP_SRC][n]. Tiles are grid-stride.
+extern "C" __global__ void __launch_bounds__(DP_SCAN_BLOCK) spmvjit_dp_scan_reduce(const SpmvArgs a) {
+  const i64* SPMVJIT_RESTRICT v = (const i64*)a.a[DP_SRC];
+  i64* SPMVJIT_RESTRICT sums = (i64*)a.a[DP_DST];
+  const i64 n = a.n[DP_N_COUNT], tiles = (n + DP_SCAN_TILE - 1) / DP_SCAN_TILE;
+  SPMVJIT_SHARED i64 warps[DP_SCAN_BLOCK / SPMVJIT_WARP];
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const i64 b = tile * DP_SCAN_TILE, e = b + DP_SCAN_TILE < n ? b + DP_SCAN_TILE : n;
+    i64 s = 0;
+    for (i64 i = b + threadIdx.x; i < e; i += DP_SCAN_BLOCK) s += v[i];
+    i64 total;
+    dp::block_exclusive(s, warps, &total);
+    if (threadIdx.x == 0) sums[tile] = total;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(DP_SCAN_BLOCK) spmvjit_dp_scan_apply(const SpmvArgs a) {
+  constexpr int kItems = DP_SCAN_TILE / DP_SCAN_BLOCK;  // consecutive entries per thread
+  i64* SPMVJIT_RESTRICT v = (i64*)a.a[DP_SRC];
+  const i64* SPMVJIT_RESTRICT sums = (const i64*)a.a[DP_DST];
+  const i64 n = a.n[DP_N_COUNT], tiles = (n + DP_SCAN_TILE - 1) / DP_SCAN_TILE;
+  SPMVJIT_SHARED i64 warps[DP_SCAN_BLOCK / SPMVJIT_WARP];
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const i64 b = tile * DP_SCAN_TILE + i64(threadIdx.x) * kItems;
+    i64 x[kItems], s = 0;
+    for (int k = 0; k < kItems; ++k) {
+      x[k] = b + k < n ? v[b + k] : 0;
+      s += x[k];
+    }
+    i64 total;
+    i64 run = dp::block_exclusive(s, warps, &total) + sums[tile];
+    for (int k = 0; k < kItems; ++k)
+      if (b + k < n) {
+        v[b + k] = run;
+        run += x[k];
+      }
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) v[n] = sums[tiles];
 }
 
 // Row sample, pass 1: the length of sampled row i (group i / GROUP_ROWS starting where

@@ -162,6 +162,36 @@ TEST_CASE("cuda device planning: int64 float matches the host", "[cuda]") {
   device_plans_match_host<int64_t, float>();
 }
 
+TEST_CASE("cuda device planning: the exclusive scan at tile boundaries and beyond", "[cuda]") {
+  if (!cuda_available(0)) {
+    SPMVJIT_SKIP("no CUDA device");
+  }
+  Backend& b = cuda_backend(0);
+  CsrRef none{};  // the scan reads no matrix
+  none.index = IndexType::i32;
+  none.value = ValueType::f64;
+  DevicePlanner dp(b, none, 0, "");
+  // One block (up to 8192), three kernels, and the recursive case (over 8192 tiles).
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(8191), int64_t(8192), int64_t(8193), int64_t(100000),
+                    int64_t(8192) * 8192 + 5}) {
+    INFO("n " << n);
+    std::vector<int64_t> v(size_t(n) + 1);
+    uint64_t z = 0x9e3779b97f4a7c15ULL ^ uint64_t(n);
+    for (int64_t& x : v) x = int64_t((z = z * 6364136223846793005ULL + 1442695040888963407ULL) >> 54) - 300;
+    HostArray d = dp.alloc(n + 1, sizeof(int64_t));
+    b.upload(d.device.get(), v.data(), v.size() * sizeof(int64_t));
+    dp.exclusive_scan(d.device.get(), n);
+    std::vector<int64_t> got(v.size());
+    b.download(got.data(), d.device.get(), got.size() * sizeof(int64_t));
+    int64_t run = 0, bad = -1;
+    for (int64_t i = 0; i <= n; ++i) {
+      if (got[size_t(i)] != run && bad < 0) bad = i;
+      if (i < n) run += v[size_t(i)];
+    }
+    CHECK(bad == -1);
+  }
+}
+
 TEST_CASE("cuda device planning: a bad device CSR fails with the host's message", "[cuda]") {
   if (!cuda_available(0)) {
     SPMVJIT_SKIP("no CUDA device");

@@ -15,7 +15,8 @@
 
 enum {
   DP_BLOCK = 256,         // threads per block of spmvjit_dp_rows (its reductions assume it)
-  DP_SCAN_BLOCK = 1024,   // spmvjit_dp_scan: one block of this many threads
+  DP_SCAN_BLOCK = 1024,   // spmvjit_dp_scan*: blocks of this many threads
+  DP_SCAN_TILE = 8192,    // entries a block scans; longer arrays take the three-kernel scan
   DP_WIDTHS = 7,          // row-shape facts for slices / lane groups of 2^0 .. 2^6 rows
   DP_HIST_BINS = 48,      // log2 row-length histogram
   DP_SHORT_LENGTHS = 64,  // exact counts of rows of 0 .. 63 nonzeros
