@@ -208,6 +208,7 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
       smp->row_ptr.push_back(offsets[size_t(g * RowSample::kGroupRows + j + 1)]);
     smp->rows += std::min(RowSample::kGroupRows, in_.rows - r0);
   }
+  mark_ascending(*smp);
   trace_.step("sample rows");
   return smp;
 }

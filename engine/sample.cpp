@@ -51,6 +51,16 @@ int64_t RowSample::distinct_offsets(int64_t cap, int64_t first_rows) const {
   return distinct;
 }
 
+void mark_ascending(RowSample& s) {
+  s.rows_ascending = true;
+  for (int64_t r = 0; r < s.rows && s.rows_ascending; ++r)
+    for (int64_t k = s.row_ptr[size_t(r)] + 1; k < s.row_ptr[size_t(r) + 1]; ++k)
+      if (s.col_idx[size_t(k)] < s.col_idx[size_t(k) - 1]) {
+        s.rows_ascending = false;
+        break;
+      }
+}
+
 std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {
   auto s = std::make_shared<RowSample>();
   s->cols = a.cols;
@@ -88,6 +98,7 @@ std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {
     out += e - b;
     s->rows += r1 - r0;
   }
+  mark_ascending(*s);
   return s;
 }
 

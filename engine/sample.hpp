@@ -30,6 +30,8 @@ struct RowSample {
   AlignedBuffer values;
   int64_t rows = 0, cols = 0;
   ValueType value = ValueType::f64;
+  // Every sampled row's columns ascend (strictly or not): estimates skip their own checks.
+  bool rows_ascending = false;
 
   // The sample as a matrix (estimates run on it as on the whole one).
   CsrRef ref() const {
@@ -56,6 +58,9 @@ struct RowSample {
 // and the device gather the same rows.
 int64_t sample_groups(int64_t rows, int64_t nnz);
 int64_t sample_group_start(int64_t g, int64_t groups, int64_t matrix_groups);
+
+// Sets rows_ascending from the sampled columns (one pass; both ways of sampling call it).
+void mark_ascending(RowSample& s);
 
 // The sample of a zero-based host CSR.
 std::shared_ptr<const RowSample> sample_rows(const CsrRef& a);

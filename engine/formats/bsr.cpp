@@ -81,14 +81,15 @@ struct BlockRowView {
   std::vector<I> cbuf[kMaxSide];
   std::vector<V> vbuf[kMaxSide];
 
-  void load(const CsrRef& a, int64_t r0, int64_t r) {
+  // `ascending`: the caller knows every row's columns ascend (RowSample::rows_ascending).
+  void load(const CsrRef& a, int64_t r0, int64_t r, bool ascending = false) {
     n = int(std::min(r, a.rows - r0));
     for (int i = 0; i < n; ++i) {
       const int64_t b = int64_t(a.rp<I>()[r0 + i]);
       len[i] = int64_t(a.rp<I>()[r0 + i + 1]) - b;
       col[i] = a.ci<I>() + b;
       val[i] = a.vals<V>() + b;
-      if (std::is_sorted(col[i], col[i] + len[i])) continue;
+      if (ascending || std::is_sorted(col[i], col[i] + len[i])) continue;
       tmp.resize(size_t(len[i]));
       for (int64_t k = 0; k < len[i]; ++k) tmp[size_t(k)] = {col[i][k], val[i][k]};
       std::stable_sort(tmp.begin(), tmp.end(),
@@ -206,7 +207,7 @@ Sample sample_shape(const RowSample& smp, int64_t r, int64_t c) {
     BlockRowView<I, V> w;
     Sample s;
     for_stratified_sample(block_rows, want, [&](int64_t b) {
-      w.load(a, b * r, r);
+      w.load(a, b * r, r, smp.rows_ascending);
       if (const int64_t e = w.entries(); e > 2 * share) {
         int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
         for (int i = 0; i < w.n; ++i)

@@ -37,12 +37,12 @@ struct RowView {
   std::vector<std::pair<I, V>> tmp;
   std::vector<I> c;
   std::vector<V> v;
-  RowView(const CsrRef& a, int64_t r) {
+  RowView(const CsrRef& a, int64_t r, bool ascending = false) {
     const int64_t b = a.rp<I>()[r];
     len = a.rp<I>()[r + 1] - b;
     col = a.ci<I>() + b;
     val = a.vals<V>() + b;
-    if (std::is_sorted(col, col + len)) return;
+    if (ascending || std::is_sorted(col, col + len)) return;
     tmp.resize(size_t(len));
     for (int64_t k = 0; k < len; ++k) tmp[size_t(k)] = {col[k], val[k]};
     std::stable_sort(tmp.begin(), tmp.end(), [](auto& x, auto& y) { return x.first < y.first; });
@@ -55,8 +55,8 @@ struct RowView {
 };
 
 template <class I, class V>
-int64_t count_blocks(const CsrRef& a, int64_t r, int64_t b) {
-  RowView<I, V> row(a, r);
+int64_t count_blocks(const CsrRef& a, int64_t r, int64_t b, bool ascending = false) {
+  RowView<I, V> row(a, r, ascending);
   return blocks_of_row(row.col, row.len, a.cols, b, [](int64_t, int64_t, int64_t) {});
 }
 
@@ -88,15 +88,20 @@ class SellBlockFormat final : public Format {
     // same for a matrix in device memory. Slice widths in blocks follow the widths in entries,
     // known exactly for every slice (MatrixStats::slice_width_sum): the sample gives their ratio,
     // so long rows it missed still count.
+    // A sample of long rows (one group can hold far more than RowSample::kMaxEntries) is read in
+    // whole slices up to four times that: dense rows repeat their structure.
     const CsrRef smp = s.sample->ref();
+    const int64_t rows =
+        std::min(smp.rows, ceil_div(s.sample->prefix_rows(4 * RowSample::kMaxEntries), c) * c);
+    const bool ascending = s.sample->rows_ascending;
     double real = 0, stored = 0, sampled_width = 0;
     dispatch_types(smp.index, smp.value, [&]<class I, class V>() {
-      for (int64_t sl = 0; sl < ceil_div(smp.rows, c); ++sl) {
+      for (int64_t sl = 0; sl < ceil_div(rows, c); ++sl) {
         int64_t w = 0, wl = 0;
-        for (int64_t r = sl * c; r < std::min(smp.rows, (sl + 1) * c); ++r) {
+        for (int64_t r = sl * c; r < std::min(rows, (sl + 1) * c); ++r) {
           const int64_t len = smp.row_len(r);
           // A row of at most one entry is that many blocks (short-row matrices are mostly such).
-          const int64_t nb = len <= 1 ? len : count_blocks<I, V>(smp, r, b);
+          const int64_t nb = len <= 1 ? len : count_blocks<I, V>(smp, r, b, ascending);
           real += double(nb);
           w = std::max(w, nb);
           wl = std::max(wl, len);
@@ -108,9 +113,9 @@ class SellBlockFormat final : public Format {
     if (c <= 64 && (c & (c - 1)) == 0 && sampled_width > 0) {
       stored *=
           double(c) * double(s.slice_width_sum[size_t(63 - __builtin_clzll(uint64_t(c)))]) / sampled_width;
-      real *= double(s.nnz) / double(smp.nnz);
+      real *= double(s.nnz) / double(s.sample->row_ptr[size_t(rows)]);
     } else {
-      const double scale = s.sample->scale(a.rows);
+      const double scale = rows ? double(a.rows) / double(rows) : 1.0;
       real *= scale;
       stored *= scale;
     }

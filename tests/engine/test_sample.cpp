@@ -49,3 +49,29 @@ TEST_CASE("distinct offsets of the sample stop counting past the cap", "[engine]
       offs.insert(scattered->col_idx[size_t(k)] - r);
   CHECK(scattered->distinct_offsets(int64_t(offs.size()) + 10) == int64_t(offs.size()));
 }
+
+TEST_CASE("the row sample knows whether its rows ascend", "[engine]") {
+  auto a = generate_matrix("random:200000:2:9", 5);
+  CHECK(sample_rows(a.ref())->rows_ascending);
+  // One row out of order: whether the sample says so depends on whether it sampled that row.
+  const auto first = sample_rows(a.ref());
+  const int64_t in = sample_group_start(3, first->groups, first->matrix_groups) + 5;  // sampled
+  const int64_t out = sample_group_start(3, first->groups, first->matrix_groups) + RowSample::kGroupRows + 5;
+  int seen[2] = {0, 0};
+  for (int64_t r : {in, out, int64_t(0), a.rows - 1}) {
+    auto b = a;
+    const int64_t k = b.row_ptr[size_t(r)];
+    std::swap(b.col_idx[size_t(k)], b.col_idx[size_t(k) + 1]);
+    const auto smp = sample_rows(b.ref());
+    bool sampled = false;
+    for (int64_t g = 0; g < smp->groups; ++g) {
+      const int64_t r0 = sample_group_start(g, smp->groups, smp->matrix_groups);
+      sampled |= r >= r0 && r < r0 + RowSample::kGroupRows;
+    }
+    INFO("row " << r << (sampled ? " sampled" : " not sampled"));
+    CHECK(smp->rows_ascending == !sampled);
+    ++seen[sampled];
+  }
+  CHECK(seen[0] > 0);  // both cases happened
+  CHECK(seen[1] > 0);
+}

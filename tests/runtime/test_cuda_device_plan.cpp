@@ -71,6 +71,7 @@ void check_same_stats(const MatrixStats& dev, const MatrixStats& host) {
   CHECK(dev.sample->rows == host.sample->rows);
   CHECK(dev.sample->row_ptr == host.sample->row_ptr);
   CHECK(dev.sample->col_idx == host.sample->col_idx);
+  CHECK(dev.sample->rows_ascending == host.sample->rows_ascending);
   REQUIRE(dev.sample->values.bytes() == host.sample->values.bytes());
   if (host.sample->values.bytes())
     CHECK(std::memcmp(dev.sample->values.data(), host.sample->values.data(), host.sample->values.bytes()) ==
