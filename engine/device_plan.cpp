@@ -176,7 +176,10 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
   smp->matrix_groups = ceil_div(in_.rows, RowSample::kGroupRows);
   smp->groups = sample_groups(in_.rows, in_.nnz);
   const int64_t n = smp->groups * RowSample::kGroupRows;
-  if (n == 0) return smp;
+  if (n == 0) {
+    mark_ascending(*smp);  // vacuously, as on the host
+    return smp;
+  }
   HostArray off = alloc(n + 1, sizeof(int64_t));
   SpmvArgs a = args();
   a.a[DP_SAMPLE_ROW_PTR] = in_.row_ptr;
