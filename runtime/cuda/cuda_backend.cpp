@@ -240,7 +240,6 @@ class CudaBackend final : public CudaBackendBase {
   void download(void* dst, const void* src, size_t bytes) override {
     if (!bytes) return;
     make_current();
-    if (bytes >= kStageDownMin && staging()) return staged_download(dst, src, bytes);
     check(api_->cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
   }
   void synchronize(void* stream) override {
@@ -256,10 +255,7 @@ class CudaBackend final : public CudaBackendBase {
   // Large uploads (plan arrays) go through two pinned staging buffers, allocated once per device:
   // the host copies chunk i + 1 (on the plan threads) while the DMA engine moves chunk i, instead
   // of the driver's pageable path. SPMVJIT_CUDA_STAGING=0 turns this off (for measuring).
-  // Downloads from 256 KiB (a planner's row sample) land in a staging buffer, then the plan
-  // threads copy them out: the driver's pageable path ran at about 5 GB/s.
   static constexpr size_t kStageMin = size_t(4) << 20, kStageChunk = size_t(32) << 20;
-  static constexpr size_t kStageDownMin = size_t(256) << 10;
   bool staging() {
     std::lock_guard lock(stage_mu_);
     if (stage_tried_) return stage_[0] != nullptr;
@@ -275,16 +271,8 @@ class CudaBackend final : public CudaBackendBase {
     }
     return stage_[0] != nullptr;
   }
-  void staged_download(void* dst, const void* src, size_t bytes) {
-    std::lock_guard lock(stage_copy_mu_);  // the staging buffers serve one copy at a time
-    for (size_t off = 0; off < bytes; off += kStageChunk) {
-      const size_t n = std::min(kStageChunk, bytes - off);
-      check(api_->cuMemcpyDtoH(stage_[0], reinterpret_cast<CUdeviceptr>(src) + off, n), "cuMemcpyDtoH");
-      parallel_copy(static_cast<char*>(dst) + off, stage_[0], n);
-    }
-  }
   void staged_upload(void* dst, const void* src, size_t bytes) {
-    std::lock_guard lock(stage_copy_mu_);  // one staged copy at a time owns the two buffers
+    std::lock_guard lock(upload_mu_);  // one plan upload at a time owns the two buffers
     CUevent done[2] = {};
     for (CUevent& e : done) check(api_->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     struct Events {
@@ -342,7 +330,7 @@ class CudaBackend final : public CudaBackendBase {
   CUdevice dev_;
   CUcontext ctx_ = nullptr;
   BlockCache blocks_{driver(), memory_cache_limit()};
-  std::mutex stage_mu_, stage_copy_mu_;
+  std::mutex stage_mu_, upload_mu_;
   bool stage_tried_ = false;
   bool pdl_ = false;
   void* stage_[2] = {nullptr, nullptr};  // pinned; kept for the process (the backend is never freed)
