@@ -26,15 +26,17 @@ int64_t sample_groups(int64_t rows, int64_t nnz) {
 
 int64_t RowSample::distinct_offsets(int64_t cap, int64_t first_rows) const {
   // Open addressing over a table of at least four times the cap: short probes, early exit. The
-  // table is the thread's, reused (a fresh one costs a page fault per 4 KiB on every plan).
+  // table is the thread's, reused (a fresh one costs a page fault per 4 KiB on every plan), and
+  // no larger than the entries need (there are no more distinct offsets than entries).
+  const int64_t last_row = std::min(rows, first_rows);
+  cap = std::min(cap, last_row > 0 ? row_ptr[size_t(last_row)] : 0);
   size_t size = 4;
   while (size < size_t(4 * (cap + 1))) size <<= 1;
   thread_local std::vector<int64_t> table;
   table.assign(size, INT64_MIN);
   const size_t mask = size - 1;
   int64_t distinct = 0;
-  const int64_t last = std::min(rows, first_rows);
-  for (int64_t r = 0; r < last; ++r) {
+  for (int64_t r = 0; r < last_row; ++r) {
     const int64_t b = row_ptr[size_t(r)], e = row_ptr[size_t(r) + 1];
     // Banded rows repeat the previous row's offsets position by position: those are known.
     const int64_t pb = r ? row_ptr[size_t(r) - 1] : b, plen = b - pb;

@@ -249,7 +249,16 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
   o.generate_seconds = since(t0);
   const std::string tag = backend_tag + o.key;
   auto lock = key_lock(tag);
-  std::lock_guard key_guard(*lock);
+  std::unique_lock key_guard(*lock, std::defer_lock);
+  if (compile) {
+    key_guard.lock();
+  } else if (!key_guard.try_lock()) {
+    // Another thread is compiling (or loading) this kernel, e.g. the background tier: a lookup
+    // that may not compile does not wait for it either (its plan takes the quick variant).
+    o.where = "absent";
+    if (outcome) *outcome = o;
+    return nullptr;
+  }
   {
     std::lock_guard guard(m.mu);
     if (auto it = m.modules.find(tag); it != m.modules.end()) {

@@ -23,8 +23,8 @@ std::string resolve_cache_dir(const char* requested);
 
 // Memory -> disk -> compile. Thread-safe; concurrent requests for one key compile once.
 // A corrupt or unloadable disk entry is logged and recompiled; an unwritable directory degrades
-// to memory only with one warning per directory. With compile = false, a kernel in neither cache
-// gives nullptr (outcome->where "absent").
+// to memory only with one warning per directory. With compile = false, a kernel in neither cache,
+// or one another thread is compiling right now, gives nullptr (outcome->where "absent").
 std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spec,
                                          const std::string& cache_dir, CacheOutcome* outcome,
                                          bool compile = true);
