@@ -84,12 +84,14 @@ LaunchStep grid_stride_step(const TargetInfo& t, const std::string& entry, int64
 
 void DevicePlanner::launch(const std::string& module_name, const std::string& entry, int64_t items,
                            const SpmvArgs& args, int block) {
+  trace_.begin();  // device operations log their own time, not the host work before them
   exec_->run(module(module_name).entry(entry), grid_stride_step(b_.target(), entry, items, block), args,
              nullptr);
   trace_.step(entry);
 }
 
 HostArray DevicePlanner::alloc(int64_t count, size_t elem) {
+  trace_.begin();
   HostArray h;
   h.count = count;
   h.elem = elem;
@@ -117,6 +119,7 @@ void DevicePlanner::exclusive_scan(void* v, int64_t n) {
 }
 
 int64_t DevicePlanner::read_i64(const void* p) {
+  trace_.begin();
   int64_t v = 0;
   b_.download(&v, p, sizeof v);
   trace_.step("read_i64");

@@ -337,8 +337,8 @@ std::string tiered_compile_mode() {
 Plan::KernelLookup Plan::lookup_kernel(const KernelSpec& spec) const {
   // The specialized module (four epilogue variants) from the cache when it is there. Otherwise
   // one variant that tests alpha and beta at run time first (a quicker first compile: clang took
-  // 50 against 150 ms for sell_diag, NVRTC about a third) while the whole compiles in the
-  // background and takes over as soon as it is ready.
+  // 50 against 150 ms for sell_diag) while the whole compiles in the background and takes over
+  // as soon as it is ready.
   const std::string mode = tiered_compile_mode();
   const bool quick_only = mode == "quick";
   const bool tiered = mode != "0";
