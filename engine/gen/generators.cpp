@@ -1,17 +1,19 @@
-// Synthetic matrix generators: stencils, random, power-law, dense rows, banded, blocked, block FEM.
+// Synthetic matrix generators: stencils, random, power-law, dense rows, banded, blocked, block FEM;
+// the spec parser and value suffixes. The newer kinds live in generators_graph.cpp and
+// generators_shapes.cpp.
 #include "engine/gen/generators.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string_view>
 #include <vector>
 
+#include "engine/gen/gen_common.hpp"
+
 namespace spmvjit {
 namespace {
 
-// Bigger requests are almost surely typos, and would take hundreds of GB.
-constexpr int64_t kMaxNnz = int64_t(1) << 34;
+using namespace gen;
 
 constexpr const char* kHelp[] = {
     "poisson2d:N                        5-point Laplacian on an N x N grid (4, -1)",
@@ -27,136 +29,24 @@ constexpr const char* kHelp[] = {
     "blocks:ROWS[:B=4[:BLOCKS_PER_ROW=4]]  rows made of runs of B consecutive, B-aligned columns",
     "blockfem:N[:B=3]                   27-point stencil on N^3 nodes, B unknowns each: dense B x B blocks "
     "(3D FEM)",
+    "rmat:SCALE[:EDGEFACTOR=16[:A=0.57[:B=0.19[:C=0.19]]]]  Graph500 R-MAT graph: 2^SCALE vertices "
+    "(scrambled), EDGEFACTOR*2^SCALE edges drawn, duplicates merged; values 1",
+    "varband:N[:MINW=2[:MAXW=64]]       N x N band whose half-widths vary smoothly in [MINW, MAXW]",
+    "lpwide:ROWS[:RATIO=20[:MIN=2[:MAX=200]]]  ROWS x RATIO*ROWS, log-uniform row lengths in "
+    "[MIN, MAX] (LP-like)",
+    "circuit:ROWS[:BIG=4[:BIGLEN=50000]]  diagonal, 0-5 entries within +-64, dense column 0, BIG rows "
+    "of ~BIGLEN",
+    "perm:N                             random N x N permutation matrix",
+    "replicate:PATH[:MINNNZ=10000000]   copies of a Matrix Market file (PATH without ':' or '@') along "
+    "the diagonal up to MINNNZ nonzeros",
 };
 
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// splitmix64. One generator per (seed, stream, row), so that rows can be filled in any order
-// (or in parallel) and still give the same matrix.
-class Rng {
- public:
-  Rng(uint64_t seed, uint64_t stream, uint64_t row)
-      : state_(mix64(mix64(seed + 0x9E3779B97F4A7C15ull) ^ (stream << 56) ^ row)) {}
-  uint64_t next() {
-    state_ += 0x9E3779B97F4A7C15ull;
-    return mix64(state_);
-  }
-  // Uniform in [0, 1) with 53 random bits.
-  double unit() { return double(next() >> 11) * 0x1.0p-53; }
-  // Uniform in [-1, 1).
-  double value() { return 2.0 * unit() - 1.0; }
-  // Uniform in [0, n) by Lemire's multiply-shift; the tiny bias is irrelevant here.
-  int64_t below(int64_t n) {
-    return int64_t((unsigned __int128)next() * (unsigned __int128)uint64_t(n) >> 64);
-  }
-  // Uniform in [lo, hi].
-  int64_t between(int64_t lo, int64_t hi) { return lo + below(hi - lo + 1); }
-
- private:
-  uint64_t state_;
+// The value suffixes: SPEC@KIND replaces the values the kind would give.
+constexpr const char* kValueHelp[] = {
+    "@random                          values uniform in [-1, 1)",
+    "@few                             values drawn from the 8 integers -4..-1, 1..4 (few distinct)",
+    "@ones                            every value 1",
 };
-
-// k distinct sorted integers from [0, n), k <= n.
-void sample_distinct(Rng& rng, int64_t n, int64_t k, int64_t* out) {
-  if (k <= 0) return;
-  if (k * 4 >= n) {
-    // Dense enough: selection sampling visits each candidate once and yields sorted output.
-    int64_t need = k;
-    for (int64_t c = 0; c < n && need > 0; ++c)
-      if (rng.below(n - c) < need) out[k - need--] = c;
-    return;
-  }
-  int64_t have = 0;
-  while (have < k) {
-    for (int64_t i = have; i < k; ++i) out[i] = rng.below(n);
-    std::sort(out, out + k);
-    have = std::unique(out, out + k) - out;
-  }
-}
-
-int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
-  if (a != 0 && b > kMaxNnz / a)
-    fail(SPMV_STATUS_INVALID_VALUE, what + " is too large (more than 2^34)");
-  return a * b;
-}
-
-// The parameters of one spec; every message names the generator and the parameter.
-class Params {
- public:
-  Params(std::string kind, std::vector<std::string> parts, std::vector<const char*> names)
-      : kind_(std::move(kind)), parts_(std::move(parts)), names_(std::move(names)) {
-    if (parts_.size() > names_.size()) {
-      std::string list;
-      for (const char* n : names_) list += std::string(list.empty() ? "" : ":") + n;
-      bad("takes at most " + std::to_string(names_.size()) + " parameters (" + list + "), got " +
-          std::to_string(parts_.size()));
-    }
-    if (parts_.empty() || parts_[0].empty()) bad("needs " + std::string(names_[0]));
-  }
-  int64_t integer(size_t i, int64_t def, int64_t lo, int64_t hi) const {
-    if (i >= parts_.size() || parts_[i].empty()) return def;
-    const std::string& s = parts_[i];
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size())
-      bad(std::string(names_[i]) + "='" + s + "' is not an integer");
-    check_range(i, double(v), double(lo), double(hi), std::to_string(v), std::to_string(lo),
-                std::to_string(hi));
-    return v;
-  }
-  double real(size_t i, double def, double lo, double hi) const {
-    if (i >= parts_.size() || parts_[i].empty()) return def;
-    const std::string& s = parts_[i];
-    double v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v))
-      bad(std::string(names_[i]) + "='" + s + "' is not a number");
-    check_range(i, v, lo, hi, s, std::to_string(lo), std::to_string(hi));
-    return v;
-  }
-  [[noreturn]] void bad(const std::string& what) const {
-    fail(SPMV_STATUS_INVALID_VALUE, "generator '" + kind_ + "': " + what);
-  }
-  const std::string& kind() const { return kind_; }
-
- private:
-  void check_range(size_t i, double v, double lo, double hi, const std::string& vs,
-                   const std::string& los, const std::string& his) const {
-    if (v < lo) bad(std::string(names_[i]) + "=" + vs + " must be at least " + los);
-    if (v > hi) bad(std::string(names_[i]) + "=" + vs + " must be at most " + his);
-  }
-
-  std::string kind_;
-  std::vector<std::string> parts_;
-  std::vector<const char*> names_;
-};
-
-// Builds row_ptr from len(r), refuses too many nonzeros, then lets fill(r, cols, vals, n)
-// write each row in place: no reallocation, and rows are independent.
-template <class Len, class Fill>
-HostCsr<int64_t, double> build(const Params& p, int64_t rows, int64_t cols, Len len, Fill fill) {
-  HostCsr<int64_t, double> a;
-  a.rows = rows;
-  a.cols = cols;
-  a.row_ptr.resize(size_t(rows) + 1);
-  a.row_ptr[0] = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    a.row_ptr[size_t(r) + 1] = a.row_ptr[size_t(r)] + len(r);
-    if (a.row_ptr[size_t(r) + 1] > kMaxNnz) p.bad("the matrix would have more than 2^34 nonzeros");
-  }
-  const int64_t nnz = a.row_ptr.back();
-  a.col_idx.resize(size_t(nnz));
-  a.val.resize(size_t(nnz));
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t b = a.row_ptr[size_t(r)];
-    fill(r, a.col_idx.data() + b, a.val.data() + b, a.row_ptr[size_t(r) + 1] - b);
-  }
-  return a;
-}
 
 // Number of in-range neighbours (-1, 0, +1) of coordinate k on a line of n points.
 inline int64_t span3(int64_t k, int64_t n) { return 1 + (k > 0) + (k < n - 1); }
@@ -192,8 +82,7 @@ HostCsr<int64_t, double> stencil(const Params& p, int dims, bool full) {
       for (int64_t dz = -1; dz <= 1; ++dz)
         for (int64_t dy = -1; dy <= 1; ++dy)
           for (int64_t dx = -1; dx <= 1; ++dx) {
-            if (z + dz < 0 || z + dz >= n || y + dy < 0 || y + dy >= n || x + dx < 0 || x + dx >= n)
-              continue;
+            if (z + dz < 0 || z + dz >= n || y + dy < 0 || y + dy >= n || x + dx < 0 || x + dx >= n) continue;
             const bool centre = dx == 0 && dy == 0 && dz == 0;
             put(r + dz * plane + dy * n + dx, centre ? diag : -1.0);
           }
@@ -232,15 +121,13 @@ HostCsr<int64_t, double> gen_random(const Params& p, uint64_t seed) {
   const int64_t lo = p.integer(1, 1, 0, cols);
   const int64_t hi = std::min(p.integer(2, std::max<int64_t>(40, lo), lo, kMaxNnz), cols);
   checked_mul(rows, hi, "ROWS*MAX");
-  return random_rows(p, rows, cols, seed,
-                     [lo, hi](int64_t, Rng& rng) { return rng.between(lo, hi); });
+  return random_rows(p, rows, cols, seed, [lo, hi](int64_t, Rng& rng) { return rng.between(lo, hi); });
 }
 
 HostCsr<int64_t, double> gen_powerlaw(const Params& p, uint64_t seed) {
   const int64_t rows = p.integer(0, 0, 1, kMaxNnz);
   const double alpha = p.real(1, 2.0, 0.0, 100.0);
-  const int64_t maxlen =
-      p.integer(2, std::min<int64_t>(std::max<int64_t>(rows / 10, 1), 100000), 1, rows);
+  const int64_t maxlen = p.integer(2, std::min<int64_t>(std::max<int64_t>(rows / 10, 1), 100000), 1, rows);
   // Inverse CDF of the continuous power law x^-alpha on [1, maxlen + 1), floored: P(len = k)
   // falls like k^-alpha, as in a Zipf distribution.
   const double top = double(maxlen) + 1.0;
@@ -248,8 +135,7 @@ HostCsr<int64_t, double> gen_powerlaw(const Params& p, uint64_t seed) {
   const double top_e = std::pow(top, e);
   return random_rows(p, rows, rows, seed, [=](int64_t, Rng& rng) {
     const double u = rng.unit();
-    const double x =
-        std::fabs(e) < 1e-12 ? std::pow(top, u) : std::pow(1.0 + u * (top_e - 1.0), 1.0 / e);
+    const double x = std::fabs(e) < 1e-12 ? std::pow(top, u) : std::pow(1.0 + u * (top_e - 1.0), 1.0 / e);
     return std::clamp<int64_t>(int64_t(x), 1, maxlen);
   });
 }
@@ -379,35 +265,40 @@ HostCsr<int64_t, double> gen_blockfem(const Params& p, uint64_t seed) {
   return build(p, rows, rows, len, fill);
 }
 
-}  // namespace
+enum class Values { natural, random, few, ones };
 
-HostCsr<int64_t, double> generate_matrix(const std::string& spec, uint64_t seed) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (;;) {
-    const size_t colon = spec.find(':', start);
-    parts.push_back(spec.substr(start, colon == std::string::npos ? colon : colon - start));
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  std::string kind = parts[0];
-  parts.erase(parts.begin());
-  using Names = std::vector<const char*>;
-  if (kind == "poisson2d") return stencil(Params(kind, parts, Names{"N"}), 2, false);
-  if (kind == "poisson3d") return stencil(Params(kind, parts, Names{"N"}), 3, false);
-  if (kind == "stencil27") return stencil(Params(kind, parts, Names{"N"}), 3, true);
-  if (kind == "random")
-    return gen_random(Params(kind, parts, Names{"ROWS", "MIN", "MAX", "COLS"}), seed);
-  if (kind == "powerlaw")
-    return gen_powerlaw(Params(kind, parts, Names{"ROWS", "ALPHA", "MAXLEN"}), seed);
-  if (kind == "denserows")
-    return gen_denserows(Params(kind, parts, Names{"ROWS", "K", "BASE"}), seed);
-  if (kind == "short") return gen_short(Params(kind, parts, Names{"ROWS", "MAX"}), seed);
-  if (kind == "dense") return gen_dense(Params(kind, parts, Names{"N", "M"}), seed);
-  if (kind == "diag") return gen_diag(Params(kind, parts, Names{"N", "BANDS"}), seed);
-  if (kind == "blocks")
-    return gen_blocks(Params(kind, parts, Names{"ROWS", "B", "BLOCKS_PER_ROW"}), seed);
-  if (kind == "blockfem") return gen_blockfem(Params(kind, parts, Names{"N", "B"}), seed);
+// The part after the last '@', if any; the spec keeps the rest.
+Values split_values(std::string& spec) {
+  const size_t at = spec.rfind('@');
+  if (at == std::string::npos) return Values::natural;
+  const std::string suffix = spec.substr(at + 1);
+  spec.resize(at);
+  if (suffix == "random") return Values::random;
+  if (suffix == "few") return Values::few;
+  if (suffix == "ones") return Values::ones;
+  const std::string kind = spec.substr(0, spec.find(':'));
+  fail(SPMV_STATUS_INVALID_VALUE,
+       "generator '" + kind + "': unknown values '@" + suffix + "'; known: @random, @few, @ones");
+}
+
+// Replaces every value, row r drawing from its own stream: the same pattern always gets the same
+// values, whatever made it and however many threads fill it.
+void apply_values(HostCsr<int64_t, double>& a, Values values, uint64_t seed) {
+  if (values == Values::natural) return;
+  // Eight small integers, none zero (a stored zero would blur what a kernel skipped).
+  static constexpr double kFew[8] = {-4, -3, -2, -1, 1, 2, 3, 4};
+  const int64_t* rp = a.row_ptr.data();
+  double* v = a.val.data();
+  parallel_for(a.rows, kRowGrain, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      Rng rng(seed, kValueStream, uint64_t(r));
+      for (int64_t k = rp[r]; k < rp[r + 1]; ++k)
+        v[k] = values == Values::ones ? 1.0 : values == Values::random ? rng.value() : kFew[rng.next() >> 61];
+    }
+  });
+}
+
+[[noreturn]] void unknown_kind(const std::string& kind) {
   std::string known;
   for (const char* line : kHelp) {
     const std::string_view l(line);
@@ -416,9 +307,55 @@ HostCsr<int64_t, double> generate_matrix(const std::string& spec, uint64_t seed)
   fail(SPMV_STATUS_INVALID_VALUE, "unknown generator '" + kind + "'; known: " + known);
 }
 
+HostCsr<int64_t, double> dispatch(const std::string& kind, const std::vector<std::string>& parts,
+                                  uint64_t seed) {
+  using Names = std::vector<const char*>;
+  auto params = [&](Names names) { return Params(kind, parts, std::move(names)); };
+  if (kind == "poisson2d") return stencil(params({"N"}), 2, false);
+  if (kind == "poisson3d") return stencil(params({"N"}), 3, false);
+  if (kind == "stencil27") return stencil(params({"N"}), 3, true);
+  if (kind == "random") return gen_random(params({"ROWS", "MIN", "MAX", "COLS"}), seed);
+  if (kind == "powerlaw") return gen_powerlaw(params({"ROWS", "ALPHA", "MAXLEN"}), seed);
+  if (kind == "denserows") return gen_denserows(params({"ROWS", "K", "BASE"}), seed);
+  if (kind == "short") return gen_short(params({"ROWS", "MAX"}), seed);
+  if (kind == "dense") return gen_dense(params({"N", "M"}), seed);
+  if (kind == "diag") return gen_diag(params({"N", "BANDS"}), seed);
+  if (kind == "blocks") return gen_blocks(params({"ROWS", "B", "BLOCKS_PER_ROW"}), seed);
+  if (kind == "blockfem") return gen_blockfem(params({"N", "B"}), seed);
+  if (kind == "rmat") return gen_rmat(params({"SCALE", "EDGEFACTOR", "A", "B", "C"}), seed);
+  if (kind == "varband") return gen_varband(params({"N", "MINW", "MAXW"}), seed);
+  if (kind == "lpwide") return gen_lpwide(params({"ROWS", "RATIO", "MIN", "MAX"}), seed);
+  if (kind == "circuit") return gen_circuit(params({"ROWS", "BIG", "BIGLEN"}), seed);
+  if (kind == "perm") return gen_perm(params({"N"}), seed);
+  if (kind == "replicate") return gen_replicate(params({"PATH", "MINNNZ"}));
+  unknown_kind(kind);
+}
+
+}  // namespace
+
+HostCsr<int64_t, double> generate_matrix(const std::string& spec_with_values, uint64_t seed) {
+  std::string spec = spec_with_values;
+  const Values values = split_values(spec);
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(start, colon == std::string::npos ? colon : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  const std::string kind = parts[0];
+  parts.erase(parts.begin());
+  HostCsr<int64_t, double> a = dispatch(kind, parts, seed);
+  apply_values(a, values, seed);
+  return a;
+}
+
 std::string generator_help() {
   std::string s;
   for (const char* line : kHelp) s += std::string(line) + "\n";
+  s += "value suffixes (SPEC@KIND; without one, each kind keeps its own values):\n";
+  for (const char* line : kValueHelp) s += "  " + std::string(line) + "\n";
   return s;
 }
 

@@ -3,9 +3,9 @@
 
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
+#include "runtime/backend.hpp"
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/commands.hpp"
-#include "runtime/backend.hpp"
 #include "tools/spmvjit/gpu_bench.hpp"
 #include "tools/spmvjit/measure.hpp"
 #include "tools/spmvjit/peers_cpu.hpp"
@@ -14,12 +14,16 @@ namespace spmvjit::cli {
 namespace {
 
 const char* kHelp =
-    "usage: spmvjit bench FILE.mtx|--gen SPEC|--suite [options]\n"
+    "usage: spmvjit bench FILE.mtx|--gen SPEC[@KIND]|--suite [options]   (specs: spmvjit gen --help)\n"
     "  --formats all|auto|a,b,c  formats to run (default all; 'auto' = planner only,\n"
     "                            'measure' = planner in measure mode; on CUDA each auto\n"
     "                            row is followed by 'device', the same for the CSR already\n"
     "                            in device memory, planned there, warm-cache plan time)\n"
     "  --suite                   the generated suite (--large: the GPU-sized one)\n"
+    "  --values KINDS            with --suite or --gen: each matrix once per kind in the comma\n"
+    "                            list of random, few, ones (SPEC@KIND, named NAME@KIND);\n"
+    "                            default: each generator's own values\n"
+    "  --seed N                  generator seed for --gen and --suite (default 1)\n"
     "  --backend, --index, --value, --threads, --device, --cache-dir as for run\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
     "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU; cuSPARSE on CUDA)\n"
@@ -37,24 +41,53 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+// The --values list: "" (the generator's own values) when absent, else each kind once.
+std::vector<std::string> value_kinds(const Args& args) {
+  if (!args.has("values")) return {""};
+  std::vector<std::string> kinds = split(args.get("values"));
+  if (kinds.empty()) usage_error("--values needs a comma list of random, few, ones");
+  for (const std::string& k : kinds)
+    if (k != "random" && k != "few" && k != "ones")
+      usage_error("unknown --values kind '" + k + "' (random, few, ones)");
+  return kinds;
+}
+
+// The matrices to run: the suite or --gen SPEC, once per value kind, or one Matrix Market file.
+std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(const Args& args) {
+  std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
+  const std::vector<std::string> kinds = value_kinds(args);
+  std::vector<std::pair<std::string, std::string>> specs;
+  if (args.has("suite")) {
+    specs = default_suite(args.has("large"));
+  } else if (args.has("gen")) {
+    specs = {{args.get("gen"), args.get("gen")}};
+  } else {
+    if (args.has("values")) usage_error("--values needs --suite or --gen SPEC");
+    std::string name;
+    auto a = load_matrix(args, &name);
+    matrices.emplace_back(name, std::move(a));
+    return matrices;
+  }
+  const uint64_t seed = uint64_t(args.get_int("seed", 1));
+  for (const auto& [name, spec] : specs)
+    for (const std::string& k : kinds) {
+      const std::string suffix = k.empty() ? "" : "@" + k;
+      matrices.emplace_back(name + suffix, generate_matrix(spec + suffix, seed));
+    }
+  return matrices;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 2, {"help", "suite", "large", "no-peers"},
-            {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json",
-             "gen", "seed"});
+            {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
+             "seed", "values"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
-  if (args.has("suite")) {
-    for (const auto& [name, spec] : default_suite(args.has("large"))) matrices.emplace_back(name, generate_matrix(spec));
-  } else {
-    std::string name;
-    auto a = load_matrix(args, &name);
-    matrices.emplace_back(name, std::move(a));
-  }
+  const auto matrices = bench_matrices(args);
   std::vector<std::string> formats;
   const std::string fl = args.get("formats", "all");
   if (fl == "all") {
@@ -76,8 +109,8 @@ int cmd_bench(int argc, char** argv) {
   const bool on_cuda = o.backend == SPMV_BACKEND_CUDA ||
                        (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));
   if (on_cuda)  // CUDA-event timing, copy bandwidth and the cuSPARSE peer (bench_gpu.cpp)
-    return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20)), !args.has("no-peers"),
-                     args.get("json"));
+    return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20)),
+                     !args.has("no-peers"), args.get("json"));
   std::vector<std::vector<std::string>> rows;
   Json json = Json::array();
   bool any_wrong = false;
@@ -93,7 +126,7 @@ int cmd_bench(int argc, char** argv) {
     }
     for (size_t i = 0; i < results.size(); ++i) {
       const MeasureResult& r = results[i];
-      const std::string label = formats[i].empty()          ? "auto:" + r.format
+      const std::string label = formats[i].empty()        ? "auto:" + r.format
                                 : formats[i] == "measure" ? "measure:" + r.format
                                                           : r.format;
       if (!r.ok) {

@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "engine/formats/format.hpp"
-#include "engine/io/matrix_market.hpp"
 #include "engine/gen/generators.hpp"
+#include "engine/io/matrix_market.hpp"
 #include "engine/planner.hpp"
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
@@ -31,10 +31,10 @@ int cmd_inspect(int argc, char** argv) {
   Json out = Json::object({{"matrix", name}, {"stats", s.to_json()}, {"planner", nullptr}});
   if (!json) std::printf("matrix             %s\n%s", name.c_str(), s.to_text().c_str());
   const spmv_backend_t b = backend_from(args.get("backend", "auto"));
-  const BackendKind kind = b == SPMV_BACKEND_CUDA ? BackendKind::cuda
-                           : b == SPMV_BACKEND_CPU ? BackendKind::cpu
+  const BackendKind kind = b == SPMV_BACKEND_CUDA                    ? BackendKind::cuda
+                           : b == SPMV_BACKEND_CPU                   ? BackendKind::cpu
                            : backend_available(BackendKind::cuda, 0) ? BackendKind::cuda
-                                                                      : BackendKind::cpu;
+                                                                     : BackendKind::cpu;
   const bool nominal = kind == BackendKind::cuda && args.has("target");
   if (!nominal && !backend_available(kind, 0)) {
     if (json) std::printf("%s\n", out.dump().c_str());  // "planner": null, no backend to rank for
@@ -71,7 +71,8 @@ int cmd_inspect(int argc, char** argv) {
 int cmd_gen(int argc, char** argv) {
   Args args(argc, argv, 2, {"help"}, {"seed", "output"});
   if (args.has("help") || args.positional().empty()) {
-    std::printf("usage: spmvjit gen SPEC -o FILE.mtx [--seed N]\nspecs:\n%s", generator_help().c_str());
+    std::printf("usage: spmvjit gen SPEC[@random|@few|@ones] -o FILE.mtx [--seed N]\nspecs:\n%s",
+                generator_help().c_str());
     return args.has("help") ? 0 : 2;
   }
   if (!args.has("output")) usage_error("gen needs -o FILE.mtx");
@@ -85,8 +86,10 @@ int cmd_gen(int argc, char** argv) {
 int cmd_warmup(int argc, char** argv) {
   Args args(argc, argv, 2, {"help"}, {"backend", "target", "cache-dir"});
   if (args.has("help")) {
-    std::fputs("usage: spmvjit warmup [--backend cpu|cuda] [--target native|sm_90|...] [--cache-dir DIR]\n"
-               "  compiles every kernel a plan may ask for into the disk cache\n", stdout);
+    std::fputs(
+        "usage: spmvjit warmup [--backend cpu|cuda] [--target native|sm_90|...] [--cache-dir DIR]\n"
+        "  compiles every kernel a plan may ask for into the disk cache\n",
+        stdout);
     return 0;
   }
   const std::string dir = args.get("cache-dir"), target = args.get("target", "native");
