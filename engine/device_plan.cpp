@@ -1,6 +1,8 @@
 // DevicePlanner: drives the kernels of templates/gpu/device_plan.cu and the formats' build modules.
 #include "engine/device_plan.hpp"
 
+#include "engine/value_codec.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "engine/validate.hpp"
+#include "engine/value_codec.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 
 namespace spmvjit {
@@ -38,8 +41,12 @@ std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t) {
       std::set<std::string> build_modules;  // several formats may share one (sell and sellp do)
       for (const Format* f : all_formats()) {
         if (!f->supports(t.backend)) continue;
-        for (const FormatParams& c : f->kernel_variants(t, v))
-          out.push_back(spec_for(t, f->name(), f->template_name(), i, v, c));
+        // Each variant with plain values, then compressed (engine/value_codec.hpp).
+        for (int codec = SPMVJIT_VALUES_PLAIN; codec < SPMVJIT_VALUES_CODES; ++codec)
+          for (FormatParams c : f->kernel_variants(t, v)) {
+            if (codec != SPMVJIT_VALUES_PLAIN) c[kValueCodecParam] = codec;
+            out.push_back(spec_for(t, f->name(), f->template_name(), i, v, c));
+          }
         if (t.gpu() && f->converts_on_device())
           for (const std::string& m : f->device_build_modules())
             if (build_modules.insert(m).second) out.push_back(device_module_spec(t, m, i, v));

@@ -21,9 +21,9 @@ namespace spmvjit {
 KernelSpec device_module_spec(const TargetInfo& t, const std::string& module, IndexType index,
                               ValueType value);
 
-// Every kernel module a plan on target `t` may ask for (each format's variants for both types,
-// and on GPUs the device-planning and build modules, each once): what `warmup` compiles ahead of
-// time.
+// Every kernel module a plan on target `t` may ask for (each format's variants for both types and
+// every value codec, and on GPUs the device-planning and build modules, each once): what `warmup`
+// compiles ahead of time.
 std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t);
 
 // A launch of a grid-stride kernel: enough blocks of `block` threads to fill the device, never

@@ -160,6 +160,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   t0 = Clock::now();
   convert_with_fallback(forced,
                         [&](const Format& f, const FormatParams& p) { return f.convert(csr, p, target_); });
+  compress_values(false);
   // update_values reconverts from the pattern after the caller may have freed its arrays: keep
   // a copy, unless the format's own arrays are the CSR pattern.
   if (!copy_input && !choice_.format->keeps_csr_pattern()) {
@@ -193,6 +194,8 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   convert_with_fallback(
       forced, [&](const Format& f, const FormatParams& p) { return f.convert_device(dp, p, target_); });
   trace.step("convert");
+  compress_values(true);
+  trace.step("compress values");
   // update_values rebuilds the values on the device from the pattern: the format's own CSR
   // arrays when it has them (borrowed, see device_pattern), else a device copy.
   if (choice_.format->keeps_csr_pattern()) {
@@ -318,6 +321,7 @@ void Plan::upload_arrays() {
     args_.scratch = device_scratch_.get();
     device_bytes_ += data_.scratch_bytes;
   }
+  set_values_table();
   for (int i = 0; i < kMaxArrays; ++i) args_.n[i] = data_.ints[i];
   args_.rows = rows_;
   args_.cols = cols_;
@@ -358,9 +362,12 @@ Plan::KernelLookup Plan::lookup_kernel(const KernelSpec& spec) const {
   return k;
 }
 
-KernelSpec Plan::chosen_spec() const {
+KernelSpec Plan::spec_with(const FormatParams& params) const {
+  FormatParams constants = choice_.format->kernel_constants(with_codec(params, ValueCodec::plain));
+  const ValueCodec codec = codec_of(params);
+  if (codec != ValueCodec::plain) constants[kValueCodecParam] = int64_t(codec);
   return spec_for(target_, choice_.format->name(), choice_.format->template_name(), index_, value_,
-                  choice_.format->kernel_constants(choice_.params));
+                  constants);
 }
 
 void Plan::start_kernel_lookup() {
@@ -384,7 +391,10 @@ void Plan::load_kernels() {
   // The early lookup when it was for this kernel (its errors are the plan's); one for a
   // candidate given up during conversion is left to finish into the cache (the destructor waits).
   const bool early = lookup_.valid() && lookup_spec_ == spec_.serialize();
-  KernelLookup k = early ? lookup_.get() : lookup_kernel(spec_);
+  use_kernel(early ? lookup_.get() : lookup_kernel(spec_));
+}
+
+void Plan::use_kernel(KernelLookup k) {
   module_ = std::move(k.module);
   cache_ = std::move(k.outcome);
   runtime_epilogue_ = k.runtime_epilogue;
@@ -514,6 +524,10 @@ Json Plan::describe_json() const {
                                                 {"tier", kernel_tier()},
                                                 {"note", k.note}})},
                        {"update_values", values_update()},
+                       {"values", Json::object({{"codec", to_string(value_codec())},
+                                                {"table", value_codec() == ValueCodec::plain
+                                                              ? int64_t(0)
+                                                              : int64_t(value_table_.bits.size())}})},
                        {"bytes", Json::object({{"matrix", data_.matrix_bytes},
                                                {"per_spmv", bytes_per_spmv(false)},
                                                {"csr_equivalent", csr_equivalent_bytes(false)},

@@ -50,6 +50,9 @@ class Plan {
   const std::string& describe();
 
   const FormatData& data() const { return data_; }
+  // How the value arrays are stored (engine/value_codec.hpp).
+  ValueCodec value_codec() const { return codec_of(data_.params); }
+  const ValueTable& value_table() const { return value_table_; }  // meaningful unless plain
   const PlanChoice& choice() const { return choice_; }
   // Where the kernel in use came from: the specialized module's outcome once it took over from
   // the run-time epilogue variant (notes of both kept).
@@ -91,6 +94,13 @@ class Plan {
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
   void update_values_on_device(const void* values, spmv_memory_t memory);
+  // Value compression (engine/plan_update.cpp): encodes the converted value arrays with the
+  // chosen candidate's codec, or drops the codec when a value is missing from the sample's table.
+  void compress_values(bool on_device);
+  // An update's plain value arrays, encoded with the plan's codec (a new table when the old one
+  // lacks a value; plain values and kernels when no table fits), put in place of the old ones.
+  void install_values(FormatData fresh, const void* values, spmv_memory_t memory);
+  void set_values_table();
   // The first update's attempt at a value map (engine/plan_update.cpp): true when `build` gives one
   // that reproduces `fresh`, this update's conversion of `values`, which then serves later updates.
   bool try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build, const void* values,
@@ -106,9 +116,11 @@ class Plan {
     bool runtime_epilogue = false, upgrade = false;
   };
   KernelLookup lookup_kernel(const KernelSpec& spec) const;
-  KernelSpec chosen_spec() const;  // the kernel of choice_
+  KernelSpec chosen_spec() const { return spec_with(choice_.params); }  // the kernel of choice_
+  KernelSpec spec_with(const FormatParams& params) const;  // the chosen format's kernel for params
   void start_kernel_lookup();
   void load_kernels();
+  void use_kernel(KernelLookup k);  // binds its entries (and queues the specialized compile)
   void bind_entries(const std::string& suffix_or_empty);
 
   Backend* backend_ = nullptr;
@@ -130,6 +142,9 @@ class Plan {
   // run-time epilogue variant); execute switches to its entries once it is ready.
   std::shared_ptr<KernelUpgrade> upgrade_;
   bool runtime_epilogue_ = false;  // entries_ are the run-time epilogue variant's
+  ValueTable value_table_;         // what CODE8 codes index / the UNIFORM value
+  AlignedBuffer host_values_table_;      // value_table_ as V (CPU plans read it in place)
+  DeviceBuffer device_values_table_;     // the same on a GPU
   std::unique_ptr<ValueMap> value_map_;  // found by the first update_values (engine/value_map.hpp)
   bool value_map_tried_ = false;
   // Declared after executor_ and module_: freed before them, as the old explicit ~Plan did.

@@ -1,5 +1,6 @@
-// spmv_plan_update_values: new values for the plan's pattern, through a value map (one gather)
-// once the first update has found one that reproduces a full reconversion.
+// A plan's values: compression of the converted value arrays (engine/value_codec.hpp) and
+// spmv_plan_update_values (new values for the plan's pattern, through a value map, one gather,
+// once the first update has found one that reproduces a full reconversion).
 #include <cstring>
 
 #include "core/log.hpp"
@@ -8,6 +9,44 @@
 #include "engine/value_map.hpp"
 
 namespace spmvjit {
+
+void Plan::compress_values(bool on_device) {
+  const ValueCodec codec = codec_of(choice_.params);
+  if (codec == ValueCodec::plain) return;
+  // The chosen candidate's table (wisdom may name a codec this sample does not allow).
+  ValueTable table;
+  bool ok = choice_.sample_values &&
+            codec_for(*choice_.sample_values, choice_.estimate.stored_entries, nnz_, &table) == codec;
+  if (ok)
+    ok = on_device ? encode_values_device(*backend_, cache_dir_, target_, data_, codec, table)
+                   : encode_values_host(data_, codec, table);
+  if (!ok) {
+    // Nothing was encoded: the arrays are the plain conversion, the kernel still to be loaded.
+    choice_.params = data_.params = with_codec(choice_.params, ValueCodec::plain);
+    choice_.why =
+        std::string("values stored plain: the matrix holds a value its sample did not; ") + choice_.why;
+    log_info("plan: " + choice_.why);
+    return;
+  }
+  value_table_ = std::move(table);
+}
+
+void Plan::set_values_table() {
+  args_.values_table = nullptr;
+  if (value_codec() == ValueCodec::plain) return;
+  host_values_table_ = value_table_.table_values();
+  if (backend_->is_host()) {
+    args_.values_table = host_values_table_.data();
+    return;
+  }
+  if (!device_values_table_ || device_values_table_.bytes() < host_values_table_.bytes()) {
+    device_bytes_ -= int64_t(device_values_table_.bytes());
+    device_values_table_ = DeviceBuffer(*backend_, size_of(value_) * SPMVJIT_VALUES_TABLE_MAX);
+    device_bytes_ += int64_t(device_values_table_.bytes());
+  }
+  backend_->upload(device_values_table_.get(), host_values_table_.data(), host_values_table_.bytes());
+  args_.values_table = device_values_table_.get();
+}
 
 bool Plan::try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build, const void* values,
                          const FormatData& fresh) {
@@ -25,6 +64,35 @@ bool Plan::try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build
   }
 }
 
+namespace {
+
+// A FormatData with only the value slots of `layout`, plain and allocated: where a value map
+// gathers an update that is then encoded.
+FormatData plain_value_arrays(const FormatData& layout, Backend* device) {
+  FormatData d;
+  d.format = layout.format;
+  d.params = layout.params;
+  d.index = layout.index;
+  d.value = layout.value;
+  d.arrays.resize(layout.arrays.size());
+  for (size_t i = 0; i < layout.arrays.size(); ++i) {
+    const HostArray& l = layout.arrays[i];
+    HostArray& h = d.arrays[i];
+    h.name = l.name;
+    h.kind = l.kind;
+    if (!l.is_values()) continue;
+    h.count = l.count;
+    h.elem = size_of(layout.value);
+    if (device)
+      h.device = DeviceBuffer(*device, h.elem * size_t(h.count));
+    else
+      h.buf = AlignedBuffer(h.elem * size_t(h.count));
+  }
+  return d;
+}
+
+}  // namespace
+
 void Plan::update_values(const void* values, spmv_memory_t memory) {
   if (!values && nnz_ > 0) fail(SPMV_STATUS_INVALID_VALUE, "values is null");
   if (memory != SPMV_MEMORY_HOST && memory != SPMV_MEMORY_DEVICE)
@@ -37,37 +105,35 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     backend_->download(downloaded.data(), values, downloaded.bytes());
     values = downloaded.data();
   }
-  auto upload_values = [&] {
-    for (size_t i = 0; i < data_.arrays.size(); ++i)
-      if (data_.arrays[i].is_values() && !backend_->is_host() && device_arrays_[i].get())
-        backend_->upload(device_arrays_[i].get(), data_.arrays[i].buf.data(), data_.arrays[i].buf.bytes());
-  };
-  if (value_map_) {  // one gather pass
+  const bool plain = value_codec() == ValueCodec::plain;
+  if (value_map_ && plain) {  // one gather pass, straight into the plan's arrays
     value_map_->gather(values, data_);
-    upload_values();
+    install_values(FormatData{}, values, SPMV_MEMORY_HOST);
     return;
   }
-  const bool own_pattern = pattern_row_ptr_.data() != nullptr;
-  const CsrRef csr{rows_,
-                   cols_,
-                   nnz_,
-                   index_,
-                   value_,
-                   own_pattern ? pattern_row_ptr_.data() : data_.arrays[0].buf.data(),
-                   own_pattern ? pattern_col_idx_.data() : data_.arrays[1].buf.data(),
-                   values};
-  FormatData fresh = choice_.format->convert(csr, choice_.params, target_);
-  SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
-  for (size_t i = 0; i < data_.arrays.size(); ++i)
-    if (data_.arrays[i].is_values())
-      SPMVJIT_ASSERT(fresh.arrays[i].buf.bytes() == data_.arrays[i].buf.bytes(),
-                     "reconversion changed a size");
-  try_value_map([&] { return ValueMap::build_host(*choice_.format, choice_.params, target_, csr); }, values,
-                fresh);
-  for (size_t i = 0; i < data_.arrays.size(); ++i)
-    if (data_.arrays[i].is_values())
-      std::memcpy(data_.arrays[i].buf.data(), fresh.arrays[i].buf.data(), data_.arrays[i].buf.bytes());
-  upload_values();
+  FormatData fresh;
+  if (value_map_) {
+    fresh = plain_value_arrays(data_, nullptr);
+    value_map_->gather(values, fresh);
+  } else {
+    const bool own_pattern = pattern_row_ptr_.data() != nullptr;
+    const CsrRef csr{rows_,
+                     cols_,
+                     nnz_,
+                     index_,
+                     value_,
+                     own_pattern ? pattern_row_ptr_.data() : data_.arrays[0].buf.data(),
+                     own_pattern ? pattern_col_idx_.data() : data_.arrays[1].buf.data(),
+                     values};
+    fresh = choice_.format->convert(csr, with_codec(choice_.params, ValueCodec::plain), target_);
+    SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
+    for (size_t i = 0; i < data_.arrays.size(); ++i)
+      if (data_.arrays[i].is_values())
+        SPMVJIT_ASSERT(fresh.arrays[i].count == data_.arrays[i].count, "reconversion changed a size");
+    try_value_map([&] { return ValueMap::build_host(*choice_.format, choice_.params, target_, csr); }, values,
+                  fresh);
+  }
+  install_values(std::move(fresh), values, SPMV_MEMORY_HOST);
 }
 
 void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
@@ -75,38 +141,119 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
   // arrays are swapped in, after everything succeeded (a failure changes nothing). Once a value
   // map has reproduced such a rebuild, later updates are one gather kernel.
   DeviceBuffer staged;
+  const void* user_values = values;
   if (memory == SPMV_MEMORY_HOST && nnz_) {
     staged = DeviceBuffer(*backend_, size_of(value_) * size_t(nnz_));
     backend_->upload(staged.get(), values, size_of(value_) * size_t(nnz_));
     values = staged.get();
   }
-  if (value_map_) {
+  const bool plain = value_codec() == ValueCodec::plain;
+  if (value_map_ && plain) {
     value_map_->gather(values, data_);
     backend_->synchronize(nullptr);  // the caller may free or change `values` on return
     return;
   }
-  const CsrRef pattern{rows_, cols_, nnz_, index_, value_, device_pattern(0), device_pattern(1), values};
-  DevicePlanner dp(*backend_, pattern, 0, cache_dir_);
-  dp.analyze();
-  FormatData fresh = choice_.format->convert_device(dp, choice_.params, target_);
-  SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
-  for (size_t i = 0; i < data_.arrays.size(); ++i) {
-    if (!data_.arrays[i].is_values()) continue;
-    SPMVJIT_ASSERT(fresh.arrays[i].count == data_.arrays[i].count, "reconversion changed a size");
+  FormatData fresh;
+  if (value_map_) {
+    fresh = plain_value_arrays(data_, backend_);
+    value_map_->gather(values, fresh);
+  } else {
+    const CsrRef pattern{rows_, cols_, nnz_, index_, value_, device_pattern(0), device_pattern(1), values};
+    DevicePlanner dp(*backend_, pattern, 0, cache_dir_);
+    dp.analyze();
+    fresh = choice_.format->convert_device(dp, with_codec(choice_.params, ValueCodec::plain), target_);
+    SPMVJIT_ASSERT(fresh.arrays.size() == data_.arrays.size(), "reconversion changed the layout");
+    for (size_t i = 0; i < data_.arrays.size(); ++i) {
+      if (!data_.arrays[i].is_values()) continue;
+      SPMVJIT_ASSERT(fresh.arrays[i].count == data_.arrays[i].count, "reconversion changed a size");
+    }
+    backend_->synchronize(nullptr);
+    if (try_value_map(
+            [&] {
+              return ValueMap::build_device(*backend_, cache_dir_, pattern, *choice_.format, choice_.params,
+                                            target_);
+            },
+            values, fresh))
+      device_bytes_ += value_map_->bytes();
   }
-  backend_->synchronize(nullptr);
-  if (try_value_map(
-          [&] {
-            return ValueMap::build_device(*backend_, cache_dir_, pattern, *choice_.format, choice_.params,
-                                          target_);
-          },
-          values, fresh))
-    device_bytes_ += value_map_->bytes();
-  for (size_t i = 0; i < data_.arrays.size(); ++i) {
-    if (!data_.arrays[i].is_values()) continue;
-    data_.arrays[i].device = std::move(fresh.arrays[i].device);  // the old values are freed here
-    args_.a[i] = data_.arrays[i].device.get();
+  install_values(std::move(fresh), user_values, memory);
+}
+
+void Plan::install_values(FormatData fresh, const void* values, spmv_memory_t memory) {
+  // `fresh` holds plain value arrays (empty: they are in data_ already, plain); `values` are the
+  // caller's nnz values, for a new table when the old one lacks a value.
+  const ValueCodec codec = value_codec();
+  bool drop = false;
+  if (!fresh.arrays.empty() && codec != ValueCodec::plain) {
+    auto encode = [&](const ValueTable& t) {
+      return converted_on_device_ ? encode_values_device(*backend_, cache_dir_, target_, fresh, codec, t)
+                                  : encode_values_host(fresh, codec, t);
+    };
+    if (!encode(value_table_)) {
+      AlignedBuffer host;
+      if (memory == SPMV_MEMORY_DEVICE && nnz_) {
+        host = AlignedBuffer(size_of(value_) * size_t(nnz_));
+        backend_->download(host.data(), values, host.bytes());
+        values = host.data();
+      }
+      const std::optional<ValueTable> t = table_of_values(values, nnz_, value_, codec);
+      if (t && encode(*t)) {
+        value_table_ = *t;
+        set_values_table();
+      } else {
+        drop = true;
+      }
+    }
   }
+  // Plain values from here on need the plain kernel: looked up (compiled when the cache lacks it)
+  // before anything changes, so a failure leaves the plan as it was.
+  KernelLookup plain_kernel;
+  FormatParams plain_params;
+  if (drop) {
+    plain_params = with_codec(choice_.params, ValueCodec::plain);
+    plain_kernel = lookup_kernel(spec_with(plain_params));
+  }
+  const bool device_built = converted_on_device_;
+  for (size_t i = 0; i < data_.arrays.size() && !fresh.arrays.empty(); ++i) {
+    HostArray& h = data_.arrays[i];
+    if (!h.is_values()) continue;
+    HostArray& f = fresh.arrays[i];
+    h.elem = f.elem;
+    if (device_built) {
+      h.device = std::move(f.device);  // the old values are freed here
+      args_.a[i] = h.device.get();
+    } else {
+      h.buf = std::move(f.buf);
+    }
+  }
+  data_.matrix_bytes = sum_matrix_bytes(data_);
+  if (!device_built && !backend_->is_host()) {  // host-converted GPU plan: upload the new arrays
+    for (size_t i = 0; i < data_.arrays.size(); ++i) {
+      const HostArray& h = data_.arrays[i];
+      if (!h.is_values()) continue;
+      if (device_arrays_[i].bytes() != h.buf.bytes()) {
+        device_bytes_ += int64_t(h.buf.bytes()) - int64_t(device_arrays_[i].bytes());
+        device_arrays_[i] = DeviceBuffer(*backend_, h.buf.bytes());
+        args_.a[i] = device_arrays_[i].get();
+      }
+      if (h.buf.bytes()) backend_->upload(device_arrays_[i].get(), h.buf.data(), h.buf.bytes());
+    }
+  }
+  if (backend_->is_host())
+    for (size_t i = 0; i < data_.arrays.size(); ++i)
+      if (data_.arrays[i].is_values()) args_.a[i] = data_.arrays[i].buf.data();
+  if (drop) {
+    choice_.params = data_.params = plain_params;
+    choice_.why = "values stored plain since an update needed more than a " + std::string(to_string(codec)) +
+                  " table; " + choice_.why;
+    log_info("update_values: values stored plain from now on (more than a " + std::string(to_string(codec)) +
+             " table holds)");
+    upgrade_.reset();
+    spec_ = chosen_spec();
+    use_kernel(std::move(plain_kernel));
+    set_values_table();
+  }
+  if (device_built) backend_->synchronize(nullptr);  // the caller may free or change `values` on return
 }
 
 std::string Plan::values_update() const {

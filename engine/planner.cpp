@@ -5,9 +5,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "core/log.hpp"
+#include "engine/value_codec.hpp"
 
 namespace spmvjit {
 
@@ -32,24 +34,65 @@ const Format* parse_format_option(const char* name) {
   fail(SPMV_STATUS_INVALID_VALUE, "unknown format '" + std::string(name) + "'; known: " + known);
 }
 
+bool value_compression_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("SPMVJIT_VALUE_COMPRESSION");
+    return !e || std::string(e) != "0";
+  }();
+  return on;
+}
+
+namespace {
+
+// A candidate whose values are stored with `codec`: the value bytes it no longer reads, and on
+// code8 a lookup per entry in a table that stays in cache.
+Candidate compressed(Candidate c, ValueCodec codec, const ValueTable& table, const TargetInfo& t) {
+  const int64_t stored = c.estimate.stored_entries;
+  const int64_t saved = stored * (int64_t(size_of(table.type)) - codec_entry_bytes(codec, table.type));
+  c.params = with_codec(c.params, codec);
+  c.estimate.matrix_bytes -= saved;
+  c.estimate.cost_bytes -= double(saved);
+  if (codec == ValueCodec::code8) c.estimate.cost_bytes += kCode8LookupBytes[t.gpu()] * double(stored);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "; values %s (%zu distinct in the sample)", to_string(codec),
+                table.bits.size());
+  c.estimate.reason += buf;
+  return c;
+}
+
+}  // namespace
+
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t, const Format* forced,
                          bool device_input, const FormatParams* only) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool automatic = forced == nullptr;
   PlanChoice choice;
   TraceSteps trace("estimate");
+  if (value_compression_enabled() && s.sample) choice.sample_values = sample_values(*s.sample);
+  trace.step("sample values");
   for (const Format* f : all_formats()) {
     if (!f->supports(t.backend) || (!automatic && f != forced)) continue;
     if (device_input && !f->converts_on_device()) continue;
     trace.step("(between formats)");
     for (const FormatParams& p : f->candidates(a, s, t)) {
       if (device_input && !f->device_convertible(p)) continue;
-      if (only && p != *only) continue;
+      if (only && p != with_codec(*only, ValueCodec::plain)) continue;
       Candidate c{f, p, f->estimate(a, s, p, t), 0};
-      c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
-                                      : std::numeric_limits<double>::infinity();
-      c.score *= f->efficiency(s, t);
-      choice.considered.push_back(c);
+      auto add = [&](Candidate c) {
+        if (only && c.params != *only) return;
+        c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
+                                        : std::numeric_limits<double>::infinity();
+        c.score *= f->efficiency(s, t);
+        choice.considered.push_back(c);
+      };
+      add(c);
+      // The same candidate with compressed values, when the sample says they may be.
+      ValueTable table;
+      const ValueCodec codec =
+          choice.sample_values && c.estimate.applicable
+              ? codec_for(*choice.sample_values, c.estimate.stored_entries, a.nnz, &table)
+              : ValueCodec::plain;
+      if (codec != ValueCodec::plain) add(compressed(c, codec, table, t));
     }
     trace.step(f->name());
   }

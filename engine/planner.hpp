@@ -1,10 +1,12 @@
 // The planner: ranks every applicable (format, parameters) pair by a byte-based cost model.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/formats/format.hpp"
+#include "engine/value_codec.hpp"
 
 namespace spmvjit {
 
@@ -22,8 +24,16 @@ struct PlanChoice {
   std::string why;
   std::vector<Candidate> considered;  // sorted best first
   double seconds = 0;
+  // The sample's distinct values when few enough to compress (engine/value_codec.hpp).
+  std::optional<ValueTable> sample_values;
   Json considered_json() const;  // every candidate, best first, with its cost and reason
 };
+
+// $SPMVJIT_VALUE_COMPRESSION: 0 turns compressed value arrays off (comparisons); on by default.
+bool value_compression_enabled();
+
+// Byte-equivalents a CODE8 table lookup costs per stored entry, on the CPU and on GPUs.
+inline constexpr double kCode8LookupBytes[2] = {1.0, 0.5};
 
 // The format a caller names (options.format): null for null, "" or "auto"; throws INVALID_VALUE,
 // listing the known names, for an unknown one.

@@ -6,7 +6,8 @@
 # SPMVJIT_LOG_LEVEL=trace), auto (the large suite, planner's choice + device input + cuSPARSE,
 # with break-even), all (every format on the large suite), warm (warm-cache plan times), cold
 # (first plan of a fresh process on a cold cache, tiered compile on and off), small, shared (every
-# format on ../shared/matrices), memcheck. BASELINE_TREE=dir (a source tree of an older commit) is
+# format on ../shared/matrices), values (the extended large suite per value kind, compression on
+# and off), memcheck. BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -83,6 +84,22 @@ rm -rf /tmp/spmvjit-bench-cache
 timeout "${T_BENCH:-300}" "$CLI" bench --suite --large --backend cuda --formats "${BENCH_FORMATS:-all}" --iters 30 \
   --cache-dir /tmp/spmvjit-bench-cache --json "$OUT/bench.json" > /tmp/bench.txt 2>&1 || status=1
 cat /tmp/bench.txt
+fi
+
+if has values; then
+  # The extended large suite once per value kind (issue 11): auto vs cuSPARSE with compressed value
+  # arrays (engine/value_codec.hpp), then few/ones again with compression off for the A/B.
+  export SPMVJIT_MATRICES_DIR="$MATRICES"
+  step "bench: extended large suite x {random, few, ones} values, auto vs cuSPARSE"
+  rm -rf /tmp/spmvjit-values-cache
+  timeout "${T_BENCH:-400}" "$CLI" bench --suite --large --values random,few,ones --backend cuda --formats auto \
+    --iters 30 --cache-dir /tmp/spmvjit-values-cache --json "$OUT/bench_values.json" > /tmp/bench_values.txt 2>&1 || status=1
+  cat /tmp/bench_values.txt
+  step "bench: the same, few and ones, compression off"
+  SPMVJIT_VALUE_COMPRESSION=0 timeout "${T_BENCH:-400}" "$CLI" bench --suite --large --values few,ones --backend cuda \
+    --formats auto --iters 30 --no-peers --cache-dir /tmp/spmvjit-values-cache --json "$OUT/bench_values_off.json" \
+    > /tmp/bench_values_off.txt 2>&1 || status=1
+  cat /tmp/bench_values_off.txt
 fi
 
 if has shared; then

@@ -45,7 +45,9 @@ struct FormatData {
   ValueType value = ValueType::f64;
   std::vector<HostArray> arrays;  // by slot: args.a[0..]
   int64_t ints[kMaxArrays] = {};  // sizes the kernel reads: args.n[0..]
-  int64_t stored_entries = 0;     // value slots including padding
+  // Value slots kernels read, padding included; a format's only value array may extend past them
+  // with entries no product uses (csr_adaptive pads its tail for vector loads).
+  int64_t stored_entries = 0;
   int64_t matrix_bytes = 0;       // bytes of matrix arrays streamed by one SpMV
   int64_t scratch_bytes = 0;      // per-plan work buffer for carries
   std::vector<LaunchStep> steps;  // in order

@@ -67,6 +67,12 @@ enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS };  // a[]
 enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK };         // n[]
 
+// Value compression (engine/value_codec.hpp): codes[j] = the position of values[j]'s bits in the
+// sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in errors[0]; with no
+// codes array (a uniform table of one value) only the count.
+enum { DP_VC_VALUES, DP_VC_CODES, DP_VC_TABLE, DP_VC_ERRORS };  // a[]
+enum { DP_VC_N_COUNT, DP_VC_N_TABLE };                          // n[]
+
 // Argument slots of the generic kernels (copies, scan).
 enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)

@@ -20,6 +20,9 @@ struct SpmvArgs {
   long long rows;
   long long cols;
   void* scratch;  // per-plan work buffer (carries between launch steps)
+  // The value table of a compressed plan (templates/contract/values.h): the uniform value, or the
+  // values that 8-bit codes index; null for plain values.
+  const void* values_table;
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means

@@ -19,7 +19,7 @@ static void bsr_part(const SpmvArgs& a, i64 p) {
   constexpr i64 R = SPMVJIT_R, C = SPMVJIT_C;
   const I* SPMVJIT_RESTRICT bp = (const I*)a.a[BSR_BLOCK_PTR];
   const I* SPMVJIT_RESTRICT bc = (const I*)a.a[BSR_BLOCK_COL];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[BSR_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, BSR_VALUES);
   const i64* parts = (const i64*)a.a[BSR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
@@ -37,7 +37,7 @@ static void bsr_part(const SpmvArgs& a, i64 p) {
     // block the SLP vectorizer makes the grid's rows C-wide vectors.
 #pragma clang loop vectorize(disable)
     for (i64 k = bp[b]; k < end; ++k) {
-      const V* SPMVJIT_RESTRICT v = val + k * (R * C);
+      const spmvjit_values_t SPMVJIT_VALUES_RESTRICT v = val + k * (R * C);
       const i64 c0 = (i64)bc[k] * C;
       V xv[C];
       if (SPMVJIT_COL_EDGE && c0 + C > cols) {

@@ -16,7 +16,7 @@ template <int E>
 static void coo_part(const SpmvArgs& a, i64 p) {
   const I* SPMVJIT_RESTRICT row = (const I*)a.a[COO_ROW_IDX];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[COO_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[COO_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, COO_VALUES);
   const i64* parts = (const i64*)a.a[COO_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;

@@ -6,7 +6,7 @@ template <int E>
 static void csr_part(const SpmvArgs& a, i64 p) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[CSR_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, CSR_VALUES);
   const i64* parts = (const i64*)a.a[CSR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;

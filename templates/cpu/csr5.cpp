@@ -25,7 +25,7 @@ static void csr5_part(const SpmvArgs& a, i64 p) {
   const i64* SPMVJIT_RESTRICT tp = (const i64*)a.a[CSR5_TILE_PTR];
   const u64* SPMVJIT_RESTRICT desc = (const u64*)a.a[CSR5_TILE_DESC];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[CSR5_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[CSR5_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, CSR5_VALUES);
   const i64* SPMVJIT_RESTRICT eo_ptr = (const i64*)a.a[CSR5_EO_PTR];
   const I* SPMVJIT_RESTRICT aux = (const I*)a.a[CSR5_AUX];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
@@ -38,7 +38,7 @@ static void csr5_part(const SpmvArgs& a, i64 p) {
   V prod[S];
   for (i64 t = t0; t < t1; ++t) {
     const I* cs = col + t * S;
-    const V* vs = val + t * S;
+    const spmvjit_values_t vs = val + t * S;
 #pragma clang loop vectorize(enable)
     for (i64 q = 0; q < S; ++q) prod[q] = vs[q] * x[cs[q]];
     const i64 r0 = csr5_row(tp[t]), rnext = csr5_row(tp[t + 1]);

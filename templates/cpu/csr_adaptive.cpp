@@ -11,7 +11,7 @@ template <int E>
 static inline void adaptive_row(const SpmvArgs& a, i64 r) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[ADAPTIVE_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   V sum = 0;

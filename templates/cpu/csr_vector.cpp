@@ -11,7 +11,7 @@ static void csr_vector_part(const SpmvArgs& a, i64 p) {
   constexpr i64 L = SPMVJIT_L;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_VECTOR_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_VECTOR_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[CSR_VECTOR_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, CSR_VECTOR_VALUES);
   const i64* parts = (const i64*)a.a[CSR_VECTOR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;

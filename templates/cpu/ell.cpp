@@ -9,7 +9,7 @@ template <int E>
 static void ell_part(const SpmvArgs& a, i64 p) {
   constexpr i64 B = ELL_CPU_ROWS;
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[ELL_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[ELL_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, ELL_VALUES);
   const i64* parts = (const i64*)a.a[ELL_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;

@@ -10,10 +10,10 @@ template <int E>
 static void hyb_part(const SpmvArgs& a, i64 p) {
   constexpr i64 B = HYB_CPU_ROWS;
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[HYB_ELL_COL];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[HYB_ELL_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, HYB_ELL_VALUES);
   const I* SPMVJIT_RESTRICT trow = (const I*)a.a[HYB_TAIL_ROW];
   const I* SPMVJIT_RESTRICT tcol = (const I*)a.a[HYB_TAIL_COL];
-  const V* SPMVJIT_RESTRICT tval = (const V*)a.a[HYB_TAIL_VALUES];
+  SPMVJIT_DECLARE_VALUES(tval, a, HYB_TAIL_VALUES);
   const i64* parts = (const i64*)a.a[HYB_PARTS];
   const i64* tail_parts = (const i64*)a.a[HYB_TAIL_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;

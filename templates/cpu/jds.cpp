@@ -9,7 +9,7 @@ static void jds_part(const SpmvArgs& a, i64 p) {
   constexpr i64 B = JDS_CPU_ROWS;
   const i64* SPMVJIT_RESTRICT jd = (const i64*)a.a[JDS_JD_PTR];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[JDS_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[JDS_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, JDS_VALUES);
   const I* SPMVJIT_RESTRICT perm = (const I*)a.a[JDS_PERM];
   const i64* parts = (const i64*)a.a[JDS_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
@@ -25,7 +25,7 @@ static void jds_part(const SpmvArgs& a, i64 p) {
       if (cnt <= sb) break;  // diagonals only get shorter
       const i64 m = cnt - sb < n ? cnt - sb : n;
       const I* SPMVJIT_RESTRICT c = col + jd[j] + sb;
-      const V* SPMVJIT_RESTRICT v = val + jd[j] + sb;
+      const spmvjit_values_t SPMVJIT_VALUES_RESTRICT v = val + jd[j] + sb;
 #pragma clang loop vectorize(enable)
       for (i64 i = 0; i < m; ++i) acc[i] += v[i] * x[c[i]];
     }

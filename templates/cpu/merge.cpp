@@ -10,7 +10,7 @@ template <int E>
 static void merge_part(const SpmvArgs& a, i64 p) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[MERGE_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[MERGE_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[MERGE_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, MERGE_VALUES);
   const i64* c = (const i64*)a.a[MERGE_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;

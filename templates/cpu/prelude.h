@@ -38,6 +38,8 @@ static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 
 #define SPMVJIT_RESTRICT __restrict__
 
+#include "values.h"
+
 // Exports spmvjit_part_<e>(args, part) for the four epilogues from `template <int E> part(...)`,
 // or the one run-time variant spmvjit_part_r (SPMVJIT_RUNTIME_EPILOGUE).
 #if SPMVJIT_RUNTIME_EPILOGUE

@@ -13,7 +13,7 @@ static void sell_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C;
   const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_SLICE_PTR];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELL_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELL_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, SELL_VALUES);
   const I* SPMVJIT_RESTRICT perm = (const I*)a.a[SELL_PERM];
   const i64* parts = (const i64*)a.a[SELL_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
@@ -23,7 +23,7 @@ static void sell_part(const SpmvArgs& a, i64 p) {
     V acc[C];
     for (i64 i = 0; i < C; ++i) acc[i] = 0;
     const I* cs = col + sp[s];
-    const V* vs = val + sp[s];
+    const spmvjit_values_t vs = val + sp[s];
     const i64 w = (sp[s + 1] - sp[s]) / C;
     // Vectorize across the C rows of a slice (contiguous matrix loads, one gather of x), never
     // along j: the loop vectorizer would otherwise gather the matrix arrays with stride C.

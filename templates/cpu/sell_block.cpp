@@ -14,7 +14,7 @@ static void sell_block_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C, B = SPMVJIT_B;
   const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_BLOCK_SLICE_PTR];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELL_BLOCK_BLOCK_COL];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELL_BLOCK_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, SELL_BLOCK_VALUES);
   const i64* parts = (const i64*)a.a[SELL_BLOCK_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
@@ -23,7 +23,7 @@ static void sell_block_part(const SpmvArgs& a, i64 p) {
     V acc[C];
     for (i64 i = 0; i < C; ++i) acc[i] = 0;
     const I* cs = col + sp[s];
-    const V* vs = val + B * sp[s];
+    const spmvjit_values_t vs = val + B * sp[s];
     const i64 w = (sp[s + 1] - sp[s]) / C;
     for (i64 j = 0; j < w; ++j) {
 #pragma clang loop vectorize(enable)

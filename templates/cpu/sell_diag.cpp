@@ -13,10 +13,10 @@ static void sell_diag_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C;
   const i64* SPMVJIT_RESTRICT dp = (const i64*)a.a[SELL_DIAG_DIAG_PTR];
   const I* SPMVJIT_RESTRICT doff = (const I*)a.a[SELL_DIAG_DIAG_OFFSET];
-  const V* SPMVJIT_RESTRICT dval = (const V*)a.a[SELL_DIAG_DIAG_VALUES];
+  SPMVJIT_DECLARE_VALUES(dval, a, SELL_DIAG_DIAG_VALUES);
   const i64* SPMVJIT_RESTRICT rp = (const i64*)a.a[SELL_DIAG_REM_PTR];
   const I* SPMVJIT_RESTRICT rcol = (const I*)a.a[SELL_DIAG_REM_COL];
-  const V* SPMVJIT_RESTRICT rval = (const V*)a.a[SELL_DIAG_REM_VALUES];
+  SPMVJIT_DECLARE_VALUES(rval, a, SELL_DIAG_REM_VALUES);
   const i64* parts = (const i64*)a.a[SELL_DIAG_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
@@ -28,7 +28,7 @@ static void sell_diag_part(const SpmvArgs& a, i64 p) {
     const i64 row0 = s * C;
     for (i64 j = dp[s]; j < dp[s + 1]; ++j) {
       const i64 first = row0 + (i64)doff[j];
-      const V* vs = dval + j * C;
+      const spmvjit_values_t vs = dval + j * C;
       if (first >= 0 && first + C <= cols) {
         const V* xs = x + first;
 #pragma clang loop vectorize(enable)
@@ -41,7 +41,7 @@ static void sell_diag_part(const SpmvArgs& a, i64 p) {
       }
     }
     const I* cs = rcol + rp[s];
-    const V* vs = rval + rp[s];
+    const spmvjit_values_t vs = rval + rp[s];
     const i64 w = (rp[s + 1] - rp[s]) / C;
     for (i64 j = 0; j < w; ++j) {
 #pragma clang loop vectorize(enable)

@@ -17,7 +17,7 @@ static void sellp_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C, T = SPMVJIT_t, CT = C * T;
   const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELLP_SLICE_PTR];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELLP_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELLP_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, SELLP_VALUES);
   const I* SPMVJIT_RESTRICT perm = (const I*)a.a[SELLP_PERM];
   const i64* parts = (const i64*)a.a[SELLP_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
@@ -27,7 +27,7 @@ static void sellp_part(const SpmvArgs& a, i64 p) {
     V acc[CT];
     for (i64 q = 0; q < CT; ++q) acc[q] = 0;
     const I* cs = col + sp[s];
-    const V* vs = val + sp[s];
+    const spmvjit_values_t vs = val + sp[s];
     const i64 chunks = (sp[s + 1] - sp[s]) / CT;
     for (i64 k = 0; k < chunks; ++k) {
 #pragma clang loop vectorize(enable)

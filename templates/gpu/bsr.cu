@@ -22,7 +22,7 @@ SPMVJIT_DEVICE void bsr_part(const SpmvArgs& a) {
   constexpr int R = SPMVJIT_R, C = SPMVJIT_C;
   const I* SPMVJIT_RESTRICT bp = (const I*)a.a[BSR_BLOCK_PTR];
   const I* SPMVJIT_RESTRICT bc = (const I*)a.a[BSR_BLOCK_COL];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[BSR_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, BSR_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const int lg = (int)a.n[BSR_N_GROUP_LOG2];
@@ -37,7 +37,7 @@ SPMVJIT_DEVICE void bsr_part(const SpmvArgs& a) {
   if (live) {
     const i64 end = (i64)spmvjit_ldg(bp + b + 1);
     for (i64 k = (i64)spmvjit_ldg(bp + b) + g; k < end; k += G) {
-      const V* SPMVJIT_RESTRICT v = val + k * (R * C);
+      const spmvjit_values_t SPMVJIT_VALUES_RESTRICT v = val + k * (R * C);
       const i64 c0 = (i64)spmvjit_ld_stream(bc + k) * C;
       V xv[C];
       if (SPMVJIT_COL_EDGE && c0 + C > a.cols) {

@@ -15,7 +15,7 @@ SPMVJIT_DEVICE void coo_scale(const SpmvArgs& a) {
 
 template <int E>
 SPMVJIT_DEVICE void coo_part(const SpmvArgs& a) {
-  coo_segments<E>((const I*)a.a[COO_ROW_IDX], (const I*)a.a[COO_COL_IDX], (const V*)a.a[COO_VALUES],
+  coo_segments<E>((const I*)a.a[COO_ROW_IDX], (const I*)a.a[COO_COL_IDX], SPMVJIT_VALUES_AT(a, COO_VALUES),
                   (const V*)a.x, (V*)a.y, a.n[COO_N_NNZ], a.n[COO_N_WARP_ENTRIES], (V)a.alpha);
 }
 

@@ -19,8 +19,8 @@ SPMVJIT_DEVICE int coo_top_lane(spmvjit_lanes_t m) {
 // still run (an early launch) until spmvjit_grid_wait, before the first atomic.
 template <int E>
 SPMVJIT_DEVICE void coo_segments(const I* SPMVJIT_RESTRICT row, const I* SPMVJIT_RESTRICT col,
-                                 const V* SPMVJIT_RESTRICT val, const V* SPMVJIT_RESTRICT x, V* y,
-                                 i64 nnz, i64 chunk, V alpha) {
+                                 spmvjit_values_t SPMVJIT_VALUES_RESTRICT val, const V* SPMVJIT_RESTRICT x,
+                                 V* y, i64 nnz, i64 chunk, V alpha) {
   const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / SPMVJIT_WARP;
   const int lane = spmvjit_lane();
   const i64 begin = warp * chunk;

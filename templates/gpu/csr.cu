@@ -9,7 +9,7 @@ SPMVJIT_DEVICE void csr_scalar(const SpmvArgs& a) {
   if (r >= a.rows) return;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[CSR_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, CSR_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const i64 b = spmvjit_ldg(rp + r), e = spmvjit_ldg(rp + r + 1);

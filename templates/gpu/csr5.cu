@@ -29,7 +29,7 @@ SPMVJIT_DEVICE void csr5_part(const SpmvArgs& a) {
   const i64* SPMVJIT_RESTRICT tp = (const i64*)a.a[CSR5_TILE_PTR];
   const u64* SPMVJIT_RESTRICT desc = (const u64*)a.a[CSR5_TILE_DESC];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[CSR5_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[CSR5_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, CSR5_VALUES);
   const i64* SPMVJIT_RESTRICT eo_ptr = (const i64*)a.a[CSR5_EO_PTR];
   const I* SPMVJIT_RESTRICT aux = (const I*)a.a[CSR5_AUX];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;

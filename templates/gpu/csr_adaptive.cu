@@ -51,12 +51,20 @@ SPMVJIT_DEVICE void load_pack(const T* p, T (&out)[N]) {
     for (int i = 0; i < N; ++i) out[i] = spmvjit_ld_stream(p + i);
   }
 }
+#if SPMVJIT_VALUE_CODEC != SPMVJIT_VALUES_PLAIN
+// Compressed values (templates/gpu/values.cuh): N codes, or the uniform value, one by one.
+template <int N>
+SPMVJIT_DEVICE void load_pack(const spmvjit_values_t p, V (&out)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) out[i] = spmvjit_ld_stream(p + i);
+}
+#endif
 
 // Calls f(k, values[k] * x[col[k]]) for every k in [k0, k1) (k1 - k0 <= S), each k once, spread
 // over the block: all loads of a thread are issued before the first gather, the gathers before
 // the first product.
 template <class F>
-SPMVJIT_DEVICE void for_products(const I* SPMVJIT_RESTRICT ci, const V* SPMVJIT_RESTRICT va,
+SPMVJIT_DEVICE void for_products(const I* SPMVJIT_RESTRICT ci, spmvjit_values_t SPMVJIT_VALUES_RESTRICT va,
                                  const V* SPMVJIT_RESTRICT x, i64 k0, i64 k1, F&& f) {
   const i64 base = k0 & ~i64(kVec - 1);
   V vv[kUnits][kVec];
@@ -106,7 +114,7 @@ SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 r0, i64 nrows) {
   using namespace adaptive;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[ADAPTIVE_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
@@ -143,7 +151,7 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   SPMVJIT_SHARED int nwide;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[ADAPTIVE_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const I* SPMVJIT_RESTRICT blk = (const I*)a.a[ADAPTIVE_ROW_BLOCKS];
   const I* SPMVJIT_RESTRICT bnz = (const I*)a.a[ADAPTIVE_BLOCK_NNZ];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
@@ -237,7 +245,7 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[ADAPTIVE_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_CHUNK_ROW];
   const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_CHUNK_START];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;

@@ -12,7 +12,7 @@ SPMVJIT_DEVICE void csr_vector_part(const SpmvArgs& a) {
   static_assert(L >= 1 && L <= SPMVJIT_WARP && (L & (L - 1)) == 0, "L: power of two <= warp");
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_VECTOR_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_VECTOR_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[CSR_VECTOR_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, CSR_VECTOR_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;

@@ -356,3 +356,28 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(c
   }
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
+
+// Value compression: binary search of each value's bits in the sorted table (at most 256
+// patterns, read through the read-only cache); one atomic per thread that found a stranger.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(const SpmvArgs a) {
+  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VC_VALUES];
+  unsigned char* SPMVJIT_RESTRICT codes = (unsigned char*)a.a[DP_VC_CODES];
+  const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VC_TABLE];
+  const int n = int(a.n[DP_VC_N_TABLE]);
+  i64 bad = 0;
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VC_N_COUNT];
+       j += i64(gridDim.x) * blockDim.x) {
+    const dp::Code v = spmvjit_ld_stream(values + j);
+    int lo = 0, hi = n;  // the first entry >= v
+    while (lo < hi) {
+      const int mid = (lo + hi) >> 1;
+      if (spmvjit_ldg(table + mid) < v)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    bad += lo == n || spmvjit_ldg(table + lo) != v;
+    if (codes) codes[j] = (unsigned char)lo;
+  }
+  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VC_ERRORS], dp::u64(bad));
+}

@@ -9,7 +9,7 @@
 template <int E, int COL, int VAL, int WIDTH, int STRIDE>
 SPMVJIT_DEVICE void ell_rows(const SpmvArgs& a) {
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[COL];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[VAL];
+  SPMVJIT_DECLARE_VALUES(val, a, VAL);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   spmvjit_grid_launch_dependents();  // HYB's tail step streams its entries in this step's tail

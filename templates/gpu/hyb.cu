@@ -14,8 +14,9 @@ SPMVJIT_DEVICE void hyb_part(const SpmvArgs& a) {
 
 template <int E>
 SPMVJIT_DEVICE void hyb_tail(const SpmvArgs& a) {
-  coo_segments<E>((const I*)a.a[HYB_TAIL_ROW], (const I*)a.a[HYB_TAIL_COL], (const V*)a.a[HYB_TAIL_VALUES],
-                  (const V*)a.x, (V*)a.y, a.n[HYB_N_TAIL], a.n[HYB_N_WARP_ENTRIES], (V)a.alpha);
+  coo_segments<E>((const I*)a.a[HYB_TAIL_ROW], (const I*)a.a[HYB_TAIL_COL],
+                  SPMVJIT_VALUES_AT(a, HYB_TAIL_VALUES), (const V*)a.x, (V*)a.y, a.n[HYB_N_TAIL],
+                  a.n[HYB_N_WARP_ENTRIES], (V)a.alpha);
 }
 
 SPMVJIT_EXPORT_KERNEL(hyb_part, spmvjit_part, HYB_GPU_BLOCK)

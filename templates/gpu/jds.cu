@@ -7,7 +7,7 @@ template <int E>
 SPMVJIT_DEVICE void jds_part(const SpmvArgs& a) {
   const i64* SPMVJIT_RESTRICT jd = (const i64*)a.a[JDS_JD_PTR];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[JDS_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[JDS_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, JDS_VALUES);
   const I* SPMVJIT_RESTRICT perm = (const I*)a.a[JDS_PERM];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;

@@ -21,7 +21,7 @@ template <int E>
 SPMVJIT_DEVICE void merge_part(const SpmvArgs& a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[MERGE_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[MERGE_COL_IDX];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[MERGE_VALUES];
+  SPMVJIT_DECLARE_VALUES(va, a, MERGE_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   spmvjit_grid_launch_dependents();

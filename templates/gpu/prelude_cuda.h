@@ -31,6 +31,7 @@ typedef long long i64;
 typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_FULL_MASK 0xffffffffu
 #define SPMVJIT_DEVICE static __device__ __forceinline__
+#define SPMVJIT_METHOD __device__ __forceinline__
 #define SPMVJIT_RESTRICT __restrict__
 
 // Read-only, cached loads for data no kernel writes during the launch (x, matrix arrays).
@@ -113,5 +114,7 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_2(const SpmvArgs a) { fn<2>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_3(const SpmvArgs a) { fn<3>(a); }
 #endif
+
+#include "values.cuh"
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED

@@ -23,6 +23,7 @@ typedef long long i64;
 #define SPMVJIT_WARP 32
 #endif
 #define SPMVJIT_DEVICE static inline
+#define SPMVJIT_METHOD inline
 #define SPMVJIT_RESTRICT __restrict__
 #define __global__
 #define __device__
@@ -62,5 +63,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { *p += v; }
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return v ? __builtin_clzll((unsigned long long)v) : 64; }
 SPMVJIT_DEVICE void spmvjit_grid_wait() {}
 SPMVJIT_DEVICE void spmvjit_grid_launch_dependents() {}
+
+#include "values.cuh"
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED

@@ -19,14 +19,14 @@ SPMVJIT_DEVICE void sell_rows(const SpmvArgs& a) {
   if (pos >= a.rows) return;
   const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_SLICE_PTR];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELL_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELL_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, SELL_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const i64 s = pos / C;
   const i64 b = spmvjit_ldg(sp + s);
   const i64 w = (spmvjit_ldg(sp + s + 1) - b) / C;
   const I* SPMVJIT_RESTRICT cs = col + b + (pos - s * C);
-  const V* SPMVJIT_RESTRICT vs = val + b + (pos - s * C);
+  const spmvjit_values_t SPMVJIT_VALUES_RESTRICT vs = val + b + (pos - s * C);
   V sum = 0;
   i64 j = 0;
   for (; j + SPMVJIT_SELL_UNROLL <= w; j += SPMVJIT_SELL_UNROLL) {

@@ -15,14 +15,14 @@ SPMVJIT_DEVICE void sell_block_part(const SpmvArgs& a) {
   constexpr i64 C = SPMVJIT_C, B = SPMVJIT_B;
   const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_BLOCK_SLICE_PTR];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELL_BLOCK_BLOCK_COL];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELL_BLOCK_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, SELL_BLOCK_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 g = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
   const i64 s = g / C, i = g % C;
   if (s >= a.n[SELL_BLOCK_N_SLICES] || g >= a.rows) return;
   const i64 begin = spmvjit_ldg(sp + s), w = (spmvjit_ldg(sp + s + 1) - begin) / C;
-  const V* vs = val + B * begin;
+  const spmvjit_values_t vs = val + B * begin;
   V sum = 0;
   for (i64 j = 0; j < w; ++j) {
     const i64 c = (i64)spmvjit_ld_stream(col + begin + j * C + i);

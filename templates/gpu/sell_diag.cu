@@ -13,10 +13,10 @@ SPMVJIT_DEVICE void sell_diag_part(const SpmvArgs& a) {
   constexpr i64 C = SPMVJIT_C;
   const i64* SPMVJIT_RESTRICT dp = (const i64*)a.a[SELL_DIAG_DIAG_PTR];
   const I* SPMVJIT_RESTRICT doff = (const I*)a.a[SELL_DIAG_DIAG_OFFSET];
-  const V* SPMVJIT_RESTRICT dval = (const V*)a.a[SELL_DIAG_DIAG_VALUES];
+  SPMVJIT_DECLARE_VALUES(dval, a, SELL_DIAG_DIAG_VALUES);
   const i64* SPMVJIT_RESTRICT rp = (const i64*)a.a[SELL_DIAG_REM_PTR];
   const I* SPMVJIT_RESTRICT rcol = (const I*)a.a[SELL_DIAG_REM_COL];
-  const V* SPMVJIT_RESTRICT rval = (const V*)a.a[SELL_DIAG_REM_VALUES];
+  SPMVJIT_DECLARE_VALUES(rval, a, SELL_DIAG_REM_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 g = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);

@@ -23,7 +23,7 @@ SPMVJIT_DEVICE void sellp_part(const SpmvArgs& a) {
   constexpr i64 C = SPMVJIT_C, T = SPMVJIT_t, CT = C * T;
   const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELLP_SLICE_PTR];
   const I* SPMVJIT_RESTRICT col = (const I*)a.a[SELLP_COL_IDX];
-  const V* SPMVJIT_RESTRICT val = (const V*)a.a[SELLP_VALUES];
+  SPMVJIT_DECLARE_VALUES(val, a, SELLP_VALUES);
   const I* SPMVJIT_RESTRICT perm = (const I*)a.a[SELLP_PERM];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;

@@ -71,6 +71,18 @@ Csr64 with_explicit_zeros(Csr64 a) {
   return a;
 }
 
+// The same pattern with values drawn from `choices` (compressed value arrays: all ones -> uniform,
+// a few values -> 8-bit codes).
+Csr64 with_values(Csr64 a, std::vector<double> choices) {
+  for (size_t k = 0; k < a.val.size(); ++k) a.val[k] = choices[(k * 7 + k / 5) % choices.size()];
+  return a;
+}
+
+// Matrices whose values every format stores compressed (the sample sees every row).
+bool compressible(const std::string& name) {
+  return name.rfind("ones_", 0) == 0 || name.rfind("few_", 0) == 0;
+}
+
 const std::vector<TestMatrix>& test_matrices() {
   static const std::vector<TestMatrix> all = [] {
     std::vector<TestMatrix> m;
@@ -93,6 +105,10 @@ const std::vector<TestMatrix>& test_matrices() {
                              "short:300", "dense:20:13", "diag:100", "blocks:120", "blocks:97:2:3",
                              "poisson3d:5", "random:1000:0:3"})
       m.push_back({spec, generate_matrix(spec, 9)});
+    m.push_back({"ones_powerlaw", with_values(generate_matrix("powerlaw:500", 12), {1.0})});
+    m.push_back({"ones_empty_rows", with_values(generate_matrix("short:200:3", 13), {1.0})});
+    m.push_back({"few_random", with_values(generate_matrix("random:300:0:20", 14), {-2.0, 0.5, 3.0, 0.0})});
+    m.push_back({"few_denserows", with_values(generate_matrix("denserows:200:3:8", 15), {4.0, -1.0})});
     // Big enough for several partitions (the planner gives ~16k work units per thread).
     m.push_back({"random:20000:0:12", generate_matrix("random:20000:0:12", 10)});
     m.push_back({"powerlaw:30000", generate_matrix("powerlaw:30000:1.8:3000", 11)});
@@ -235,6 +251,10 @@ void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr) {
       CHECK(test::json_error(d) == "");
       CHECK(test::json_string_field(d, "format") == name);
       if (tier) CHECK(test::json_string_field(d, "tier") == tier);
+      if (compressible(m.name)) {
+        const std::string codec = test::json_string_field(d, "codec");
+        CHECK((codec == "uniform" || codec == "code8"));
+      }
       CHECK(check_plan(g.p, t.a, ++seed) == "");
     }
     // The planner's own choice must be just as correct.

@@ -54,7 +54,10 @@ inline const std::vector<TestMatrix>& test_matrices() {
     // blocks, powerlaw:6000:1.5:1500 449 from lane-group blocks (counted on the host layout, seed 5).
     for (const char* spec :
          {"poisson2d:40", "random:3000:1:40", "powerlaw:5000", "powerlaw:6000:1.5:1500", "denserows:3000:3:8",
-          "short:5000:2", "dense:50", "random:37:1:40:1000", "random:1:1:1"})
+          "short:5000:2", "dense:50", "random:37:1:40:1000", "random:1:1:1",
+          // compressed values (engine/value_codec.hpp): uniform and 8-bit codes
+          "powerlaw:5000@ones", "powerlaw:6000:1.5:1500@ones", "random:3000:1:40@few",
+          "denserows:3000:3:8@few"})
       m.push_back({spec, generate_matrix(spec, 5)});
     m.push_back({"0x0", HostCsr<int64_t, double>{}});
     m.push_back({"huge-row", huge_row(3000, 3000)});

@@ -8,6 +8,7 @@
 #include "engine/device_plan.hpp"
 #include "engine/plan.hpp"
 #include "engine/validate.hpp"
+#include "engine/value_codec.hpp"
 #include "runtime/device_buffer.hpp"
 #include "tests/runtime/cuda_test_support.hpp"
 
@@ -138,8 +139,15 @@ void device_plans_match_host() {
         // The host converter, given the parameters the device used, builds the same bytes.
         const Format* f = find_format(plan.data().format);
         REQUIRE(f != nullptr);
-        CHECK(f->device_convertible(plan.data().params));
-        check_same_data(plan.host_data(), f->convert(a.ref(), plan.data().params, b.target()));
+        const FormatParams plain = with_codec(plan.data().params, ValueCodec::plain);
+        CHECK(f->device_convertible(plain));
+        // Compressed values: the host's arrays encoded with the table the device's sample gave.
+        FormatData host = f->convert(a.ref(), plain, b.target());
+        if (plan.value_codec() != ValueCodec::plain) {
+          REQUIRE(encode_values_host(host, plan.value_codec(), plan.value_table()));
+          host.params = plan.data().params;
+        }
+        check_same_data(plan.host_data(), host);
         CHECK(check_plan(p, a, ++seed) == "");
         spmv_plan_destroy(p);
       }
@@ -290,6 +298,48 @@ TEST_CASE("cuda device planning: update_values, describe, and formats the device
     // The first update found the value map, the second gathered through it.
     REQUIRE(spmv_plan_describe(p, &json) == SPMV_STATUS_SUCCESS);
     CHECK(std::string(json).find("\"update_values\":\"gather through a value map\"") != std::string::npos);
+    spmv_plan_destroy(p);
+  }
+}
+
+TEST_CASE("cuda device planning: compressed values through updates", "[cuda]") {
+  if (!cuda_available(0)) {
+    SPMVJIT_SKIP("no CUDA device");
+  }
+  Backend& b = cuda_backend(0);
+  HostCsr<int32_t, double> a = generate_matrix("random:6000:1:40@ones", 4).cast<int32_t, double>();
+  const DeviceCsr<int32_t, double> d(b, a, 0);
+  auto codec = [](spmv_plan_t p) {
+    const char* json = nullptr;
+    REQUIRE(spmv_plan_describe(p, &json) == SPMV_STATUS_SUCCESS);
+    return test::json_string_field(json, "codec");
+  };
+  // csr_adaptive: uniform (its tail padding is never read); sell: code8 (padding); jds: uniform.
+  for (const char* name : {"csr_adaptive", "sell", "jds"}) {
+    INFO("format " << name);
+    const spmv_options_t o = cuda_options(name);
+    spmv_plan_t p = nullptr;
+    REQUIRE(spmv_plan(&p, &d.desc, &o) == SPMV_STATUS_SUCCESS);
+    const std::string first = codec(p);
+    CHECK((first == "uniform" || first == "code8"));
+    CHECK(check_plan(p, a, 21) == "");
+    HostCsr<int32_t, double> a2 = a;
+    a2.val.assign(a.val.size(), -3.0);  // one value again: a new table
+    REQUIRE(spmv_plan_update_values(p, a2.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
+    CHECK(codec(p) == first);
+    CHECK(check_plan(p, a2, 22) == "");
+    for (size_t k = 0; k < a2.val.size(); k += 4) a2.val[k] = 0.5;  // two values
+    {
+      const DeviceBuffer nv(b, a2.val.size() * sizeof(double));
+      b.upload(nv.get(), a2.val.data(), a2.val.size() * sizeof(double));
+      REQUIRE(spmv_plan_update_values(p, nv.get(), SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
+    }
+    CHECK(codec(p) == (first == "code8" ? "code8" : "plain"));
+    CHECK(check_plan(p, a2, 23) == "");
+    a2.val = random_vector<double>(a.nnz(), 24);  // random: plain values and kernel
+    REQUIRE(spmv_plan_update_values(p, a2.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
+    CHECK(codec(p) == "plain");
+    CHECK(check_plan(p, a2, 25) == "");
     spmv_plan_destroy(p);
   }
 }

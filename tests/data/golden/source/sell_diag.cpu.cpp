@@ -51,6 +51,9 @@ struct SpmvArgs {
   long long rows;
   long long cols;
   void* scratch;  // per-plan work buffer (carries between launch steps)
+  // The value table of a compressed plan (templates/contract/values.h): the uniform value, or the
+  // values that 8-bit codes index; null for plain values.
+  const void* values_table;
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
@@ -85,6 +88,78 @@ static inline V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 }
 
 #define SPMVJIT_RESTRICT __restrict__
+
+#line 1 "cpu/values.h"
+// Reading a format's values through the plan's value codec (templates/contract/values.h). A CPU
+// template declares its value arrays with SPMVJIT_DECLARE_VALUES(name, args, slot) (or passes
+// SPMVJIT_VALUES_AT(args, slot) as a spmvjit_values_t) and reads them
+// as it reads a plain `const V*`: name[k] and name + k work. With plain values the declaration is
+// exactly that pointer, so the code is what it was before compression existed. Included by the
+// CPU prelude.
+#ifndef SPMVJIT_CPU_VALUES_H
+#define SPMVJIT_CPU_VALUES_H
+#line 1 "contract/values.h"
+// Value compression: how a format's value arrays are stored, baked into its kernels as the
+// constant SPMVJIT_VALUE_CODEC (the format parameter VALUE_CODEC; absent means plain). Many
+// matrices hold few distinct values (graph adjacency: all ones; constant-coefficient stencils;
+// FEM with repeated element matrices): a kernel that reads one byte, or nothing, per stored entry
+// instead of a double moves far fewer bytes. The table (SpmvArgs::values_table) is data, not
+// code, so the kernel space stays finite. engine/value_codec.hpp chooses and encodes.
+#ifndef SPMVJIT_CONTRACT_VALUES_H
+#define SPMVJIT_CONTRACT_VALUES_H
+
+// Macros, not an enum: templates choose their code with #if.
+#define SPMVJIT_VALUES_PLAIN 0    // one V per stored entry
+#define SPMVJIT_VALUES_UNIFORM 1  // no array: every stored entry is values_table[0] (no padding)
+#define SPMVJIT_VALUES_CODE8 2    // one byte per stored entry: an index into values_table
+#define SPMVJIT_VALUES_CODES 3    // codec ids are 0 .. SPMVJIT_VALUES_CODES - 1
+#define SPMVJIT_VALUES_TABLE_MAX 256  // entries of a CODE8 table
+
+#endif  // SPMVJIT_CONTRACT_VALUES_H
+#line 10 "cpu/values.h"
+
+#ifndef SPMVJIT_VALUE_CODEC
+#define SPMVJIT_VALUE_CODEC 0
+#endif
+
+#if SPMVJIT_VALUE_CODEC == SPMVJIT_VALUES_PLAIN
+typedef const V* spmvjit_values_t;
+// Restrict-qualifies a spmvjit_values_t derived from a declared array (a plain pointer only).
+#define SPMVJIT_VALUES_RESTRICT SPMVJIT_RESTRICT
+#define SPMVJIT_VALUES_AT(args, slot) ((const V*)(args).a[slot])
+#define SPMVJIT_DECLARE_VALUES(name, args, slot) const V* SPMVJIT_RESTRICT name = SPMVJIT_VALUES_AT(args, slot)
+#else
+#define SPMVJIT_VALUES_RESTRICT
+// A position in a compressed value array: the code pointer (CODE8) and the table, or the one
+// value (UNIFORM).
+struct spmvjit_values_t {
+#if SPMVJIT_VALUE_CODEC == SPMVJIT_VALUES_UNIFORM
+  V v;
+  inline V operator[](i64) const { return v; }
+  inline spmvjit_values_t operator+(i64) const { return *this; }
+#elif SPMVJIT_VALUE_CODEC == SPMVJIT_VALUES_CODE8
+  const unsigned char* c;
+  const V* t;
+  inline V operator[](i64 k) const { return t[c[k]]; }
+  inline spmvjit_values_t operator+(i64 k) const { return spmvjit_values_t{c + k, t}; }
+#else
+#error "unknown SPMVJIT_VALUE_CODEC"
+#endif
+};
+static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* table) {
+#if SPMVJIT_VALUE_CODEC == SPMVJIT_VALUES_UNIFORM
+  (void)array;
+  return spmvjit_values_t{*(const V*)table};
+#else
+  return spmvjit_values_t{(const unsigned char*)array, (const V*)table};
+#endif
+}
+#define SPMVJIT_VALUES_AT(args, slot) spmvjit_values_at((args).a[slot], (args).values_table)
+#define SPMVJIT_DECLARE_VALUES(name, args, slot) const spmvjit_values_t name = SPMVJIT_VALUES_AT(args, slot)
+#endif
+
+#endif  // SPMVJIT_CPU_VALUES_H
+#line 42 "cpu/prelude.h"
 
 // Exports spmvjit_part_<e>(args, part) for the four epilogues from `template <int E> part(...)`,
 // or the one run-time variant spmvjit_part_r (SPMVJIT_RUNTIME_EPILOGUE).
@@ -238,10 +313,10 @@ static void sell_diag_part(const SpmvArgs& a, i64 p) {
   constexpr i64 C = SPMVJIT_C;
   const i64* SPMVJIT_RESTRICT dp = (const i64*)a.a[SELL_DIAG_DIAG_PTR];
   const I* SPMVJIT_RESTRICT doff = (const I*)a.a[SELL_DIAG_DIAG_OFFSET];
-  const V* SPMVJIT_RESTRICT dval = (const V*)a.a[SELL_DIAG_DIAG_VALUES];
+  SPMVJIT_DECLARE_VALUES(dval, a, SELL_DIAG_DIAG_VALUES);
   const i64* SPMVJIT_RESTRICT rp = (const i64*)a.a[SELL_DIAG_REM_PTR];
   const I* SPMVJIT_RESTRICT rcol = (const I*)a.a[SELL_DIAG_REM_COL];
-  const V* SPMVJIT_RESTRICT rval = (const V*)a.a[SELL_DIAG_REM_VALUES];
+  SPMVJIT_DECLARE_VALUES(rval, a, SELL_DIAG_REM_VALUES);
   const i64* parts = (const i64*)a.a[SELL_DIAG_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
@@ -253,7 +328,7 @@ static void sell_diag_part(const SpmvArgs& a, i64 p) {
     const i64 row0 = s * C;
     for (i64 j = dp[s]; j < dp[s + 1]; ++j) {
       const i64 first = row0 + (i64)doff[j];
-      const V* vs = dval + j * C;
+      const spmvjit_values_t vs = dval + j * C;
       if (first >= 0 && first + C <= cols) {
         const V* xs = x + first;
 #pragma clang loop vectorize(enable)
@@ -266,7 +341,7 @@ static void sell_diag_part(const SpmvArgs& a, i64 p) {
       }
     }
     const I* cs = rcol + rp[s];
-    const V* vs = rval + rp[s];
+    const spmvjit_values_t vs = rval + rp[s];
     const i64 w = (rp[s + 1] - rp[s]) / C;
     for (i64 j = 0; j < w; ++j) {
 #pragma clang loop vectorize(enable)

@@ -81,6 +81,12 @@ enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS };  // a[]
 enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK };         // n[]
 
+// Value compression (engine/value_codec.hpp): codes[j] = the position of values[j]'s bits in the
+// sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in errors[0]; with no
+// codes array (a uniform table of one value) only the count.
+enum { DP_VC_VALUES, DP_VC_CODES, DP_VC_TABLE, DP_VC_ERRORS };  // a[]
+enum { DP_VC_N_COUNT, DP_VC_N_TABLE };                         // n[]
+
 // Argument slots of the generic kernels (copies, scan).
 enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)
@@ -264,6 +270,9 @@ struct SpmvArgs {
   long long rows;
   long long cols;
   void* scratch;  // per-plan work buffer (carries between launch steps)
+  // The value table of a compressed plan (templates/contract/values.h): the uniform value, or the
+  // values that 8-bit codes index; null for plain values.
+  const void* values_table;
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
@@ -292,6 +301,7 @@ enum {
 typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_FULL_MASK 0xffffffffu
 #define SPMVJIT_DEVICE static __device__ __forceinline__
+#define SPMVJIT_METHOD __device__ __forceinline__
 #define SPMVJIT_RESTRICT __restrict__
 
 // Read-only, cached loads for data no kernel writes during the launch (x, matrix arrays).
@@ -374,6 +384,82 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_2(const SpmvArgs a) { fn<2>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_3(const SpmvArgs a) { fn<3>(a); }
 #endif
+
+#line 1 "gpu/values.cuh"
+// Reading a format's values through the plan's value codec (templates/contract/values.h). A GPU
+// template declares its value arrays with SPMVJIT_DECLARE_VALUES(name, args, slot) (or passes
+// SPMVJIT_VALUES_AT(args, slot) as a spmvjit_values_t) and reads them
+// as it reads a plain `const V*`: spmvjit_ld_stream(name + k), spmvjit_ldg(name + k), name[k]
+// and name + k all work. With plain values the declaration is exactly that pointer, so the code
+// is what it was before compression existed. Included by the GPU preludes.
+#ifndef SPMVJIT_GPU_VALUES_CUH
+#define SPMVJIT_GPU_VALUES_CUH
+#line 1 "contract/values.h"
+// Value compression: how a format's value arrays are stored, baked into its kernels as the
+// constant SPMVJIT_VALUE_CODEC (the format parameter VALUE_CODEC; absent means plain). Many
+// matrices hold few distinct values (graph adjacency: all ones; constant-coefficient stencils;
+// FEM with repeated element matrices): a kernel that reads one byte, or nothing, per stored entry
+// instead of a double moves far fewer bytes. The table (SpmvArgs::values_table) is data, not
+// code, so the kernel space stays finite. engine/value_codec.hpp chooses and encodes.
+#ifndef SPMVJIT_CONTRACT_VALUES_H
+#define SPMVJIT_CONTRACT_VALUES_H
+
+// Macros, not an enum: templates choose their code with #if.
+#define SPMVJIT_VALUES_PLAIN 0    // one V per stored entry
+#define SPMVJIT_VALUES_UNIFORM 1  // no array: every stored entry is values_table[0] (no padding)
+#define SPMVJIT_VALUES_CODE8 2    // one byte per stored entry: an index into values_table
+#define SPMVJIT_VALUES_CODES 3    // codec ids are 0 .. SPMVJIT_VALUES_CODES - 1
+#define SPMVJIT_VALUES_TABLE_MAX 256  // entries of a CODE8 table
+
+#endif  // SPMVJIT_CONTRACT_VALUES_H
+#line 10 "gpu/values.cuh"
+
+#ifndef SPMVJIT_VALUE_CODEC
+#define SPMVJIT_VALUE_CODEC 0
+#endif
+
+#if SPMVJIT_VALUE_CODEC == SPMVJIT_VALUES_PLAIN
+typedef const V* spmvjit_values_t;
+// Restrict-qualifies a spmvjit_values_t derived from a declared array (a plain pointer only).
+#define SPMVJIT_VALUES_RESTRICT SPMVJIT_RESTRICT
+#define SPMVJIT_VALUES_AT(args, slot) ((const V*)(args).a[slot])
+#define SPMVJIT_DECLARE_VALUES(name, args, slot) const V* SPMVJIT_RESTRICT name = SPMVJIT_VALUES_AT(args, slot)
+#else
+#define SPMVJIT_VALUES_RESTRICT
+// A position in a compressed value array: the code pointer (CODE8) and the table, or the one
+// value (UNIFORM, read once when the array is declared).
+struct spmvjit_values_t {
+#if SPMVJIT_VALUE_CODEC == SPMVJIT_VALUES_UNIFORM
+  V v;
+  SPMVJIT_METHOD V load() const { return v; }
+  SPMVJIT_METHOD spmvjit_values_t operator+(i64) const { return *this; }
+#elif SPMVJIT_VALUE_CODEC == SPMVJIT_VALUES_CODE8
+  const unsigned char* c;
+  const V* t;
+  // The code streams (read once); the 2 KiB table stays in the read-only cache.
+  SPMVJIT_METHOD V load() const { return spmvjit_ldg(t + spmvjit_ld_stream(c)); }
+  SPMVJIT_METHOD spmvjit_values_t operator+(i64 k) const { return spmvjit_values_t{c + k, t}; }
+#else
+#error "unknown SPMVJIT_VALUE_CODEC"
+#endif
+  SPMVJIT_METHOD V operator[](i64 k) const { return (*this + k).load(); }
+};
+SPMVJIT_DEVICE spmvjit_values_t spmvjit_values_at(const void* array, const void* table) {
+#if SPMVJIT_VALUE_CODEC == SPMVJIT_VALUES_UNIFORM
+  (void)array;
+  return spmvjit_values_t{spmvjit_ldg((const V*)table)};
+#else
+  return spmvjit_values_t{(const unsigned char*)array, (const V*)table};
+#endif
+}
+SPMVJIT_DEVICE V spmvjit_ld_stream(const spmvjit_values_t p) { return p.load(); }
+SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
+#define SPMVJIT_VALUES_AT(args, slot) spmvjit_values_at((args).a[slot], (args).values_table)
+#define SPMVJIT_DECLARE_VALUES(name, args, slot) const spmvjit_values_t name = SPMVJIT_VALUES_AT(args, slot)
+#endif
+
+#endif  // SPMVJIT_GPU_VALUES_CUH
+#line 119 "gpu/prelude_cuda.h"
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
 #line 6 "gpu/heap_sort.cuh"

@@ -1,0 +1,256 @@
+// Value compression: the sample's table, the codec per candidate, host and device encoders.
+#include "engine/value_codec.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "core/parallel.hpp"
+#include "engine/device_plan.hpp"
+#include "runtime/cache/kernel_cache.hpp"
+#include "templates/contract/device_plan.h"
+
+namespace spmvjit {
+namespace {
+
+constexpr int kTableMax = SPMVJIT_VALUES_TABLE_MAX;
+
+// Bit pattern of value k of a V array, zero-extended.
+inline uint64_t bits_at(const void* values, size_t vs, int64_t k) {
+  if (vs == 4) {
+    uint32_t u;
+    std::memcpy(&u, static_cast<const char*>(values) + 4 * k, 4);
+    return u;
+  }
+  uint64_t u;
+  std::memcpy(&u, static_cast<const char*>(values) + 8 * k, 8);
+  return u;
+}
+
+// Open addressing from bit patterns to codes: 1024 slots for at most 256 keys (a probe or two).
+class CodeLookup {
+ public:
+  explicit CodeLookup(const std::vector<uint64_t>& bits) {
+    std::fill(std::begin(code_), std::end(code_), -1);
+    for (size_t i = 0; i < bits.size(); ++i) {
+      size_t h = hash(bits[i]);
+      while (code_[h] >= 0) h = (h + 1) & (kSlots - 1);
+      key_[h] = bits[i];
+      code_[h] = int(i);
+    }
+  }
+  int find(uint64_t b) const {
+    for (size_t h = hash(b);; h = (h + 1) & (kSlots - 1)) {
+      if (code_[h] < 0) return -1;
+      if (key_[h] == b) return code_[h];
+    }
+  }
+
+ private:
+  static constexpr size_t kSlots = 1024;
+  static size_t hash(uint64_t b) { return size_t((b * 0x9E3779B97F4A7C15ull) >> 54); }
+  uint64_t key_[kSlots];
+  int code_[kSlots];
+};
+
+// Stored values a codec must represent in value array `h` of `d`: all of them, except that a
+// format's only value array may end in padding past its stored entries that no kernel reads (the
+// CSR layouts pad for vector loads), which a uniform table need not hold.
+int64_t checked_count(const FormatData& d, const HostArray& h, ValueCodec c) {
+  int64_t value_arrays = 0;
+  for (const HostArray& a : d.arrays) value_arrays += a.is_values();
+  if (c == ValueCodec::uniform && value_arrays == 1 && d.stored_entries > 0 && d.stored_entries < h.count)
+    return d.stored_entries;
+  return h.count;
+}
+
+}  // namespace
+
+const char* to_string(ValueCodec c) {
+  switch (c) {
+    case ValueCodec::plain: return "plain";
+    case ValueCodec::uniform: return "uniform";
+    case ValueCodec::code8: return "code8";
+  }
+  return "?";
+}
+
+ValueCodec codec_of(const FormatParams& p) {
+  const auto it = p.find(kValueCodecParam);
+  if (it == p.end()) return ValueCodec::plain;
+  if (it->second < 0 || it->second >= SPMVJIT_VALUES_CODES)
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown value codec " + std::to_string(it->second));
+  return ValueCodec(it->second);
+}
+
+FormatParams with_codec(FormatParams p, ValueCodec c) {
+  if (c == ValueCodec::plain)
+    p.erase(kValueCodecParam);
+  else
+    p[kValueCodecParam] = int64_t(c);
+  return p;
+}
+
+AlignedBuffer ValueTable::table_values() const {
+  const size_t vs = size_of(type);
+  AlignedBuffer out(vs * std::max<size_t>(bits.size(), 1));
+  for (size_t i = 0; i < bits.size(); ++i) {
+    if (vs == 4) {
+      const uint32_t u = uint32_t(bits[i]);
+      std::memcpy(out.as<char>() + 4 * i, &u, 4);
+    } else {
+      std::memcpy(out.as<char>() + 8 * i, &bits[i], 8);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Distinct bit patterns of n values, sorted; nullopt past `cap`.
+std::optional<std::vector<uint64_t>> distinct_bits(const void* values, size_t vs, int64_t n, size_t cap) {
+  constexpr size_t kSlots = 1024;  // for at most kTableMax keys
+  uint64_t key[kSlots];
+  bool used[kSlots] = {};
+  std::vector<uint64_t> bits;
+  for (int64_t k = 0; k < n; ++k) {
+    const uint64_t b = bits_at(values, vs, k);
+    size_t h = size_t((b * 0x9E3779B97F4A7C15ull) >> 54);
+    while (used[h] && key[h] != b) h = (h + 1) & (kSlots - 1);
+    if (used[h]) continue;
+    if (bits.size() == cap) return std::nullopt;
+    used[h] = true;
+    key[h] = b;
+    bits.push_back(b);
+  }
+  std::sort(bits.begin(), bits.end());
+  return bits;
+}
+
+}  // namespace
+
+std::optional<ValueTable> table_of_values(const void* values, int64_t n, ValueType type, ValueCodec codec) {
+  if (codec == ValueCodec::plain || n == 0) return std::nullopt;
+  const auto bits = distinct_bits(values, size_of(type), n, codec == ValueCodec::uniform ? 1 : kTableMax);
+  if (!bits) return std::nullopt;
+  ValueTable t;
+  t.type = type;
+  t.bits = *bits;
+  if (codec == ValueCodec::code8 && !std::binary_search(t.bits.begin(), t.bits.end(), uint64_t(0))) {
+    if (int(t.bits.size()) == kTableMax) return std::nullopt;
+    t.bits.insert(t.bits.begin(), uint64_t(0));
+  }
+  return t;
+}
+
+std::optional<ValueTable> sample_values(const RowSample& s) {
+  // Random values stop the count after kTableMax - 1 distinct ones (a slot stays for padding).
+  const auto bits =
+      distinct_bits(s.values.data(), size_of(s.value), int64_t(s.col_idx.size()), kTableMax - 1);
+  if (!bits) return std::nullopt;
+  ValueTable t;
+  t.type = s.value;
+  t.bits = *bits;
+  return t;
+}
+
+ValueCodec codec_for(const ValueTable& sample, int64_t stored, int64_t nnz, ValueTable* table) {
+  *table = sample;
+  if (sample.bits.empty() || nnz == 0) return ValueCodec::plain;
+  if (sample.bits.size() == 1 && stored == nnz) return ValueCodec::uniform;
+  if (!std::binary_search(table->bits.begin(), table->bits.end(), uint64_t(0)))
+    table->bits.insert(table->bits.begin(), uint64_t(0));  // +0.0 has the smallest pattern
+  return int(table->bits.size()) <= kTableMax ? ValueCodec::code8 : ValueCodec::plain;
+}
+
+int64_t codec_entry_bytes(ValueCodec c, ValueType v) {
+  switch (c) {
+    case ValueCodec::plain: return int64_t(size_of(v));
+    case ValueCodec::uniform: return 0;
+    case ValueCodec::code8: return 1;
+  }
+  return int64_t(size_of(v));
+}
+
+bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t) {
+  if (c == ValueCodec::plain) return true;
+  const size_t vs = size_of(d.value);
+  const CodeLookup lookup(t.bits);
+  std::vector<AlignedBuffer> codes(d.arrays.size());
+  for (size_t i = 0; i < d.arrays.size(); ++i) {
+    const HostArray& h = d.arrays[i];
+    if (!h.is_values() || !h.count) continue;
+    SPMVJIT_ASSERT(h.elem == vs && h.buf.bytes(), "encoding values that are not plain host values");
+    if (c == ValueCodec::code8) codes[i] = AlignedBuffer(size_t(h.count));
+    std::atomic<bool> ok{true};
+    uint8_t* out = c == ValueCodec::code8 ? codes[i].as<uint8_t>() : nullptr;
+    const int64_t n = checked_count(d, h, c);
+    parallel_for(n, plan_threads(n), [&](int64_t b, int64_t e, int) {
+      bool good = true;
+      if (out) {
+        for (int64_t k = b; k < e && good; ++k) {
+          const int code = lookup.find(bits_at(h.buf.data(), vs, k));
+          good = code >= 0;
+          out[k] = uint8_t(code);
+        }
+      } else {
+        for (int64_t k = b; k < e && good; ++k) good = bits_at(h.buf.data(), vs, k) == t.bits[0];
+      }
+      if (!good) ok = false;
+    });
+    if (!ok) return false;
+  }
+  for (size_t i = 0; i < d.arrays.size(); ++i) {
+    HostArray& h = d.arrays[i];
+    if (!h.is_values() || !h.count) continue;
+    h.buf = std::move(codes[i]);  // empty for uniform: no array at all
+    h.elem = c == ValueCodec::code8 ? 1 : 0;
+  }
+  d.matrix_bytes = sum_matrix_bytes(d);
+  return true;
+}
+
+bool encode_values_device(Backend& b, const std::string& cache_dir, const TargetInfo& target, FormatData& d,
+                          ValueCodec c, const ValueTable& t) {
+  if (c == ValueCodec::plain) return true;
+  const auto module =
+      get_kernel(b, device_module_spec(target, "device_plan", d.index, d.value), cache_dir, nullptr);
+  void* entry = module->entry("spmvjit_dp_value_encode");
+  const auto exec = b.make_executor(1);
+  const AlignedBuffer host_table = t.table_values();
+  DeviceBuffer table(b, host_table.bytes());
+  b.upload(table.get(), host_table.data(), host_table.bytes());
+  DeviceBuffer errors(b, sizeof(uint64_t));
+  const uint64_t zero = 0;
+  b.upload(errors.get(), &zero, sizeof zero);
+  std::vector<DeviceBuffer> codes(d.arrays.size());
+  for (size_t i = 0; i < d.arrays.size(); ++i) {
+    const HostArray& h = d.arrays[i];
+    if (!h.is_values() || !h.count) continue;
+    SPMVJIT_ASSERT(h.elem == size_of(d.value) && h.device,
+                   "encoding values that are not plain device values");
+    if (c == ValueCodec::code8) codes[i] = DeviceBuffer(b, size_t(h.count));
+    SpmvArgs a{};
+    a.a[DP_VC_VALUES] = h.device.get();
+    a.a[DP_VC_CODES] = codes[i].get();
+    a.a[DP_VC_TABLE] = table.get();
+    a.a[DP_VC_ERRORS] = errors.get();
+    a.n[DP_VC_N_COUNT] = checked_count(d, h, c);
+    a.n[DP_VC_N_TABLE] = int64_t(t.bits.size());
+    if (a.n[DP_VC_N_COUNT])
+      exec->run(entry, grid_stride_step(target, "value_encode", a.n[DP_VC_N_COUNT], DP_BLOCK), a, nullptr);
+  }
+  uint64_t bad = 0;
+  b.download(&bad, errors.get(), sizeof bad);  // waits for the encoders
+  if (bad) return false;
+  for (size_t i = 0; i < d.arrays.size(); ++i) {
+    HostArray& h = d.arrays[i];
+    if (!h.is_values() || !h.count) continue;
+    h.device = std::move(codes[i]);  // the plain values are freed here
+    h.elem = c == ValueCodec::code8 ? 1 : 0;
+  }
+  d.matrix_bytes = sum_matrix_bytes(d);
+  return true;
+}
+
+}  // namespace spmvjit

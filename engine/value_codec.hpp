@@ -1,0 +1,65 @@
+// Value compression (templates/contract/values.h): which codec a candidate can use, judged from
+// the row sample while planning, and the encoding of a converted format's value arrays (host or
+// device) that confirms it. The encoding checks every stored value: a value the sample missed
+// makes it fail, and the plan keeps plain values (never a wrong product).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "engine/formats/format.hpp"
+#include "engine/sample.hpp"
+#include "runtime/backend.hpp"
+#include "templates/contract/values.h"
+
+namespace spmvjit {
+
+enum class ValueCodec : int {
+  plain = SPMVJIT_VALUES_PLAIN,
+  uniform = SPMVJIT_VALUES_UNIFORM,
+  code8 = SPMVJIT_VALUES_CODE8
+};
+const char* to_string(ValueCodec c);
+
+// The format parameter that carries a codec (baked as SPMVJIT_VALUE_CODEC); absent means plain.
+inline constexpr const char* kValueCodecParam = "VALUE_CODEC";
+ValueCodec codec_of(const FormatParams& p);
+FormatParams with_codec(FormatParams p, ValueCodec c);  // plain removes the parameter
+
+// Distinct values as bit patterns (as wide as V), sorted: code i stands for bits[i], and
+// table_values() lays them out as V for SpmvArgs::values_table.
+struct ValueTable {
+  ValueType type = ValueType::f64;
+  std::vector<uint64_t> bits;
+  AlignedBuffer table_values() const;
+};
+
+// The sample's distinct values; nullopt when there are more than a CODE8 table holds (one slot
+// kept free for the zeros of padding).
+std::optional<ValueTable> sample_values(const RowSample& s);
+
+// The codec for a candidate storing `stored` entries (padding included) of a matrix of `nnz`
+// entries whose sample holds `sample`: uniform for one value and no padding, else code8 (its
+// table always holds +0.0, what padding stores), else plain. `table` receives the table to encode
+// with.
+ValueCodec codec_for(const ValueTable& sample, int64_t stored, int64_t nnz, ValueTable* table);
+
+// The table `codec` needs for these `n` values (a V array in host memory): their one value
+// (uniform), or their distinct values and +0.0 (code8); nullopt when they do not fit.
+std::optional<ValueTable> table_of_values(const void* values, int64_t n, ValueType type, ValueCodec codec);
+
+// Bytes the codec reads per stored entry.
+int64_t codec_entry_bytes(ValueCodec c, ValueType v);
+
+// Encodes the value arrays of `d` (plain, host memory) in place and updates its matrix_bytes.
+// False, with `d` unchanged, when a stored value is not in the table.
+bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t);
+// The same for value arrays in device memory (HostArray::device), with the device_plan module's
+// encoder; the old arrays are freed once every array encoded.
+bool encode_values_device(Backend& b, const std::string& cache_dir, const TargetInfo& target, FormatData& d,
+                          ValueCodec c, const ValueTable& t);
+
+}  // namespace spmvjit
