@@ -184,10 +184,10 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #define SPMVJIT_CONTRACT_VALUES_H
 
 // Macros, not an enum: templates choose their code with #if.
-#define SPMVJIT_VALUES_PLAIN 0    // one V per stored entry
-#define SPMVJIT_VALUES_UNIFORM 1  // no array: every stored entry is values_table[0] (no padding)
-#define SPMVJIT_VALUES_CODE8 2    // one byte per stored entry: an index into values_table
-#define SPMVJIT_VALUES_CODES 3    // codec ids are 0 .. SPMVJIT_VALUES_CODES - 1
+#define SPMVJIT_VALUES_PLAIN 0        // one V per stored entry
+#define SPMVJIT_VALUES_UNIFORM 1      // no array: every stored entry is values_table[0] (no padding)
+#define SPMVJIT_VALUES_CODE8 2        // one byte per stored entry: an index into values_table
+#define SPMVJIT_VALUES_CODES 3        // codec ids are 0 .. SPMVJIT_VALUES_CODES - 1
 #define SPMVJIT_VALUES_TABLE_MAX 256  // entries of a CODE8 table
 
 #endif  // SPMVJIT_CONTRACT_VALUES_H
@@ -202,7 +202,8 @@ typedef const V* spmvjit_values_t;
 // Restrict-qualifies a spmvjit_values_t derived from a declared array (a plain pointer only).
 #define SPMVJIT_VALUES_RESTRICT SPMVJIT_RESTRICT
 #define SPMVJIT_VALUES_AT(args, slot) ((const V*)(args).a[slot])
-#define SPMVJIT_DECLARE_VALUES(name, args, slot) const V* SPMVJIT_RESTRICT name = SPMVJIT_VALUES_AT(args, slot)
+#define SPMVJIT_DECLARE_VALUES(name, args, slot) \
+  const V* SPMVJIT_RESTRICT name = SPMVJIT_VALUES_AT(args, slot)
 #else
 #define SPMVJIT_VALUES_RESTRICT
 // A position in a compressed value array: the code pointer (CODE8) and the table, or the one
@@ -321,8 +322,8 @@ SPMVJIT_DEVICE int coo_top_lane(spmvjit_lanes_t m) {
 // still run (an early launch) until spmvjit_grid_wait, before the first atomic.
 template <int E>
 SPMVJIT_DEVICE void coo_segments(const I* SPMVJIT_RESTRICT row, const I* SPMVJIT_RESTRICT col,
-                                 spmvjit_values_t SPMVJIT_VALUES_RESTRICT val, const V* SPMVJIT_RESTRICT x, V* y,
-                                 i64 nnz, i64 chunk, V alpha) {
+                                 spmvjit_values_t SPMVJIT_VALUES_RESTRICT val, const V* SPMVJIT_RESTRICT x,
+                                 V* y, i64 nnz, i64 chunk, V alpha) {
   const i64 warp = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / SPMVJIT_WARP;
   const int lane = spmvjit_lane();
   const i64 begin = warp * chunk;

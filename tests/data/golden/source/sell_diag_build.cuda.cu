@@ -85,7 +85,7 @@ enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK };         // n[]
 // sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in errors[0]; with no
 // codes array (a uniform table of one value) only the count.
 enum { DP_VC_VALUES, DP_VC_CODES, DP_VC_TABLE, DP_VC_ERRORS };  // a[]
-enum { DP_VC_N_COUNT, DP_VC_N_TABLE };                         // n[]
+enum { DP_VC_N_COUNT, DP_VC_N_TABLE };                          // n[]
 
 // Argument slots of the generic kernels (copies, scan).
 enum { DP_SRC, DP_DST };           // a[]
@@ -405,10 +405,10 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #define SPMVJIT_CONTRACT_VALUES_H
 
 // Macros, not an enum: templates choose their code with #if.
-#define SPMVJIT_VALUES_PLAIN 0    // one V per stored entry
-#define SPMVJIT_VALUES_UNIFORM 1  // no array: every stored entry is values_table[0] (no padding)
-#define SPMVJIT_VALUES_CODE8 2    // one byte per stored entry: an index into values_table
-#define SPMVJIT_VALUES_CODES 3    // codec ids are 0 .. SPMVJIT_VALUES_CODES - 1
+#define SPMVJIT_VALUES_PLAIN 0        // one V per stored entry
+#define SPMVJIT_VALUES_UNIFORM 1      // no array: every stored entry is values_table[0] (no padding)
+#define SPMVJIT_VALUES_CODE8 2        // one byte per stored entry: an index into values_table
+#define SPMVJIT_VALUES_CODES 3        // codec ids are 0 .. SPMVJIT_VALUES_CODES - 1
 #define SPMVJIT_VALUES_TABLE_MAX 256  // entries of a CODE8 table
 
 #endif  // SPMVJIT_CONTRACT_VALUES_H
@@ -423,7 +423,8 @@ typedef const V* spmvjit_values_t;
 // Restrict-qualifies a spmvjit_values_t derived from a declared array (a plain pointer only).
 #define SPMVJIT_VALUES_RESTRICT SPMVJIT_RESTRICT
 #define SPMVJIT_VALUES_AT(args, slot) ((const V*)(args).a[slot])
-#define SPMVJIT_DECLARE_VALUES(name, args, slot) const V* SPMVJIT_RESTRICT name = SPMVJIT_VALUES_AT(args, slot)
+#define SPMVJIT_DECLARE_VALUES(name, args, slot) \
+  const V* SPMVJIT_RESTRICT name = SPMVJIT_VALUES_AT(args, slot)
 #else
 #define SPMVJIT_VALUES_RESTRICT
 // A position in a compressed value array: the code pointer (CODE8) and the table, or the one
