@@ -11,15 +11,24 @@
 namespace spmvjit {
 
 void Plan::compress_values(bool on_device) {
-  const ValueCodec codec = codec_of(choice_.params);
+  ValueCodec codec = codec_of(choice_.params);
   if (codec == ValueCodec::plain) return;
   // The chosen candidate's table (wisdom may name a codec this sample does not allow).
   ValueTable table;
   bool ok = choice_.sample_values &&
             codec_for(*choice_.sample_values, choice_.estimate.stored_entries, nnz_, &table) == codec;
-  if (ok)
-    ok = on_device ? encode_values_device(*backend_, cache_dir_, target_, data_, codec, table)
-                   : encode_values_host(data_, codec, table);
+  auto encode = [&] {
+    return on_device ? encode_values_device(*backend_, cache_dir_, target_, data_, codec, table)
+                     : encode_values_host(data_, codec, table);
+  };
+  if (ok) ok = encode();
+  if (!ok && codec == ValueCodec::uniform && table.bits.size() == 1) {
+    // The conversion padded where its estimate said it would not: the value and padding's zero.
+    codec = ValueCodec::code8;
+    if (table.bits[0] != 0) table.bits.insert(table.bits.begin(), uint64_t(0));  // +0.0 sorts first
+    ok = encode();
+    if (ok) choice_.params = data_.params = with_codec(choice_.params, codec);
+  }
   if (!ok) {
     // Nothing was encoded: the arrays are the plain conversion, the kernel still to be loaded.
     choice_.params = data_.params = with_codec(choice_.params, ValueCodec::plain);
