@@ -119,10 +119,9 @@ int cmd_bench(int argc, char** argv) {
     std::vector<MeasureResult> results;
     for (const auto& f : formats) {
       results.push_back(measure(a, index, value, o, f, int(args.get_int("iters", 20)), 0.2));
-      if (results.back().ok && results.back().format == "csr" && !f.empty()) {
-        csr_time = results.back().exec_s;
-        csr_bytes = results.back().csr_bytes;
-      }
+      // The CSR-equivalent bytes are the matrix's, whichever format measured them (peers' GB/s).
+      if (results.back().ok && csr_bytes == 0) csr_bytes = results.back().csr_bytes;
+      if (results.back().ok && results.back().format == "csr" && !f.empty()) csr_time = results.back().exec_s;
     }
     for (size_t i = 0; i < results.size(); ++i) {
       const MeasureResult& r = results[i];
