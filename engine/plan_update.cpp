@@ -48,8 +48,7 @@ void Plan::set_values_table() {
     args_.values_table = host_values_table_.data();
     return;
   }
-  if (!device_values_table_ || device_values_table_.bytes() < host_values_table_.bytes()) {
-    device_bytes_ -= int64_t(device_values_table_.bytes());
+  if (!device_values_table_) {  // room for any table: an update may bring a bigger one
     device_values_table_ = DeviceBuffer(*backend_, size_of(value_) * SPMVJIT_VALUES_TABLE_MAX);
     device_bytes_ += int64_t(device_values_table_.bytes());
   }

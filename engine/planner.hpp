@@ -32,7 +32,8 @@ struct PlanChoice {
 // $SPMVJIT_VALUE_COMPRESSION: 0 turns compressed value arrays off (comparisons); on by default.
 bool value_compression_enabled();
 
-// Byte-equivalents a CODE8 table lookup costs per stored entry, on the CPU and on GPUs.
+// Byte-equivalents a CODE8 table lookup costs per stored entry, on the CPU and on GPUs: set by
+// hand (small against the 3 or 7 bytes a code saves), not fitted to measurements yet.
 inline constexpr double kCode8LookupBytes[2] = {1.0, 0.5};
 
 // The format a caller names (options.format): null for null, "" or "auto"; throws INVALID_VALUE,

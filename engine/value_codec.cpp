@@ -27,30 +27,36 @@ inline uint64_t bits_at(const void* values, size_t vs, int64_t k) {
   return u;
 }
 
-// Open addressing from bit patterns to codes: 1024 slots for at most 256 keys (a probe or two).
-class CodeLookup {
+// Open addressing over bit patterns, at most kTableMax keys in 1024 slots (a probe or two): each
+// key's code is its insertion order.
+class BitsSet {
  public:
-  explicit CodeLookup(const std::vector<uint64_t>& bits) {
-    std::fill(std::begin(code_), std::end(code_), -1);
-    for (size_t i = 0; i < bits.size(); ++i) {
-      size_t h = hash(bits[i]);
-      while (code_[h] >= 0) h = (h + 1) & (kSlots - 1);
-      key_[h] = bits[i];
-      code_[h] = int(i);
-    }
+  BitsSet() { std::fill(std::begin(code_), std::end(code_), -1); }
+  // The key's code, or -1.
+  int find(uint64_t b) const { return code_[slot(b)]; }
+  // Adds the key if new; false when it is new and the set already holds `cap` keys.
+  bool insert(uint64_t b, size_t cap) {
+    const size_t h = slot(b);
+    if (code_[h] >= 0) return true;
+    if (keys_.size() >= cap) return false;
+    key_[h] = b;
+    code_[h] = int(keys_.size());
+    keys_.push_back(b);
+    return true;
   }
-  int find(uint64_t b) const {
-    for (size_t h = hash(b);; h = (h + 1) & (kSlots - 1)) {
-      if (code_[h] < 0) return -1;
-      if (key_[h] == b) return code_[h];
-    }
-  }
+  const std::vector<uint64_t>& keys() const { return keys_; }
 
  private:
   static constexpr size_t kSlots = 1024;
-  static size_t hash(uint64_t b) { return size_t((b * 0x9E3779B97F4A7C15ull) >> 54); }
+  static_assert(kSlots >= 2 * kTableMax, "a half-empty table keeps probes short");
+  size_t slot(uint64_t b) const {  // the key's slot, or the empty one where it would go
+    size_t h = size_t((b * 0x9E3779B97F4A7C15ull) >> 54);
+    while (code_[h] >= 0 && key_[h] != b) h = (h + 1) & (kSlots - 1);
+    return h;
+  }
   uint64_t key_[kSlots];
   int code_[kSlots];
+  std::vector<uint64_t> keys_;
 };
 
 // Stored values a codec must represent in value array `h` of `d`: all of them, except that a
@@ -109,20 +115,10 @@ namespace {
 
 // Distinct bit patterns of n values, sorted; nullopt past `cap`.
 std::optional<std::vector<uint64_t>> distinct_bits(const void* values, size_t vs, int64_t n, size_t cap) {
-  constexpr size_t kSlots = 1024;  // for at most kTableMax keys
-  uint64_t key[kSlots];
-  bool used[kSlots] = {};
-  std::vector<uint64_t> bits;
-  for (int64_t k = 0; k < n; ++k) {
-    const uint64_t b = bits_at(values, vs, k);
-    size_t h = size_t((b * 0x9E3779B97F4A7C15ull) >> 54);
-    while (used[h] && key[h] != b) h = (h + 1) & (kSlots - 1);
-    if (used[h]) continue;
-    if (bits.size() == cap) return std::nullopt;
-    used[h] = true;
-    key[h] = b;
-    bits.push_back(b);
-  }
+  BitsSet set;
+  for (int64_t k = 0; k < n; ++k)
+    if (!set.insert(bits_at(values, vs, k), cap)) return std::nullopt;
+  std::vector<uint64_t> bits = set.keys();
   std::sort(bits.begin(), bits.end());
   return bits;
 }
@@ -175,7 +171,8 @@ int64_t codec_entry_bytes(ValueCodec c, ValueType v) {
 bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t) {
   if (c == ValueCodec::plain) return true;
   const size_t vs = size_of(d.value);
-  const CodeLookup lookup(t.bits);
+  BitsSet lookup;  // codes in table order
+  for (uint64_t b : t.bits) lookup.insert(b, t.bits.size());
   std::vector<AlignedBuffer> codes(d.arrays.size());
   for (size_t i = 0; i < d.arrays.size(); ++i) {
     const HostArray& h = d.arrays[i];
