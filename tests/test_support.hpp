@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -221,6 +223,13 @@ inline int run_command(const std::string& cmd, std::string* out) {
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
   const int st = ::pclose(p);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// A JSON file's contents (the file must exist and parse).
+inline Json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  return Json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
 }
 
 }  // namespace spmvjit::test

@@ -16,12 +16,6 @@ namespace {
 
 using namespace spmvjit;
 
-Json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  return Json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
-}
-
 TEST_CASE("describe is valid JSON that reads back as describe_json, for every format", "[api]") {
   if (!test::require_cpu_backend()) return;
   // Each format plans on at least one of these (sell_block wants blocks, ell regular rows).
@@ -149,13 +143,14 @@ TEST_CASE("the command line's JSON is valid for odd matrix file names", "[api]")
     for (const Json& c : cands.items()) ranked.insert(c["format"].as_string());
     CHECK(ranked.count(inspect["planner"]["format"].as_string()) == 1);
 
-    // bench --json: a failed format says why; numbers written twice agree to the last bit.
+    // bench --json: a format that does not apply says why; numbers written twice agree to the
+    // last bit.
     const std::string bench_json = dir.path() + "/bench.json";
     test::run_command(cli + " bench " + shell_quote(path) +
-                          " --backend cpu --formats auto,csr,no_such_format --no-peers --iters 1 --json " +
+                          " --backend cpu --formats auto,csr,sell_block --no-peers --iters 1 --json " +
                           shell_quote(bench_json),
                       &out);
-    const Json bench = read_json_file(bench_json);
+    const Json bench = test::read_json_file(bench_json);
     REQUIRE(bench.size() == 3);
     for (const Json& row : bench.items()) {
       CHECK(row["matrix"] == Json(shown));
@@ -163,11 +158,35 @@ TEST_CASE("the command line's JSON is valid for odd matrix file names", "[api]")
         CHECK(row["plan_seconds"] == row["timings"]["total"]);
         CHECK(row["convert_seconds"] == row["timings"]["convert"]);
       } else {
-        CHECK(row["format"] == Json("no_such_format"));
-        CHECK(row["reason"].as_string().find("unknown format") != std::string::npos);
+        CHECK(row["format"] == Json("sell_block"));  // a 5-point stencil has no 1 x B blocks
+        CHECK(row["reason"].as_string().find("does not apply") != std::string::npos);
       }
     }
   }
+}
+
+TEST_CASE("bench's --formats list: all beside auto, each format once, unknown names refused first", "[api]") {
+  if (!test::require_cpu_backend()) return;
+  test::TempDir dir;
+  const std::string cli = shell_quote(SPMVJIT_CLI_PATH);
+  std::string out;
+  // A typo is refused before any matrix is generated or planned, naming the formats there are.
+  CHECK(test::run_command(cli + " bench --gen poisson2d:8 --backend cpu --formats auto,cssr", &out) == 2);
+  CHECK(out.find("unknown format 'cssr'") != std::string::npos);
+  CHECK(out.find("csr_adaptive") != std::string::npos);
+  CHECK(test::run_command(cli + " bench --gen poisson2d:8 --backend cpu --timing cold", &out) == 2);
+  CHECK(out.find("--timing is for CUDA") != std::string::npos);
+  // auto,all,csr: the planner once, measure mode once, every format once.
+  const std::string json = dir.path() + "/bench.json";
+  REQUIRE(test::run_command(cli +
+                                " bench --gen poisson2d:8 --backend cpu --no-peers --iters 1 --formats "
+                                "auto,all,csr --json " +
+                                shell_quote(json),
+                            &out) == 0);
+  const Json bench = test::read_json_file(json);
+  std::set<std::string> labels;
+  for (const Json& row : bench.items()) CHECK(labels.insert(row["format"].as_string()).second);
+  CHECK(labels.size() == all_formats().size() + 2);
 }
 #endif
 

@@ -26,30 +26,52 @@ double break_even(double plan, double t, double setup, double peer_t) {
 
 int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>& matrices,
               const std::vector<std::string>& formats, const spmv_options_t& options, IndexType index,
-              ValueType value, int iters, bool peers, const std::string& json_path) {
+              ValueType value, int iters, TimingModes timing, bool peers, const std::string& json_path) {
   const int device = options.device;
   if (!gpu_timing_available(device)) fail(SPMV_STATUS_NO_DEVICE, "no CUDA device/driver for --backend cuda");
   const std::string device_name = gpu_device_name(device);
   const double copy_gbs = gpu_copy_bandwidth_gbs(device, kCopyBytes);
   std::printf("device %d: %s\ndevice-to-device copy: %.1f GB/s (cuMemcpyDtoD of %zu bytes, read + written)\n",
               device, device_name.c_str(), copy_gbs, kCopyBytes);
-  std::printf("index %s, value %s; times are medians of CUDA-event intervals between back-to-back SpMVs\n",
-              to_string(index), to_string(value));
+  std::printf(
+      "index %s, value %s; times are medians of CUDA-event intervals: 'ms' between back-to-back SpMVs%s%s\n",
+      to_string(index), to_string(value),
+      timing.cold ? ", 'cold ms' with the L2 flushed before each SpMV" : "",
+      timing.sync ? ", 'sync ms' one SpMV per synchronization" : "");
   std::fflush(stdout);
   std::vector<std::vector<std::string>> rows;
   Json json = Json::object({{"device", device_name},
                             {"copy_gbs", copy_gbs},
                             {"index", to_string(index)},
                             {"value", to_string(value)},
+                            {"timing", Json::array()},
                             {"results", Json::array()}});
+  for (const char* m : {"warm", timing.cold ? "cold" : "", timing.sync ? "sync" : ""})
+    if (*m) json["timing"].push_back(m);
   Json& results = json["results"];
   bool any_wrong = false;
   // "break-even": SpMVs after which plan + N SpMVs beats cuSPARSE's setup (upload, descriptors,
   // workspace, preprocess) + N SpMVs, with whichever of ALG1/ALG2 is faster; for the CSR already
-  // in device memory ("device:" rows) without either upload.
-  const std::vector<std::string> header = {"matrix",     "format",   "ms",         "CSR-eq GB/s",
-                                           "% copy",     "vs ALG1",  "plan ms",    "plan/SpMV",
-                                           "break-even", "upd/SpMV", "compile ms", "params"};
+  // in device memory ("device:" rows) without either upload. Warm times throughout.
+  // A row: matrix, format, then ms, cold ms, sync ms, then the rest; the optional timing columns
+  // dropped when not run.
+  auto row = [&](std::vector<std::string> r) {
+    if (!timing.cold) r.erase(r.begin() + 8);  // from the back: the indices before stay put
+    if (!timing.sync) r.erase(r.begin() + 4);
+    if (!timing.cold) r.erase(r.begin() + 3);
+    return r;
+  };
+  const std::vector<std::string> header =
+      row({"matrix", "format", "ms", "cold ms", "sync ms", "CSR-eq GB/s", "% copy", "vs ALG1", "cold vs ALG1",
+           "plan ms", "plan/SpMV", "break-even", "upd/SpMV", "compile ms", "params"});
+  auto failed = [&](const std::string& name, const std::string& label, const std::string& why) {
+    std::vector<std::string> r(15, "-");
+    r[0] = name, r[1] = label, r[14] = why.substr(0, 70);
+    return row(r);
+  };
+  auto ms = [](double s) { return s > 0 ? fmt(s * 1e3, 4) : std::string("-"); };
+  auto ratio = [](double peer, double s) { return peer > 0 && s > 0 ? fmt(peer / s, 2) : std::string("-"); };
+  auto opt = [](double v) { return v > 0 ? Json(v) : Json(); };
   // After the planner's own pick: the same for the CSR already in device memory ("device:").
   std::vector<std::string> runs;
   for (const std::string& f : formats) {
@@ -60,52 +82,58 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
   for (const auto& [name, a] : matrices) {
     const size_t first_row = rows.size();
     CusparseResult peer;
-    if (peers) peer = cusparse_spmv(device, a, index, value, iters, 0.2);
+    if (peers) peer = cusparse_spmv(device, a, index, value, iters, 0.2, timing);
     if (!peer.ok && peer.error.find("WRONG") != std::string::npos) any_wrong = true;
-    const double alg1 = peer.ok ? peer.alg1_s : 0;
-    const bool alg2_faster = peer.ok && peer.alg2_s < peer.alg1_s;
-    const double peer_s = alg2_faster ? peer.alg2_s : peer.alg1_s;
-    const double peer_setup_s = alg2_faster ? peer.alg2_setup_s : peer.alg1_setup_s;
-    double csr_bytes = 0, best_s = 0;
-    std::string best;
+    const double alg1 = peer.ok ? peer.s[0] : 0, alg1_cold = peer.ok ? peer.cold_s[0] : 0;
+    const int faster = peer.ok && peer.s[1] < peer.s[0] ? 1 : 0;
+    const double peer_s = peer.s[faster], peer_setup_s = peer.setup_s[faster];
+    double csr_bytes = 0, best_s = 0, best_cold_s = 0;
+    std::string best, best_cold;
     for (const auto& f : runs) {
-      const MeasureResult r = measure(a, index, value, options, f, iters, 0.2);
+      const MeasureResult r = measure(a, index, value, options, f, iters, 0.2, timing);
       const std::string label =
           f.empty() || f == "measure" || f == "device" ? (f.empty() ? "auto" : f) + ":" + r.format : r.format;
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
-        rows.push_back({name, label, "-", "-", "-", "-", "-", "-", "-", "-", "-", r.error.substr(0, 70)});
+        rows.push_back(failed(name, label, r.error));
         results.push_back(
             Json::object({{"matrix", name}, {"format", label}, {"ok", false}, {"reason", r.error}}));
         continue;
       }
       csr_bytes = r.csr_bytes;
       if (best_s == 0 || r.exec_s < best_s) best_s = r.exec_s, best = label;
+      if (r.exec_cold_s > 0 && (best_cold_s == 0 || r.exec_cold_s < best_cold_s))
+        best_cold_s = r.exec_cold_s, best_cold = label;
       const double even =
           peer.ok ? break_even(r.plan_s, r.exec_s, peer_setup_s - (f == "device" ? peer.upload_s : 0), peer_s)
                   : -2;
-      rows.push_back({name, label, fmt(r.exec_s * 1e3, 4), fmt(r.csr_gbs(), 1), pct(r.csr_gbs(), copy_gbs),
-                      alg1 > 0 ? fmt(alg1 / r.exec_s, 2) : "-", fmt(r.plan_s * 1e3, 1),
-                      fmt(r.plan_s / r.exec_s, 0),
-                      even == -2 ? "-"
-                      : even < 0 ? "never"
-                                 : fmt(even, 0),
-                      r.update_s > 0 ? fmt(r.update_s / r.exec_s, 1) : "-",
-                      r.cache == "compiled" ? fmt(r.compile_s * 1e3, 1) : r.cache, r.params.dump()});
+      rows.push_back(
+          row({name, label, ms(r.exec_s), ms(r.exec_cold_s), ms(r.exec_sync_s), fmt(r.csr_gbs(), 1),
+               pct(r.csr_gbs(), copy_gbs), ratio(alg1, r.exec_s), ratio(alg1_cold, r.exec_cold_s),
+               fmt(r.plan_s * 1e3, 1), fmt(r.plan_s / r.exec_s, 0),
+               even == -2 ? "-"
+               : even < 0 ? "never"
+                          : fmt(even, 0),
+               r.update_s > 0 ? fmt(r.update_s / r.exec_s, 1) : "-",
+               r.cache == "compiled" ? fmt(r.compile_s * 1e3, 1) : r.cache, r.params.dump()}));
       results.push_back(
           Json::object({{"matrix", name},
                         {"format", label},
                         {"ok", true},
                         {"spmv_seconds", r.exec_s},
+                        {"spmv_cold_seconds", opt(r.exec_cold_s)},
+                        {"spmv_sync_seconds", opt(r.exec_sync_s)},
                         {"csr_gbs", r.csr_gbs()},
                         {"gbs", r.gbs()},
                         {"pct_copy", copy_gbs > 0 ? 100 * r.csr_gbs() / copy_gbs : 0},
                         {"vs_cusparse_alg1", alg1 > 0 ? alg1 / r.exec_s : 0},
+                        {"vs_cusparse_alg1_cold",
+                         alg1_cold > 0 && r.exec_cold_s > 0 ? Json(alg1_cold / r.exec_cold_s) : Json()},
                         {"plan_spmvs", r.plan_s / r.exec_s},
                         {"plan_seconds", r.plan_s},
                         {"break_even_spmvs", even == -2 ? Json() : Json(even)},
                         {"compile_seconds", r.compile_s},
-                        {"update_seconds", r.update_s > 0 ? Json(r.update_s) : Json()},
+                        {"update_seconds", opt(r.update_s)},
                         {"update_first_seconds", r.update_s > 0 ? Json(r.update_first_s) : Json()},
                         {"update_spmvs", r.update_s > 0 ? Json(r.update_s / r.exec_s) : Json()},
                         {"cache", r.cache},
@@ -114,21 +142,23 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     }
     if (peers) {
       if (!peer.ok) {
-        rows.push_back(
-            {name, "cusparse", "-", "-", "-", "-", "-", "-", "-", "-", "-", peer.error.substr(0, 70)});
+        rows.push_back(failed(name, "cusparse", peer.error));
         results.push_back(
             Json::object({{"matrix", name}, {"format", "cusparse"}, {"ok", false}, {"reason", peer.error}}));
       } else {
         for (int k = 0; k < 2; ++k) {
-          const double s = k ? peer.alg2_s : peer.alg1_s, setup = k ? peer.alg2_setup_s : peer.alg1_setup_s;
+          const double s = peer.s[k], setup = peer.setup_s[k];
           const double gbs = csr_bytes > 0 ? csr_bytes / s * 1e-9 : 0;
           const std::string label = k ? "cusparse-alg2" : "cusparse-alg1";
-          rows.push_back({name, label, fmt(s * 1e3, 4), fmt(gbs, 1), pct(gbs, copy_gbs), fmt(alg1 / s, 2),
-                          fmt(setup * 1e3, 1), fmt(setup / s, 0), "-", "-", "-", "peer (plan = setup)"});
+          rows.push_back(row({name, label, ms(s), ms(peer.cold_s[k]), ms(peer.sync_s[k]), fmt(gbs, 1),
+                              pct(gbs, copy_gbs), ratio(alg1, s), ratio(alg1_cold, peer.cold_s[k]),
+                              fmt(setup * 1e3, 1), fmt(setup / s, 0), "-", "-", "-", "peer (plan = setup)"}));
           results.push_back(Json::object({{"matrix", name},
                                           {"format", label},
                                           {"ok", true},
                                           {"spmv_seconds", s},
+                                          {"spmv_cold_seconds", opt(peer.cold_s[k])},
+                                          {"spmv_sync_seconds", opt(peer.sync_s[k])},
                                           {"csr_gbs", gbs},
                                           {"setup_seconds", setup},
                                           {"upload_seconds", peer.upload_s},
@@ -136,10 +166,13 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
         }
       }
     }
-    if (best_s > 0)
-      rows.push_back({name, "= best: " + best, fmt(best_s * 1e3, 4), fmt(csr_bytes / best_s * 1e-9, 1),
-                      pct(csr_bytes / best_s * 1e-9, copy_gbs), alg1 > 0 ? fmt(alg1 / best_s, 2) : "-", "",
-                      "", "", "", "", ""});
+    if (best_s > 0) {
+      std::string label = "= best: " + best;
+      if (best_cold_s > 0 && best_cold != best) label += " (cold: " + best_cold + ")";
+      rows.push_back(row({name, label, ms(best_s), ms(best_cold_s), "", fmt(csr_bytes / best_s * 1e-9, 1),
+                          pct(csr_bytes / best_s * 1e-9, copy_gbs), ratio(alg1, best_s),
+                          ratio(alg1_cold, best_cold_s), "", "", "", "", "", ""}));
+    }
     // One table per matrix as it completes: a long suite shows progress and survives a timeout.
     std::fputs(format_table(header, {rows.begin() + long(first_row), rows.end()}).c_str(), stdout);
     std::fflush(stdout);

@@ -1,4 +1,5 @@
 // `spmvjit bench`: every applicable format (plus the auto plan) on one matrix or the suite.
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/formats/format.hpp"
@@ -15,10 +16,16 @@ namespace {
 
 const char* kHelp =
     "usage: spmvjit bench FILE.mtx|--gen SPEC[@KIND]|--suite [options]   (specs: spmvjit gen --help)\n"
-    "  --formats all|auto|a,b,c  formats to run (default all; 'auto' = planner only,\n"
-    "                            'measure' = planner in measure mode; on CUDA each auto\n"
-    "                            row is followed by 'device', the same for the CSR already\n"
-    "                            in device memory, planned there, warm-cache plan time)\n"
+    "  --formats LIST            comma list of formats to run, each once in order (default\n"
+    "                            all): 'auto' = the planner's choice, 'measure' = the planner\n"
+    "                            in measure mode, 'all' = auto, measure and every format, or\n"
+    "                            format names; on CUDA each auto row is followed by 'device',\n"
+    "                            the same for the CSR already in device memory, planned there\n"
+    "                            (warm-cache plan time)\n"
+    "  --timing MODES            CUDA: comma list of warm (back-to-back SpMVs), cold (the L2\n"
+    "                            flushed before each SpMV), sync (one SpMV between two events,\n"
+    "                            synchronized each time); default warm,cold. Every mode times\n"
+    "                            spmvjit and cuSPARSE alike; warm is always measured\n"
     "  --suite                   the generated suite (--large: the GPU-sized one)\n"
     "  --values KINDS            with --suite or --gen: each matrix once per kind in the comma\n"
     "                            list of random, few, ones (SPEC@KIND, named NAME@KIND);\n"
@@ -39,6 +46,48 @@ std::vector<std::string> split(const std::string& s) {
     b = e + 1;
   }
   return out;
+}
+
+// The --formats list: "" for auto, "measure", "device" and format names, each once, in order;
+// "all" is auto, measure and every format. Unknown names are refused before any work.
+std::vector<std::string> format_list(const std::string& list) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& f) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  };
+  for (const std::string& f : split(list)) {
+    if (f == "all") {
+      add("");
+      add("measure");
+      for (const Format* format : all_formats()) add(format->name());
+    } else if (f == "auto") {
+      add("");
+    } else if (f == "measure" || f == "device" || find_format(f)) {
+      add(f);
+    } else {
+      std::string names;
+      for (const Format* format : all_formats()) names += ", " + format->name();
+      usage_error("unknown format '" + f + "' in --formats (all, auto, measure, device" + names + ")");
+    }
+  }
+  if (out.empty()) usage_error("--formats needs a comma list of formats");
+  return out;
+}
+
+// The --timing list (CUDA): warm always, cold and sync on request.
+TimingModes timing_modes(const Args& args) {
+  TimingModes m;
+  if (!args.has("timing")) return m;
+  m.cold = false;
+  for (const std::string& t : split(args.get("timing"))) {
+    if (t == "cold")
+      m.cold = true;
+    else if (t == "sync")
+      m.sync = true;
+    else if (t != "warm")
+      usage_error("unknown --timing mode '" + t + "' (warm, cold, sync)");
+  }
+  return m;
 }
 
 // The --values list: "" (the generator's own values) when absent, else each kind once.
@@ -82,25 +131,14 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 2, {"help", "suite", "large", "no-peers"},
             {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
-             "seed", "values"});
+             "seed", "values", "timing"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
   }
+  const std::vector<std::string> formats = format_list(args.get("formats", "all"));
+  const TimingModes timing = timing_modes(args);
   const auto matrices = bench_matrices(args);
-  std::vector<std::string> formats;
-  const std::string fl = args.get("formats", "all");
-  if (fl == "all") {
-    formats.push_back("");  // the planner's own choices first: estimate, then measure mode
-    formats.push_back("measure");
-    for (const Format* f : all_formats()) formats.push_back(f->name());
-  } else if (fl == "auto") {
-    formats.push_back("");
-  } else {
-    formats = split(fl);
-    for (std::string& f : formats)
-      if (f == "auto") f.clear();
-  }
   spmv_options_t o = options_from(args);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
@@ -108,8 +146,9 @@ int cmd_bench(int argc, char** argv) {
   const ValueType value = value_from(args.get("value"));
   const bool on_cuda = o.backend == SPMV_BACKEND_CUDA ||
                        (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));
+  if (!on_cuda && args.has("timing")) usage_error("--timing is for CUDA devices (the CPU times wall clock)");
   if (on_cuda)  // CUDA-event timing, copy bandwidth and the cuSPARSE peer (bench_gpu.cpp)
-    return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20)),
+    return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20)), timing,
                      !args.has("no-peers"), args.get("json"));
   std::vector<std::vector<std::string>> rows;
   Json json = Json::array();

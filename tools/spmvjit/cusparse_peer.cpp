@@ -36,7 +36,8 @@ DeviceBuffer device_copy(Backend& b, const std::vector<T>& v) {
 }
 
 template <class I, class V>
-CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min_seconds) {
+CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min_seconds,
+                   TimingModes timing) {
   CusparseResult r;
   Backend& b = cuda_backend(device);
   const cusparseIndexType_t it = sizeof(I) == 4 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
@@ -86,7 +87,7 @@ CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min
                                        buf.get()),
                "SpMV_preprocess");
     b.synchronize(nullptr);
-    (alg == CUSPARSE_SPMV_CSR_ALG1 ? r.alg1_setup_s : r.alg2_setup_s) = common_setup_s + since(t0);
+    r.setup_s[alg == CUSPARSE_SPMV_CSR_ALG1 ? 0 : 1] = common_setup_s + since(t0);
     // Verify once with y poisoned: a peer that computes something else is no yardstick.
     std::vector<V> y(size_t(a.rows), std::numeric_limits<V>::quiet_NaN());
     b.upload(dy.get(), y.data(), y.size() * sizeof(V));
@@ -104,7 +105,12 @@ CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min
                "SpMV");
     };
     for (int i = 0; i < 3; ++i) spmv();
-    (alg == CUSPARSE_SPMV_CSR_ALG1 ? r.alg1_s : r.alg2_s) = gpu_median_seconds(device, spmv, min_iters, min_seconds);
+    const int k = alg == CUSPARSE_SPMV_CSR_ALG1 ? 0 : 1;
+    r.s[k] = gpu_median_seconds(device, spmv, min_iters, min_seconds);
+    if (timing.cold)
+      r.cold_s[k] = gpu_median_seconds(device, spmv, min_iters, min_seconds / 2, GpuTiming::cold);
+    if (timing.sync)
+      r.sync_s[k] = gpu_median_seconds(device, spmv, min_iters, min_seconds, GpuTiming::synchronized);
   }
   r.ok = true;
   return r;
@@ -115,11 +121,11 @@ CusparseResult run(int device, const HostCsr<I, V>& a, int min_iters, double min
 bool cusparse_available() { return true; }
 
 CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
-                         int min_iters, double min_seconds) {
+                             int min_iters, double min_seconds, TimingModes timing) {
   try {
     if (!cuda_available(device)) return CusparseResult{false, "no CUDA device"};
     return dispatch_types(index, value, [&]<class I, class V>() {
-      return run<I, V>(device, a.cast<I, V>(), min_iters, min_seconds);
+      return run<I, V>(device, a.cast<I, V>(), min_iters, min_seconds, timing);
     });
   } catch (const std::exception& e) {
     return CusparseResult{false, e.what()};

@@ -8,6 +8,7 @@
 
 #include "engine/csr.hpp"
 #include "spmvjit/spmvjit.h"
+#include "tools/spmvjit/measure.hpp"
 
 namespace spmvjit::cli {
 
@@ -15,33 +16,51 @@ namespace spmvjit::cli {
 std::string gpu_device_name(int device);
 // True when this build can time on a CUDA device (and one is present).
 bool gpu_timing_available(int device);
-// Median seconds of one fn() call: calls are enqueued back to back on the default stream with
-// a CUDA event between each pair (launch overhead hidden as in a real solver loop), at least
-// `min_iters` of them and `min_seconds` of device time. fn must enqueue work and not block.
-double gpu_median_seconds(int device, const std::function<void()>& fn, int min_iters, double min_seconds);
+// How an SpMV is timed on the device; spmvjit and cuSPARSE are always timed alike.
+enum class GpuTiming {
+  // Calls enqueued back to back on the default stream with a CUDA event between each pair
+  // (launch overhead hidden as in a real solver loop; the matrix may partly stay in the L2).
+  warm,
+  // Before each call a memset of twice the L2 size (outside the timed interval) evicts what the
+  // last call left, as other kernels of a solver would between SpMVs.
+  cold,
+  // One call between two events, the host waiting for the second before the next call: the
+  // plainest timing there is (includes the launch's latency on an idle device), kept as the
+  // yardstick the other two are checked against.
+  synchronized,
+};
+const char* to_string(GpuTiming mode);
+
+// Median seconds of one fn() call under `mode`: at least `min_iters` calls and `min_seconds` of
+// device time. fn must enqueue work and not block.
+double gpu_median_seconds(int device, const std::function<void()>& fn, int min_iters, double min_seconds,
+                          GpuTiming mode = GpuTiming::warm);
 // Device-to-device copy bandwidth in GB/s counting bytes read plus written (cuMemcpyDtoD of
 // `bytes`, median of several). 0 when there is no device.
 double gpu_copy_bandwidth_gbs(int device, size_t bytes);
 
+// Per algorithm: [0] CUSPARSE_SPMV_CSR_ALG1, [1] ALG2.
 struct CusparseResult {
   bool ok = false;
   std::string error;
-  double alg1_s = 0, alg2_s = 0;  // median seconds of one SpMV (beta = 0)
+  double s[2] = {};                       // median seconds of one SpMV (beta = 0), warm
+  double cold_s[2] = {}, sync_s[2] = {};  // the other timing modes, 0 when not run
   // A host CSR to the first SpMV: upload, descriptors, workspace (+ preprocess for ALG2).
-  double alg1_setup_s = 0, alg2_setup_s = 0;
+  double setup_s[2] = {};
   double upload_s = 0;  // the CSR arrays' part of the above
 };
 
 // cusparseSpMV on the same CSR (same index/value types), CUSPARSE_SPMV_CSR_ALG1 and ALG2 (with
-// cusparseSpMV_preprocess), y = 1*A*x + 0*y, verified against the reference first.
+// cusparseSpMV_preprocess), y = 1*A*x + 0*y, verified against the reference first; timed warm
+// and in the requested modes.
 CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
-                         int min_iters, double min_seconds);
+                             int min_iters, double min_seconds, TimingModes timing);
 bool cusparse_available();
 
 // `spmvjit bench` on a CUDA device: our formats (CUDA-event medians), cuSPARSE ALG1/ALG2 and
 // the device copy bandwidth, as a table and optionally JSON. Returns the exit code.
 int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>& matrices,
               const std::vector<std::string>& formats, const spmv_options_t& options, IndexType index,
-              ValueType value, int iters, bool peers, const std::string& json_path);
+              ValueType value, int iters, TimingModes timing, bool peers, const std::string& json_path);
 
 }  // namespace spmvjit::cli

@@ -44,7 +44,7 @@ class Vectors {
 
 template <class I, class V>
 MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, const std::string& format,
-                        int min_iters, double min_seconds) {
+                        int min_iters, double min_seconds, TimingModes timing) {
   MeasureResult r;
   r.format = format.empty() ? "auto" : format;
   spmv_options_t o = options;
@@ -135,8 +135,13 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   } else {
     // Device time between CUDA events of back-to-back SpMVs: host clocks would add launch and
     // synchronization latency that a solver loop never pays.
-    r.exec_s = gpu_median_seconds(
-        options.device, [&] { spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr); }, min_iters, min_seconds);
+    auto spmv = [&] { spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr); };
+    r.exec_s = gpu_median_seconds(options.device, spmv, min_iters, min_seconds);
+    if (timing.cold)
+      r.exec_cold_s = gpu_median_seconds(options.device, spmv, min_iters, min_seconds / 2, GpuTiming::cold);
+    if (timing.sync)
+      r.exec_sync_s =
+          gpu_median_seconds(options.device, spmv, min_iters, min_seconds, GpuTiming::synchronized);
   }
   // The planner's own plans: spmv_plan_update_values with new values in the input's memory. The
   // first update finds the value map; later ones are timed (host clock, through the synchronize
@@ -177,10 +182,10 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
 
 MeasureResult measure(const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
                       const spmv_options_t& options, const std::string& format, int min_iters,
-                      double min_seconds) {
+                      double min_seconds, TimingModes timing) {
   try {
     return dispatch_types(index, value, [&]<class I, class V>() {
-      return run_typed<I, V>(a.cast<I, V>(), options, format, min_iters, min_seconds);
+      return run_typed<I, V>(a.cast<I, V>(), options, format, min_iters, min_seconds, timing);
     });
   } catch (const std::exception& e) {
     MeasureResult r;

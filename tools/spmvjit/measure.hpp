@@ -17,7 +17,8 @@ struct MeasureResult {
   std::string error;   // why not
   double plan_s = 0, validate_s = 0, stats_s = 0, estimate_s = 0, convert_s = 0, compile_s = 0,
          load_s = 0, upload_s = 0;
-  double exec_s = 0;          // median seconds of one SpMV (beta = 0)
+  double exec_s = 0;                        // median seconds of one SpMV (beta = 0), warm (back to back)
+  double exec_cold_s = 0, exec_sync_s = 0;  // the same, GPU timing modes cold and sync; 0 when not run
   // Planner's choices only: spmv_plan_update_values in the input's memory, the first (finds the
   // value map) and the median of later ones; 0 when not measured.
   double update_first_s = 0, update_s = 0;
@@ -28,9 +29,14 @@ struct MeasureResult {
   double csr_gbs() const { return exec_s > 0 ? csr_bytes / exec_s * 1e-9 : 0; }
 };
 
+// The GPU timing modes run besides warm (tools/spmvjit/gpu_bench.hpp's GpuTiming).
+struct TimingModes {
+  bool cold = true, sync = false;
+};
+
 // format "" = planner's choice. Never throws: failures land in `error`.
 MeasureResult measure(const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
                       const spmv_options_t& options, const std::string& format, int min_iters,
-                      double min_seconds);
+                      double min_seconds, TimingModes timing = {false, false});
 
 }  // namespace spmvjit::cli
