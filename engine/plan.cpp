@@ -163,7 +163,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   compress_values(false);
   // update_values reconverts from the pattern after the caller may have freed its arrays: keep
   // a copy, unless the format's own arrays are the CSR pattern.
-  if (!copy_input && !choice_.format->keeps_csr_pattern()) {
+  if (!copy_input && !choice_.format->keeps_csr_pattern(choice_.params)) {
     pattern_row_ptr_ = AlignedBuffer(is * size_t(user.rows + 1));
     pattern_col_idx_ = AlignedBuffer(is * size_t(user.nnz));
     parallel_copy(pattern_row_ptr_.data(), user.row_ptr, pattern_row_ptr_.bytes());
@@ -198,7 +198,7 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   trace.step("compress values");
   // update_values rebuilds the values on the device from the pattern: the format's own CSR
   // arrays when it has them (borrowed, see device_pattern), else a device copy.
-  if (choice_.format->keeps_csr_pattern()) {
+  if (choice_.format->keeps_csr_pattern(choice_.params)) {
     SPMVJIT_ASSERT(!data_.arrays[kCsrRowPtrSlot].is_values() && !data_.arrays[kCsrColIdxSlot].is_values(),
                    data_.format + " keeps the CSR pattern in value slots");
   } else {
@@ -259,7 +259,10 @@ void Plan::convert_with_fallback(const Format* forced, Convert&& convert) {
       while (next < choice_.considered.size() && (choice_.considered[next].format == choice_.format &&
                                                   choice_.considered[next].params == choice_.params))
         ++next;
-      if (forced || next >= choice_.considered.size() || !std::isfinite(choice_.considered[next].score))
+      // A forced format may still fall back to its own other parameters (csr_adaptive's plain
+      // columns when a row block spans more than 16 bits), never to another format.
+      if (next >= choice_.considered.size() || !std::isfinite(choice_.considered[next].score) ||
+          (forced && choice_.considered[next].format != forced))
         throw;
       log_info(std::string("plan: ") + e.what() + "; trying the next candidate");
       choice_.why = std::string(e.what()) + "; fell back to the next candidate. " + choice_.why;
@@ -275,6 +278,7 @@ void Plan::convert_with_fallback(const Format* forced, Convert&& convert) {
 // all on the default stream). Kernels on the caller's streams may still read them: wait for
 // those first, as cuMemFree would (freed blocks are reused at once, runtime/block_cache.hpp).
 Plan::~Plan() {
+  if (upgrade_) release_upgrade(*upgrade_);  // no compile left running for a plan that is gone
   if (!backend_ || backend_->is_host() || device_bytes_ == 0) return;
   try {
     backend_->synchronize_device();
@@ -286,8 +290,8 @@ Plan::~Plan() {
 const void* Plan::device_pattern(int i) const {
   // A CSR-layout format's row_ptr and col_idx are index slots, which update_values never
   // replaces: they stay valid for the plan's whole life.
-  return choice_.format->keeps_csr_pattern() ? data_.arrays[size_t(i)].device.get()
-                                             : device_pattern_[i].get();
+  return choice_.format->keeps_csr_pattern(choice_.params) ? data_.arrays[size_t(i)].device.get()
+                                                           : device_pattern_[i].get();
 }
 
 void Plan::upload_arrays() {

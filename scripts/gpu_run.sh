@@ -6,8 +6,9 @@
 # SPMVJIT_LOG_LEVEL=trace), auto (the large suite, planner's choice + device input + cuSPARSE,
 # with break-even), all (every format on the large suite), warm (warm-cache plan times), cold
 # (first plan of a fresh process on a cold cache, tiered compile on and off), small, shared (every
-# format on ../shared/matrices), values (the extended large suite per value kind, compression on
-# and off), memcheck. BASELINE_TREE=dir (a source tree of an older commit) is
+# format on ../shared/matrices), values (the extended large suite per value kind in $VALUES, default
+# random,few,ones, compression on; then the kinds in $VALUES_OFF, default few,ones, compression
+# off; every bench times warm and cold), memcheck. BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -90,16 +91,21 @@ if has values; then
   # The extended large suite once per value kind (issue 11): auto vs cuSPARSE with compressed value
   # arrays (engine/value_codec.hpp), then few/ones again with compression off for the A/B.
   export SPMVJIT_MATRICES_DIR="$MATRICES"
-  step "bench: extended large suite x {random, few, ones} values, auto vs cuSPARSE"
+  VALUES=${VALUES:-random,few,ones}
+  VALUES_OFF=${VALUES_OFF-few,ones}
+  step "bench: extended large suite x {$VALUES} values, auto vs cuSPARSE, warm and cold"
   rm -rf /tmp/spmvjit-values-cache
-  timeout "${T_BENCH:-400}" "$CLI" bench --suite --large --values random,few,ones --backend cuda --formats auto \
-    --iters 30 --cache-dir /tmp/spmvjit-values-cache --json "$OUT/bench_values.json" > /tmp/bench_values.txt 2>&1 || status=1
+  timeout "${T_BENCH:-400}" "$CLI" bench --suite --large --values "$VALUES" --backend cuda --formats auto \
+    --timing warm,cold --iters 30 --cache-dir /tmp/spmvjit-values-cache --json "$OUT/bench_values.json" \
+    > /tmp/bench_values.txt 2>&1 || status=1
   cat /tmp/bench_values.txt
-  step "bench: the same, few and ones, compression off"
-  SPMVJIT_VALUE_COMPRESSION=0 timeout "${T_BENCH:-400}" "$CLI" bench --suite --large --values few,ones --backend cuda \
-    --formats auto --iters 30 --no-peers --cache-dir /tmp/spmvjit-values-cache --json "$OUT/bench_values_off.json" \
-    > /tmp/bench_values_off.txt 2>&1 || status=1
-  cat /tmp/bench_values_off.txt
+  if [ -n "$VALUES_OFF" ]; then
+    step "bench: the same, {$VALUES_OFF}, compression off"
+    SPMVJIT_VALUE_COMPRESSION=0 timeout "${T_BENCH:-400}" "$CLI" bench --suite --large --values "$VALUES_OFF" \
+      --backend cuda --formats auto --timing warm --iters 30 --no-peers --cache-dir /tmp/spmvjit-values-cache \
+      --json "$OUT/bench_values_off.json" > /tmp/bench_values_off.txt 2>&1 || status=1
+    cat /tmp/bench_values_off.txt
+  fi
 fi
 
 if has shared; then

@@ -69,7 +69,7 @@ void set_cpu_parts(FormatData& d, int slot, const std::vector<int64_t>& bounds) 
   d.steps.push_back({"spmvjit_part", int64_t(bounds.size()) - 1, 1, 0});
 }
 
-void copy_csr_arrays(FormatData& d, const CsrRef& a, int64_t padded) {
+void copy_csr_arrays(FormatData& d, const CsrRef& a, int64_t padded, bool copy_col_idx) {
   SPMVJIT_ASSERT(padded >= a.nnz, "CSR padding below nnz");
   const size_t is = size_of(a.index), vs = size_of(a.value);
   HostArray& rp = d.at(kCsrRowPtrSlot, is);
@@ -77,17 +77,19 @@ void copy_csr_arrays(FormatData& d, const CsrRef& a, int64_t padded) {
   HostArray& va = d.at(kCsrValuesSlot, vs);
   SPMVJIT_ASSERT(rp.name == "row_ptr" && ci.name == "col_idx" && va.name == "values",
                  d.format + ": slots 0-2 are not the CSR arrays");
-  rp.count = a.rows + 1, ci.count = va.count = padded;
+  rp.count = a.rows + 1, va.count = padded;
   rp.buf = AlignedBuffer(is * size_t(a.rows + 1));
-  ci.buf = AlignedBuffer(is * size_t(padded));
   va.buf = AlignedBuffer(vs * size_t(padded));
   parallel_copy(rp.buf.data(), a.row_ptr, rp.buf.bytes());
-  parallel_copy(ci.buf.data(), a.col_idx, is * size_t(a.nnz));
   parallel_copy(va.buf.data(), a.val, vs * size_t(a.nnz));
-  if (padded > a.nnz) {
-    std::memset(static_cast<char*>(ci.buf.data()) + is * size_t(a.nnz), 0, is * size_t(padded - a.nnz));
+  if (padded > a.nnz)
     std::memset(static_cast<char*>(va.buf.data()) + vs * size_t(a.nnz), 0, vs * size_t(padded - a.nnz));
-  }
+  if (!copy_col_idx) return;
+  ci.count = padded;
+  ci.buf = AlignedBuffer(is * size_t(padded));
+  parallel_copy(ci.buf.data(), a.col_idx, is * size_t(a.nnz));
+  if (padded > a.nnz)
+    std::memset(static_cast<char*>(ci.buf.data()) + is * size_t(a.nnz), 0, is * size_t(padded - a.nnz));
 }
 
 void put_device_csr_arrays(FormatData& d, DeviceConverter& dc, int64_t padded) {

@@ -16,7 +16,7 @@ class CsrFormat final : public Format {
  public:
   std::string name() const override { return "csr"; }
   std::span<const ArraySlot> contract_arrays() const override { return kCsrArrays; }
-  bool keeps_csr_pattern() const override { return true; }
+  bool keeps_csr_pattern(const FormatParams&) const override { return true; }
   bool supports(BackendKind) const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {

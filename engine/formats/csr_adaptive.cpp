@@ -5,12 +5,21 @@
 // atomics after the row-block step applied beta). Rows are binned by length per row block, not
 // sorted into per-length lists: lists would read 4 bytes more per row and split the 32-byte
 // sectors at every bin change.
+// Index compression (COL_BITS 16, CSR-DU style): where every row block's and chunk's columns lie
+// within 65,536 of each other (banded, FEM, mesh and block-diagonal matrices in a good order),
+// col_idx becomes 16-bit offsets from a base column per segment: 2 bytes per entry instead of 4
+// (int32) or 8 (int64). The sample decides whether to offer it; the conversion checks every
+// segment and refuses (the planner's next candidate) when one does not fit.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
+#include "core/parallel.hpp"
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
+#include "engine/sample.hpp"
 
 namespace spmvjit {
 #include "templates/contract/csr_adaptive.h"
@@ -72,27 +81,122 @@ Shape layout_shape(const MatrixStats& s, const TargetInfo& t) {
 
 int64_t padded_nnz(int64_t nnz) { return (nnz + ADAPTIVE_PAD - 1) / ADAPTIVE_PAD * ADAPTIVE_PAD; }
 
+bool col16(const FormatParams& p) { return col_bits16(p); }
+
+// Margin for row blocks longer than a sample group: a real row block may hold up to
+// ADAPTIVE_GPU_ROWS rows where the sample's groups hold RowSample::kGroupRows, and its columns
+// drift with its rows in a banded matrix.
+constexpr int64_t kSpanMargin = 2 * ADAPTIVE_GPU_ROWS;
+
+// True when the sample's row blocks (the greedy rule inside each sampled group) and long-row
+// chunks all span at most ADAPTIVE_C16_MAX_SPAN - kSpanMargin columns: then 16-bit offsets are
+// worth a conversion (which still checks every segment). O(sampled entries).
+bool sample_fits_col16(const MatrixStats& s, const TargetInfo& t) {
+  if (!s.sample || s.cols <= 1) return s.sample != nullptr;
+  const RowSample& r = *s.sample;
+  if (r.rows == 0) return true;
+  const int64_t limit = ADAPTIVE_C16_MAX_SPAN - kSpanMargin;
+  if (limit <= 0) return false;
+  auto span_ok = [&](int64_t k0, int64_t k1) {
+    if (k0 >= k1) return true;
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+    for (int64_t k = k0; k < k1; ++k)
+      lo = std::min(lo, r.col_idx[size_t(k)]), hi = std::max(hi, r.col_idx[size_t(k)]);
+    return hi - lo <= limit;
+  };
+  auto len = [&](int64_t i) { return r.row_ptr[size_t(i) + 1] - r.row_ptr[size_t(i)]; };
+  bool ok = true;
+  for (int64_t g0 = 0; g0 < r.rows && ok; g0 += RowSample::kGroupRows) {
+    const int64_t g1 = std::min(r.rows, g0 + RowSample::kGroupRows);
+    std::vector<int64_t> starts;
+    adaptive_window(
+        g0, g1, max_block_rows(t), len, [&](int64_t i) { starts.push_back(i); },
+        [&](int64_t i, int64_t l) {
+          for (int64_t k = r.row_ptr[size_t(i)], e = k + l; k < e && ok; k += ADAPTIVE_S)
+            ok = span_ok(k, std::min(e, k + ADAPTIVE_S));
+        });
+    starts.push_back(g1);
+    for (size_t b = 0; b + 1 < starts.size() && ok; ++b) {
+      const int64_t k0 = r.row_ptr[size_t(starts[b])], k1 = r.row_ptr[size_t(starts[b + 1])];
+      if (k1 - k0 <= ADAPTIVE_S) ok = span_ok(k0, k1);
+    }
+  }
+  return ok;
+}
+
+// The host's 16-bit columns: per segment (row block, then chunk; zero-based layout arrays) its
+// lowest column as the base, the offsets from it. Throws UNSUPPORTED when a segment spans more
+// than 16 bits, naming how many.
+template <class I>
+void encode_col16(FormatData& d, const CsrRef& a, const Layout& l, int64_t padded) {
+  const I* ci = static_cast<const I*>(a.col_idx);
+  const int64_t nb = int64_t(l.blocks.size()) - 1, nc = int64_t(l.chunk_row.size());
+  I* base = d.make<I>(ADAPTIVE_COL_BASE, nb + nc);
+  HostArray& h = d.at(ADAPTIVE_COL_IDX, size_of(a.index));
+  h.elem = 2, h.count = padded;
+  h.buf = AlignedBuffer(2 * size_t(padded));
+  uint16_t* off = h.buf.as<uint16_t>();
+  std::atomic<int64_t> wide{0};
+  auto segment = [&](int64_t s, int64_t* k0, int64_t* k1) {
+    if (s < nb) {
+      *k0 = a.row_begin(l.blocks[size_t(s)]), *k1 = a.row_begin(l.blocks[size_t(s) + 1]);
+      if (*k1 - *k0 > ADAPTIVE_S) *k1 = *k0;
+    } else {
+      const int64_t c = s - nb;
+      *k0 = l.chunk_start[size_t(c)];
+      *k1 = std::min(*k0 + int64_t(ADAPTIVE_S), a.row_begin(l.chunk_row[size_t(c)] + 1));
+    }
+  };
+  parallel_for(nb + nc, plan_threads(a.nnz), [&](int64_t s0, int64_t s1, int) {
+    for (int64_t s = s0; s < s1; ++s) {
+      int64_t k0, k1;
+      segment(s, &k0, &k1);
+      int64_t lo = k0 < k1 ? int64_t(ci[k0]) : 0, hi = lo;
+      for (int64_t k = k0; k < k1; ++k) lo = std::min<int64_t>(lo, ci[k]), hi = std::max<int64_t>(hi, ci[k]);
+      base[s] = I(lo);
+      if (hi - lo > ADAPTIVE_C16_MAX_SPAN) {
+        ++wide;
+        continue;
+      }
+      for (int64_t k = k0; k < k1; ++k) off[k] = uint16_t(int64_t(ci[k]) - lo);
+    }
+  });
+  if (wide > 0)
+    fail(SPMV_STATUS_UNSUPPORTED, "csr_adaptive: " + std::to_string(wide.load()) +
+                                      " row blocks or chunks span more than 16 bits of columns");
+  std::fill(off + a.nnz, off + padded, uint16_t(0));
+}
+
 class CsrAdaptiveFormat final : public Format {
  public:
   std::string name() const override { return "csr_adaptive"; }
   std::span<const ArraySlot> contract_arrays() const override { return kCsrAdaptiveArrays; }
-  bool keeps_csr_pattern() const override { return true; }
   bool supports(BackendKind) const override { return true; }
-  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&, const TargetInfo&) const override {
-    return {FormatParams{}};
+  bool keeps_csr_pattern(const FormatParams& p) const override { return !col16(p); }
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats& s,
+                                       const TargetInfo& t) const override {
+    std::vector<FormatParams> out = {FormatParams{}};
+    if (s.nnz > 0 && sample_fits_col16(s, t)) out.push_back({{kColBitsParam, 16}});
+    return out;
+  }
+  std::vector<FormatParams> kernel_variants(const TargetInfo&, ValueType) const override {
+    return {FormatParams{}, FormatParams{{kColBitsParam, 16}}};
   }
 
-  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams&,
+  Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                     const TargetInfo& t) const override {
     const Shape sh = layout_shape(s, t);
     const double is = double(size_of(a.index)), vs = double(size_of(a.value));
+    const bool c16 = col16(p);
     Estimate e;
     e.stored_entries = a.nnz;
-    e.matrix_bytes =
-        int64_t(is * (double(a.rows + 1 + a.nnz) + 2 * (sh.blocks + 1) + 2 * sh.chunks) + vs * double(a.nnz));
+    // With 16-bit columns: 2 bytes per entry and one base column per row block and chunk.
+    const double col_bytes = c16 ? 2.0 * double(a.nnz) + is * (sh.blocks + sh.chunks) : is * double(a.nnz);
+    e.matrix_bytes = int64_t(is * (double(a.rows + 1) + 2 * (sh.blocks + 1) + 2 * sh.chunks) + col_bytes +
+                             vs * double(a.nnz));
     char buf[160];
-    std::snprintf(buf, sizeof buf, "about %.0f row blocks, %.0f long rows in %.0f chunks", sh.blocks,
-                  sh.long_rows, sh.chunks);
+    std::snprintf(buf, sizeof buf, "about %.0f row blocks, %.0f long rows in %.0f chunks%s", sh.blocks,
+                  sh.long_rows, sh.chunks, c16 ? ", 16-bit column offsets" : "");
     e.reason = buf;
     if (!t.gpu()) {
       // A GPU format: the CPU runs it as scalar CSR (see templates/cpu/csr_adaptive.cpp), never
@@ -106,9 +210,32 @@ class CsrAdaptiveFormat final : public Format {
     return e;
   }
 
-  // Arrays 0-2 are the CSR arrays (the padding past nnz is never reached through row_ptr).
+  // Arrays 0-2 are the CSR arrays (the padding past nnz is never reached through row_ptr); 16-bit
+  // columns are decoded segment by segment.
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
-    csr_layout_to_triplets(d, shape, out);
+    if (!col16(d.params)) return csr_layout_to_triplets(d, shape, out);
+    const int64_t nb = d.ints[ADAPTIVE_N_BLOCKS], nc = d.ints[ADAPTIVE_N_CHUNKS];
+    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+      const I* rp = d.arrays[ADAPTIVE_ROW_PTR].buf.template as<I>();
+      const uint16_t* off = d.arrays[ADAPTIVE_COL_IDX].buf.template as<uint16_t>();
+      const V* va = d.arrays[ADAPTIVE_VALUES].buf.template as<V>();
+      const I* blk = d.arrays[ADAPTIVE_ROW_BLOCKS].buf.template as<I>();
+      const I* crow = d.arrays[ADAPTIVE_CHUNK_ROW].buf.template as<I>();
+      const I* cstart = d.arrays[ADAPTIVE_CHUNK_START].buf.template as<I>();
+      const I* base = d.arrays[ADAPTIVE_COL_BASE].buf.template as<I>();
+      auto emit = [&](int64_t r, int64_t k0, int64_t k1, int64_t b) {
+        for (int64_t k = k0; k < k1; ++k)
+          if (va[k] != V(0)) out.push_back({r, b + int64_t(off[k]), double(va[k])});
+      };
+      for (int64_t s = 0; s < nb; ++s) {
+        if (int64_t(rp[blk[s + 1]]) - int64_t(rp[blk[s]]) > ADAPTIVE_S) continue;  // its chunks'
+        for (int64_t r = blk[s]; r < blk[s + 1]; ++r) emit(r, rp[r], rp[r + 1], base[s]);
+      }
+      for (int64_t c = 0; c < nc; ++c) {
+        const int64_t r = crow[c], k0 = cstart[c];
+        emit(r, k0, std::min<int64_t>(k0 + ADAPTIVE_S, rp[r + 1]), base[nb + c]);
+      }
+    });
   }
 
   bool converts_on_device() const override { return true; }
@@ -117,7 +244,10 @@ class CsrAdaptiveFormat final : public Format {
     const CsrRef& a = dc.shape();
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);
-    put_device_csr_arrays(d, dc, padded_nnz(a.nnz));
+    const bool c16 = col16(p);
+    d.put(ADAPTIVE_ROW_PTR, dc.row_ptr());
+    if (!c16) d.put(ADAPTIVE_COL_IDX, dc.col_idx(padded_nnz(a.nnz)));
+    d.put(ADAPTIVE_VALUES, dc.values(padded_nnz(a.nnz)));
     // Per-window counts, scanned into offsets, then the layout written at them (one thread per
     // window, small blocks so a few thousand windows still spread over the device).
     const int64_t windows = (a.rows + ADAPTIVE_WINDOW - 1) / ADAPTIVE_WINDOW;
@@ -144,6 +274,7 @@ class CsrAdaptiveFormat final : public Format {
     g.a[ADAPTIVE_BUILD_CHUNK_START] = d.arrays[ADAPTIVE_CHUNK_START].device.get();
     g.a[ADAPTIVE_BUILD_BLOCK_NNZ] = d.arrays[ADAPTIVE_BLOCK_NNZ].device.get();
     dc.launch("csr_adaptive_build", "spmvjit_build_write", std::max<int64_t>(windows, 1), g, 32);
+    if (c16) encode_col16_device(dc, d, nb, nc);
     finish(d, a, nb, long_rows, nc, t);
     return d;
   }
@@ -151,9 +282,11 @@ class CsrAdaptiveFormat final : public Format {
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);
-    copy_csr_arrays(d, a, padded_nnz(a.nnz));
     const Layout l = make_layout(a, t);
+    const bool c16 = col16(p);
+    copy_csr_arrays(d, a, padded_nnz(a.nnz), !c16);
     dispatch_types(a.index, a.value, [&]<class I, class V>() {
+      if (c16) encode_col16<I>(d, a, l, padded_nnz(a.nnz));
       auto fill = [&](int slot, const std::vector<int64_t>& v) {
         I* out = d.make<I>(slot, int64_t(v.size()));
         for (size_t i = 0; i < v.size(); ++i) out[i] = I(v[i]);
@@ -169,6 +302,42 @@ class CsrAdaptiveFormat final : public Format {
   }
 
  private:
+  // The device's 16-bit columns (templates/gpu/csr_adaptive_build.cu, spmvjit_c16_*) from the
+  // input's col_idx and the layout just built; refuses as the host does.
+  static void encode_col16_device(DeviceConverter& dc, FormatData& d, int64_t nb, int64_t nc) {
+    const CsrRef& a = dc.shape();
+    const int64_t segs = nb + nc, padded = padded_nnz(a.nnz);
+    HostArray work = dc.alloc(3 * segs + 1, 8);
+    d.put(ADAPTIVE_COL_BASE, dc.alloc(segs, size_of(a.index)));
+    HostArray off = dc.alloc(padded, 2);
+    SpmvArgs g = dc.args();
+    g.a[ADAPTIVE_C16_ROW_PTR] = a.row_ptr;
+    g.a[ADAPTIVE_C16_COL_IDX] = a.col_idx;
+    g.a[ADAPTIVE_C16_BLOCK_NNZ] = d.arrays[ADAPTIVE_BLOCK_NNZ].device.get();
+    g.a[ADAPTIVE_C16_CHUNK_ROW] = d.arrays[ADAPTIVE_CHUNK_ROW].device.get();
+    g.a[ADAPTIVE_C16_CHUNK_START] = d.arrays[ADAPTIVE_CHUNK_START].device.get();
+    g.a[ADAPTIVE_C16_COL_BASE] = d.arrays[ADAPTIVE_COL_BASE].device.get();
+    g.a[ADAPTIVE_C16_OFFSETS] = off.device.get();
+    g.a[ADAPTIVE_C16_WORK] = work.device.get();
+    g.n[ADAPTIVE_C16_N_BLOCKS] = nb;
+    g.n[ADAPTIVE_C16_N_CHUNKS] = nc;
+    g.n[ADAPTIVE_C16_N_PADDED] = padded;
+    g.n[ADAPTIVE_C16_N_NNZ] = a.nnz;
+    if (segs > 0) {
+      dc.launch("csr_adaptive_build", "spmvjit_c16_init", segs, g);
+      dc.launch("csr_adaptive_build", "spmvjit_c16_span", segs * ADAPTIVE_C16_PIECES, g);
+    }
+    dc.launch("csr_adaptive_build", "spmvjit_c16_write", std::max<int64_t>(segs * ADAPTIVE_C16_PIECES, 1), g);
+    dc.exclusive_scan(work.device.get(), segs);
+    const int64_t wide = dc.read_i64(static_cast<const int64_t*>(work.device.get()) + segs);
+    if (wide > 0)
+      fail(SPMV_STATUS_UNSUPPORTED, "csr_adaptive: " + std::to_string(wide) +
+                                        " row blocks or chunks span more than 16 bits of columns");
+    off.elem = 2;
+    HostArray& h = d.at(ADAPTIVE_COL_IDX, size_of(a.index));
+    h.count = padded, h.elem = 2, h.device = std::move(off.device);
+  }
+
   static void finish(FormatData& d, const CsrRef& a, int64_t nb, int64_t long_rows, int64_t nc,
                      const TargetInfo& t) {
     d.stored_entries = a.nnz;
@@ -182,6 +351,11 @@ class CsrAdaptiveFormat final : public Format {
                             {"long_rows", long_rows},
                             {"long_chunks", nc},
                             {"padding_entries", padded_nnz(a.nnz) - a.nnz}});
+    if (col16(d.params)) {
+      d.facts["col_bits"] = 16;
+      d.facts["index_bytes_saved"] =
+          int64_t(size_of(a.index) - 2) * padded_nnz(a.nnz) - int64_t(size_of(a.index)) * (nb + nc);
+    }
     // The row-block step goes first: it applies beta to the long rows the chunks add into.
     const bool cpu = !t.gpu();
     if (nb > 0) d.steps.push_back({"spmvjit_part", cpu ? parts : nb, cpu ? 1 : int(ADAPTIVE_BLOCK), 0});

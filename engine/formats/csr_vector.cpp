@@ -29,7 +29,7 @@ class CsrVectorFormat final : public Format {
  public:
   std::string name() const override { return "csr_vector"; }
   std::span<const ArraySlot> contract_arrays() const override { return kCsrVectorArrays; }
-  bool keeps_csr_pattern() const override { return true; }
+  bool keeps_csr_pattern(const FormatParams&) const override { return true; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.2; }
   bool supports(BackendKind) const override { return true; }

@@ -19,6 +19,14 @@
 
 namespace spmvjit {
 
+// Index compression: a format whose params carry COL_BITS = 16 stores its column-index slot
+// (named col_idx, kind index) as 16-bit offsets from per-segment base columns (csr_adaptive).
+inline constexpr const char* kColBitsParam = "COL_BITS";
+inline bool col_bits16(const FormatParams& p) {
+  const auto it = p.find(kColBitsParam);
+  return it != p.end() && it->second == 16;
+}
+
 // Parameters as a JSON object, in FormatParams' (sorted) order.
 Json params_json(const FormatParams& p);
 
@@ -123,9 +131,13 @@ class Format {
   virtual FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const;
   // The build modules (templates/gpu/<name>.cu) convert_device launches: `warmup` compiles them.
   virtual std::vector<std::string> device_build_modules() const { return {}; }
-  // True when slots 0 and 1 hold the input's zero-based row_ptr and col_idx unchanged, so a plan
-  // can rebuild values from them (update_values) without keeping a copy of the pattern.
-  virtual bool keeps_csr_pattern() const { return false; }
+  // True when slots 0 and 1 hold the input's zero-based row_ptr and col_idx unchanged (with these
+  // params), so a plan can rebuild values from them (update_values) without keeping a copy of
+  // the pattern.
+  virtual bool keeps_csr_pattern(const FormatParams& p) const {
+    (void)p;
+    return false;
+  }
   // Every stored slot with a nonzero value as (row, col, value), in any order: the converter
   // round-trip check (input minus explicit zeros must come back exactly).
   virtual void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const = 0;
@@ -163,9 +175,10 @@ std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule);
 int64_t sum_matrix_bytes(const FormatData& d);
 // CSR-layout formats (csr, csr_vector, csr_adaptive, merge) keep the input's zero-based CSR
 // arrays in slots 0-2: copies made in parallel on the host, col_idx and values padded with zeros
-// to `padded` entries; or the same built on a device.
+// to `padded` entries (col_idx left to the caller without copy_col_idx: csr_adaptive's 16-bit
+// columns); or the same built on a device.
 inline constexpr int kCsrRowPtrSlot = 0, kCsrColIdxSlot = 1, kCsrValuesSlot = 2;
-void copy_csr_arrays(FormatData& d, const CsrRef& a, int64_t padded);
+void copy_csr_arrays(FormatData& d, const CsrRef& a, int64_t padded, bool copy_col_idx = true);
 void put_device_csr_arrays(FormatData& d, DeviceConverter& dc, int64_t padded);
 // to_triplets for formats whose arrays 0..2 are CSR's row_ptr, col_idx and values.
 void csr_layout_to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out);

@@ -43,7 +43,7 @@ class MergeFormat final : public Format {
  public:
   std::string name() const override { return "merge"; }
   std::span<const ArraySlot> contract_arrays() const override { return kMergeArrays; }
-  bool keeps_csr_pattern() const override { return true; }
+  bool keeps_csr_pattern(const FormatParams&) const override { return true; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.13; }
   bool supports(BackendKind) const override { return true; }

@@ -118,4 +118,18 @@ void wait_for_upgrade(const KernelUpgrade& u) {
   w.done.wait(lock, [&] { return u.ready.load(std::memory_order_acquire) || w.stop; });
 }
 
+void release_upgrade(const KernelUpgrade& u) noexcept {
+  Worker& w = worker();
+  std::unique_lock lock(w.mu);
+  for (auto it = w.jobs.begin(); it != w.jobs.end(); ++it)
+    if (it->upgrade.get() == &u) {
+      it->upgrade->failed = true;
+      it->upgrade->error = "plan destroyed";
+      it->upgrade->ready.store(true, std::memory_order_release);
+      w.jobs.erase(it);
+      return;
+    }
+  w.done.wait(lock, [&] { return u.ready.load(std::memory_order_acquire) || w.stop; });
+}
+
 }  // namespace spmvjit

@@ -33,4 +33,9 @@ void compile_in_background(Backend& backend, const KernelSpec& spec, const std::
 // Blocks until `u` is ready (or the worker dropped it at exit).
 void wait_for_upgrade(const KernelUpgrade& u);
 
+// For a plan going away: drops `u`'s job if it has not begun, else waits for it to end. Once
+// every plan is destroyed no compile runs, so none is in flight while the process's statics
+// (the compiler's among them) are destroyed at exit.
+void release_upgrade(const KernelUpgrade& u) noexcept;
+
 }  // namespace spmvjit

@@ -10,6 +10,10 @@
 // rows (n[ADAPTIVE_N_BLOCKS] + 1); chunk_row, chunk_start: row and first nonzero of each chunk of
 // a long row (n[ADAPTIVE_N_CHUNKS]); block_nnz: each row block's first nonzero, then nnz (saves
 // the dependent row_ptr load before a GPU block can stream).
+// With COL_BITS 16 (index compression, CSR-DU style) col_idx holds 16-bit offsets (u16) from a
+// per-segment base column: col_base[b] for row block b (0 for a long row's own block, whose
+// entries its chunks cover) and col_base[n[ADAPTIVE_N_BLOCKS] + c] for chunk c; every segment's
+// columns then lie in [base, base + 65535]. Without it col_base is empty.
 #define CSR_ADAPTIVE_ARRAYS(X)                \
   X(ADAPTIVE_ROW_PTR, row_ptr, index)         \
   X(ADAPTIVE_COL_IDX, col_idx, index)         \
@@ -17,7 +21,8 @@
   X(ADAPTIVE_ROW_BLOCKS, row_blocks, index)   \
   X(ADAPTIVE_CHUNK_ROW, chunk_row, index)     \
   X(ADAPTIVE_CHUNK_START, chunk_start, index) \
-  X(ADAPTIVE_BLOCK_NNZ, block_nnz, index)
+  X(ADAPTIVE_BLOCK_NNZ, block_nnz, index)     \
+  X(ADAPTIVE_COL_BASE, col_base, index)
 SPMVJIT_DECLARE_ARRAYS(CSR_ADAPTIVE_ARRAYS, kCsrAdaptiveArrays)
 
 // n[] slots; on the CPU each step's grid is ADAPTIVE_N_PARTS parts (shares of blocks / chunks).
@@ -48,6 +53,25 @@ enum {
   ADAPTIVE_BUILD_BLOCK_NNZ
 };
 enum { ADAPTIVE_BUILD_N_WINDOWS, ADAPTIVE_BUILD_N_NNZ };
+// The 16-bit column passes (COL_BITS 16, after the layout), over segments s (row blocks, then
+// chunks) cut into pieces of ADAPTIVE_C16_PIECE entries, one work item per piece:
+// spmvjit_c16_init, spmvjit_c16_span (each segment's lowest and highest column, by atomics),
+// spmvjit_c16_write (col_base, the offsets, the padding's zeros, and wide[s] = 1 when segment s
+// spans more than ADAPTIVE_C16_MAX_SPAN; the host scans wide to count them). work: wide
+// (segments + 1 entries), then lowest and highest column per segment (u64 pairs).
+enum {
+  ADAPTIVE_C16_ROW_PTR,  // the input's (index base n[DP_N_BASE])
+  ADAPTIVE_C16_COL_IDX,  // the input's
+  ADAPTIVE_C16_BLOCK_NNZ,
+  ADAPTIVE_C16_CHUNK_ROW,
+  ADAPTIVE_C16_CHUNK_START,
+  ADAPTIVE_C16_COL_BASE,
+  ADAPTIVE_C16_OFFSETS,
+  ADAPTIVE_C16_WORK
+};
+enum { ADAPTIVE_C16_N_BLOCKS, ADAPTIVE_C16_N_CHUNKS, ADAPTIVE_C16_N_PADDED, ADAPTIVE_C16_N_NNZ };
+enum { ADAPTIVE_C16_PIECE = 64, ADAPTIVE_C16_PIECES = ADAPTIVE_S / ADAPTIVE_C16_PIECE };
+enum { ADAPTIVE_C16_MAX_SPAN = 65535 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_ADAPTIVE_FN static __device__ __forceinline__

@@ -12,11 +12,30 @@
 // y with one atomicAdd (alpha applied), after the stream step applied beta. It is launched early
 // (programmatic dependent launch, sm_90+): its blocks stream and sum their chunk in the stream
 // step's tail and wait for that step only before the atomic.
+// With COL_BITS 16 the column indices are 16-bit offsets from each row block's or chunk's base
+// column (col_base): 2 bytes per entry instead of 4 or 8.
 // Launch: stream grid n[ADAPTIVE_N_BLOCKS], long grid n[ADAPTIVE_N_CHUNKS], blocks of ADAPTIVE_BLOCK.
 #include "../contract/csr_adaptive.h"
 #include "prelude.h"
 
+#ifndef SPMVJIT_COL_BITS
+#define SPMVJIT_COL_BITS 0
+#endif
+
 namespace adaptive {
+
+#if SPMVJIT_COL_BITS == 16
+typedef unsigned short col_t;  // offset from the segment's base column
+// Segment s's base column: row block s, or chunk s - n[ADAPTIVE_N_BLOCKS].
+SPMVJIT_DEVICE i64 col_base(const SpmvArgs& a, i64 s) {
+  return spmvjit_ldg((const I*)a.a[ADAPTIVE_COL_BASE] + s);
+}
+#elif SPMVJIT_COL_BITS == 0
+typedef I col_t;
+SPMVJIT_DEVICE i64 col_base(const SpmvArgs&, i64) { return 0; }
+#else
+#error "SPMVJIT_COL_BITS must be 0 or 16"
+#endif
 
 constexpr int kBlock = ADAPTIVE_BLOCK;
 constexpr int kRows = ADAPTIVE_GPU_ROWS;  // rows per row block at most
@@ -36,6 +55,14 @@ SPMVJIT_DEVICE void load_pack(const T* p, T (&out)[N]) {
     } w;
 #pragma unroll
     for (int i = 0; i < B / 16; ++i) w.u[i] = spmvjit_ld_stream((const uint4*)p + i);
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = w.v[i];
+  } else if constexpr (B == 4) {
+    union {
+      unsigned int u;
+      T v[N];
+    } w;
+    w.u = spmvjit_ld_stream((const unsigned int*)p);
 #pragma unroll
     for (int i = 0; i < N; ++i) out[i] = w.v[i];
   } else if constexpr (B == 8) {
@@ -60,15 +87,16 @@ SPMVJIT_DEVICE void load_pack(const spmvjit_values_t p, V (&out)[N]) {
 }
 #endif
 
-// Calls f(k, values[k] * x[col[k]]) for every k in [k0, k1) (k1 - k0 <= S), each k once, spread
-// over the block: all loads of a thread are issued before the first gather, the gathers before
-// the first product.
+// Calls f(k, values[k] * x[cb + col[k]]) for every k in [k0, k1) (k1 - k0 <= S), each k once,
+// spread over the block: all loads of a thread are issued before the first gather, the gathers
+// before the first product. cb is the segment's base column (0 without COL_BITS).
 template <class F>
-SPMVJIT_DEVICE void for_products(const I* SPMVJIT_RESTRICT ci, spmvjit_values_t SPMVJIT_VALUES_RESTRICT va,
-                                 const V* SPMVJIT_RESTRICT x, i64 k0, i64 k1, F&& f) {
+SPMVJIT_DEVICE void for_products(const col_t* SPMVJIT_RESTRICT ci,
+                                 spmvjit_values_t SPMVJIT_VALUES_RESTRICT va, const V* SPMVJIT_RESTRICT x,
+                                 i64 cb, i64 k0, i64 k1, F&& f) {
   const i64 base = k0 & ~i64(kVec - 1);
   V vv[kUnits][kVec];
-  I cc[kUnits][kVec];
+  col_t cc[kUnits][kVec];
 #pragma unroll
   for (int j = 0; j < kUnits; ++j) {
     const i64 k = base + (i64(threadIdx.x) + i64(j) * kBlock) * kVec;
@@ -83,7 +111,7 @@ SPMVJIT_DEVICE void for_products(const I* SPMVJIT_RESTRICT ci, spmvjit_values_t 
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       const i64 k = base + (i64(threadIdx.x) + i64(j) * kBlock) * kVec + i;
-      xv[j][i] = (k >= k0 && k < k1) ? spmvjit_ldg(x + cc[j][i]) : V(0);
+      xv[j][i] = (k >= k0 && k < k1) ? spmvjit_ldg(x + (cb + i64(cc[j][i]))) : V(0);
     }
 #pragma unroll
   for (int j = 0; j < kUnits; ++j)
@@ -110,10 +138,10 @@ SPMVJIT_DEVICE V block_sum(V s, V* ws) {
 // Rows [r0, r0 + nrows) thread-per-row from global memory (the row block averages < 2 nonzeros
 // per row): all row bounds, then all first entries, are loaded before any sum.
 template <int E>
-SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 r0, i64 nrows) {
+SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 cb, i64 r0, i64 nrows) {
   using namespace adaptive;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
+  const col_t* SPMVJIT_RESTRICT ci = (const col_t*)a.a[ADAPTIVE_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
@@ -128,10 +156,13 @@ SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 r0, i64 nrows) {
   V s[kRowsPerThread];
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j)
-    s[j] = kb[j] < ke[j] ? spmvjit_ld_stream(va + kb[j]) * spmvjit_ldg(x + spmvjit_ld_stream(ci + kb[j])) : V(0);
+    s[j] = kb[j] < ke[j]
+               ? spmvjit_ld_stream(va + kb[j]) * spmvjit_ldg(x + (cb + i64(spmvjit_ld_stream(ci + kb[j]))))
+               : V(0);
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j) {
-    for (i64 k = kb[j] + 1; k < ke[j]; ++k) s[j] += spmvjit_ld_stream(va + k) * spmvjit_ldg(x + spmvjit_ld_stream(ci + k));
+    for (i64 k = kb[j] + 1; k < ke[j]; ++k)
+      s[j] += spmvjit_ld_stream(va + k) * spmvjit_ldg(x + (cb + i64(spmvjit_ld_stream(ci + k))));
     const i64 row = i64(threadIdx.x) + i64(j) * kBlock;
     if (row < nrows) y[r0 + row] = spmvjit_epilogue<E>(s[j], y, r0 + row, alpha, beta);
   }
@@ -150,7 +181,7 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   SPMVJIT_SHARED int wide[kS / (SPMVJIT_WARP + 1) + 1];  // rows queued for a warp
   SPMVJIT_SHARED int nwide;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
+  const col_t* SPMVJIT_RESTRICT ci = (const col_t*)a.a[ADAPTIVE_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const I* SPMVJIT_RESTRICT blk = (const I*)a.a[ADAPTIVE_ROW_BLOCKS];
   const I* SPMVJIT_RESTRICT bnz = (const I*)a.a[ADAPTIVE_BLOCK_NNZ];
@@ -159,16 +190,17 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   const V alpha = (V)a.alpha, beta = (V)a.beta;
   const int t = int(threadIdx.x);
   spmvjit_grid_launch_dependents();  // the long step's blocks may fill this step's tail
-  // Four independent loads: the block's rows and nonzeros come in one memory round trip.
+  // Independent loads: the block's rows, nonzeros and base column come in one memory round trip.
   const i64 r0 = spmvjit_ldg(blk + blockIdx.x), r1 = spmvjit_ldg(blk + blockIdx.x + 1);
   const i64 k0 = spmvjit_ldg(bnz + blockIdx.x), k1 = spmvjit_ldg(bnz + blockIdx.x + 1);
+  const i64 cb = col_base(a, blockIdx.x);
   const int nrows = int(r1 - r0);
   if (k1 - k0 > kS) {  // a long row (alone in its row block): the long step adds its sum
     if (t == 0) y[r0] = spmvjit_beta_zero<E>(beta) ? V(0) : beta * y[r0];
     return;
   }
   if (k1 - k0 < 2 * nrows) {  // uniform per block: every thread takes the same branch
-    adaptive_thin<E>(a, r0, nrows);
+    adaptive_thin<E>(a, cb, r0, nrows);
     return;
   }
   // Row bounds are loaded with the stream (registers), stored to shared memory after it, as
@@ -179,7 +211,7 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
     const int i = t + j * kBlock;
     if (i < nrows) rv[j] = spmvjit_ldg(rp + r0 + i);
   }
-  for_products(ci, va, x, k0, k1, [&](i64 k, V p) { prod[k - k0] = p; });
+  for_products(ci, va, x, cb, k0, k1, [&](i64 k, V p) { prod[k - k0] = p; });
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j) {
     const int i = t + j * kBlock;
@@ -244,7 +276,7 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   using namespace adaptive;
   SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
+  const col_t* SPMVJIT_RESTRICT ci = (const col_t*)a.a[ADAPTIVE_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_CHUNK_ROW];
   const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_CHUNK_START];
@@ -253,9 +285,10 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   const i64 r = spmvjit_ldg(crow + blockIdx.x);
   const i64 ks = spmvjit_ldg(cstart + blockIdx.x);
   const i64 re = spmvjit_ldg(rp + r + 1);
+  const i64 cb = col_base(a, a.n[ADAPTIVE_N_BLOCKS] + blockIdx.x);
   const i64 ke = ks + kS < re ? ks + kS : re;
   V s = 0;
-  for_products(ci, va, x, ks, ke, [&](i64, V p) { s += p; });
+  for_products(ci, va, x, cb, ks, ke, [&](i64, V p) { s += p; });
   s = block_sum(s, ws);
   if (threadIdx.x == 0) {
     spmvjit_grid_wait();  // launched early: the row-block step must have applied beta to y[r]

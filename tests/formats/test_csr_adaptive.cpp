@@ -10,10 +10,12 @@
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/reference.hpp"
+#include "engine/sample.hpp"
 #include "engine/stats.hpp"
 #include "spmvjit/spmvjit.h"
-#include "tests/test_support.hpp"
+#include "tests/formats/emulated_device.hpp"
 #include "tests/test_matrices.hpp"
+#include "tests/test_support.hpp"
 
 namespace {
 
@@ -285,4 +287,91 @@ TEST_CASE("csr_adaptive: GPU row blocks for short rows", "[formats]") {
   REQUIRE(d.ints[0] >= 5000 / kRows + 3000 / 256);
   CHECK(blk[1] == kRows);
   CHECK(d.ints[0] <= 5000 / kRows + 1 + 3000 / 256 + 2);
+}
+
+TEST_CASE("csr_adaptive: 16-bit column offsets where the spans allow, refused where they do not",
+          "[formats]") {
+  const Format& f = *find_format("csr_adaptive");
+  TargetInfo gpu;
+  gpu.backend = BackendKind::cuda;
+  gpu.sm_count = 4;
+  const FormatParams c16{{kColBitsParam, 16}};
+  auto offers = [&](const Csr64& a) {
+    const auto c = f.candidates(a.ref(), compute_stats(a.ref()), gpu);
+    return std::find(c.begin(), c.end(), c16) != c.end();
+  };
+  // A 5-point stencil over 250,000 columns: each row block spans about a thousand of them.
+  const Csr64 band = generate_matrix("poisson2d:500", 3);
+  REQUIRE(offers(band));
+  const FormatData plain = f.convert(band.ref(), {}, gpu), packed = f.convert(band.ref(), c16, gpu);
+  CHECK(packed.arrays[1].elem == 2);
+  CHECK(packed.facts["col_bits"].as_int() == 16);
+  // 8-byte columns become 2-byte offsets; one base column per row block costs 8 bytes.
+  CHECK(plain.matrix_bytes - packed.matrix_bytes > 5.9 * double(band.nnz()));
+  const Estimate e = f.estimate(band.ref(), compute_stats(band.ref()), c16, gpu);
+  CHECK(std::abs(double(e.matrix_bytes - packed.matrix_bytes)) <= 0.03 * double(packed.matrix_bytes));
+
+  // Columns drawn from 200,000: the sample says no, and a conversion asked anyway refuses, on the
+  // host and on an (emulated) device alike.
+  const Csr64 wide = generate_matrix("random:20000:1:20:200000", 4);
+  CHECK_FALSE(offers(wide));
+  auto refuses = [&](auto&& convert) {
+    try {
+      convert();
+    } catch (const Error& e) {
+      CHECK(e.status() == SPMV_STATUS_UNSUPPORTED);
+      CHECK(std::string(e.what()).find("span more than 16 bits") != std::string::npos);
+      return true;
+    }
+    return false;
+  };
+  CHECK(refuses([&] { f.convert(wide.ref(), c16, gpu); }));
+  test::EmulatedDevice dev(wide.ref(), 0);
+  CHECK(refuses([&] { f.convert_device(dev, c16, gpu); }));
+
+  // The band plus one far entry in a row the sample does not read: offered, refused at conversion,
+  // and a plan of csr_adaptive falls back to plain columns with the right product.
+  Csr64 far = band;
+  const MatrixStats s = compute_stats(band.ref());
+  std::vector<bool> sampled(size_t(s.sample->matrix_groups), false);
+  for (int64_t g = 0; g < s.sample->groups; ++g)
+    sampled[size_t(sample_group_start(g, s.sample->groups, s.sample->matrix_groups) /
+                   RowSample::kGroupRows)] = true;
+  const auto unsampled = std::find(sampled.begin(), sampled.end(), false);
+  REQUIRE(unsampled != sampled.end());
+  const int64_t row = (unsampled - sampled.begin()) * RowSample::kGroupRows + 5;
+  {  // append column cols-1 to `row` (its columns stay ascending)
+    const int64_t at = far.row_ptr[size_t(row) + 1];
+    far.col_idx.insert(far.col_idx.begin() + at, far.cols - 1);
+    far.val.insert(far.val.begin() + at, 0.5);
+    for (size_t r = size_t(row) + 1; r < far.row_ptr.size(); ++r) ++far.row_ptr[r];
+  }
+  CHECK(offers(far));
+  CHECK(refuses([&] { f.convert(far.ref(), c16, gpu); }));
+  test::EmulatedDevice far_dev(far.ref(), 0);
+  CHECK(refuses([&] { f.convert_device(far_dev, c16, gpu); }));
+  if (!test::require_cpu_backend()) return;
+  spmv_csr_t c{};
+  c.rows = far.rows, c.cols = far.cols, c.nnz = far.nnz();
+  c.row_ptr = far.row_ptr.data(), c.col_idx = far.col_idx.data(), c.values = far.val.data();
+  c.index_type = SPMV_INDEX_INT64, c.value_type = SPMV_VALUE_DOUBLE;
+  spmv_options_t o;
+  spmv_options_init(&o);
+  o.backend = SPMV_BACKEND_CPU;
+  o.format = "csr_adaptive";
+  o.cache_dir = "";
+  spmv_plan_t plan = nullptr;
+  REQUIRE(spmv_plan(&plan, &c, &o) == SPMV_STATUS_SUCCESS);
+  const char* desc = nullptr;
+  REQUIRE(spmv_plan_describe(plan, &desc) == SPMV_STATUS_SUCCESS);
+  const Json d = Json::parse(desc);
+  CHECK(d["format"] == Json("csr_adaptive"));
+  CHECK(d["params"].dump().find("COL_BITS") == std::string::npos);
+  CHECK(d["planner"]["why"].as_string().find("fell back") != std::string::npos);
+  const auto x = random_vector<double>(far.cols, 5);
+  std::vector<double> y(size_t(far.rows), std::numeric_limits<double>::quiet_NaN());
+  const double alpha = 1, beta = 0;
+  REQUIRE(spmv_execute(plan, &alpha, x.data(), &beta, y.data(), nullptr) == SPMV_STATUS_SUCCESS);
+  CHECK(spmvjit::check_spmv(far, reference_spmv(far, 1.0, x.data(), 0.0, y.data()), y.data()) == "");
+  spmv_plan_destroy(plan);
 }

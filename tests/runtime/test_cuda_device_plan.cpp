@@ -278,7 +278,7 @@ TEST_CASE("cuda device planning: update_values, describe, and formats the device
     int64_t held = 0;
     for (const HostArray& h : plan.data().arrays)
       if (!h.host_only()) held += h.count * int64_t(h.elem);
-    if (!f.keeps_csr_pattern()) held += (a.rows + 1 + a.nnz()) * int64_t(sizeof(int32_t));
+    if (!f.keeps_csr_pattern(plan.data().params)) held += (a.rows + 1 + a.nnz()) * int64_t(sizeof(int32_t));
     held += plan.data().scratch_bytes;
     if (plan.converted_on_device())
       CHECK(desc.find("\"device\":" + std::to_string(held) + "}") != std::string::npos);

@@ -7,7 +7,8 @@
 // n[ADAPTIVE_N_PARTS] parts.
 // spmvjit_part_<e>: part p takes an equal share of the row blocks and skips long rows;
 // spmvjit_long_<e>: part p takes an equal share of the chunks and computes, for each chunk that
-// starts a long row, that whole row.
+// starts a long row, that whole row (chunk by chunk).
+// With COL_BITS 16 the column indices are 16-bit offsets from each row block's or chunk's base.
 #line 1 "contract/csr_adaptive.h"
 // CSR-adaptive kernel contract (engine/formats/csr_adaptive.cpp fills it on the host,
 // templates/gpu/csr_adaptive_build.cu on a device; templates/*/csr_adaptive.* read it), and the
@@ -47,6 +48,10 @@
 // rows (n[ADAPTIVE_N_BLOCKS] + 1); chunk_row, chunk_start: row and first nonzero of each chunk of
 // a long row (n[ADAPTIVE_N_CHUNKS]); block_nnz: each row block's first nonzero, then nnz (saves
 // the dependent row_ptr load before a GPU block can stream).
+// With COL_BITS 16 (index compression, CSR-DU style) col_idx holds 16-bit offsets (u16) from a
+// per-segment base column: col_base[b] for row block b (0 for a long row's own block, whose
+// entries its chunks cover) and col_base[n[ADAPTIVE_N_BLOCKS] + c] for chunk c; every segment's
+// columns then lie in [base, base + 65535]. Without it col_base is empty.
 #define CSR_ADAPTIVE_ARRAYS(X)                \
   X(ADAPTIVE_ROW_PTR, row_ptr, index)         \
   X(ADAPTIVE_COL_IDX, col_idx, index)         \
@@ -54,7 +59,8 @@
   X(ADAPTIVE_ROW_BLOCKS, row_blocks, index)   \
   X(ADAPTIVE_CHUNK_ROW, chunk_row, index)     \
   X(ADAPTIVE_CHUNK_START, chunk_start, index) \
-  X(ADAPTIVE_BLOCK_NNZ, block_nnz, index)
+  X(ADAPTIVE_BLOCK_NNZ, block_nnz, index)     \
+  X(ADAPTIVE_COL_BASE, col_base, index)
 SPMVJIT_DECLARE_ARRAYS(CSR_ADAPTIVE_ARRAYS, kCsrAdaptiveArrays)
 
 // n[] slots; on the CPU each step's grid is ADAPTIVE_N_PARTS parts (shares of blocks / chunks).
@@ -85,6 +91,25 @@ enum {
   ADAPTIVE_BUILD_BLOCK_NNZ
 };
 enum { ADAPTIVE_BUILD_N_WINDOWS, ADAPTIVE_BUILD_N_NNZ };
+// The 16-bit column passes (COL_BITS 16, after the layout), over segments s (row blocks, then
+// chunks) cut into pieces of ADAPTIVE_C16_PIECE entries, one work item per piece:
+// spmvjit_c16_init, spmvjit_c16_span (each segment's lowest and highest column, by atomics),
+// spmvjit_c16_write (col_base, the offsets, the padding's zeros, and wide[s] = 1 when segment s
+// spans more than ADAPTIVE_C16_MAX_SPAN; the host scans wide to count them). work: wide
+// (segments + 1 entries), then lowest and highest column per segment (u64 pairs).
+enum {
+  ADAPTIVE_C16_ROW_PTR,  // the input's (index base n[DP_N_BASE])
+  ADAPTIVE_C16_COL_IDX,  // the input's
+  ADAPTIVE_C16_BLOCK_NNZ,
+  ADAPTIVE_C16_CHUNK_ROW,
+  ADAPTIVE_C16_CHUNK_START,
+  ADAPTIVE_C16_COL_BASE,
+  ADAPTIVE_C16_OFFSETS,
+  ADAPTIVE_C16_WORK
+};
+enum { ADAPTIVE_C16_N_BLOCKS, ADAPTIVE_C16_N_CHUNKS, ADAPTIVE_C16_N_PADDED, ADAPTIVE_C16_N_NNZ };
+enum { ADAPTIVE_C16_PIECE = 64, ADAPTIVE_C16_PIECES = ADAPTIVE_S / ADAPTIVE_C16_PIECE };
+enum { ADAPTIVE_C16_MAX_SPAN = 65535 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_ADAPTIVE_FN static __device__ __forceinline__
@@ -123,7 +148,7 @@ SPMVJIT_ADAPTIVE_FN long long adaptive_chunks_of(long long len) {
 }
 
 #endif  // SPMVJIT_CONTRACT_CSR_ADAPTIVE_H
-#line 8 "cpu/csr_adaptive.cpp"
+#line 9 "cpu/csr_adaptive.cpp"
 #line 1 "cpu/prelude.h"
 // CPU kernel prelude: the argument block, types and epilogue shared by every CPU template.
 // Self-contained (no system headers) so the in-process compile needs no include paths.
@@ -293,30 +318,44 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 #endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 9 "cpu/csr_adaptive.cpp"
+#line 10 "cpu/csr_adaptive.cpp"
 
-template <int E>
-static inline void adaptive_row(const SpmvArgs& a, i64 r) {
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_COL_IDX];
+#ifndef SPMVJIT_COL_BITS
+#define SPMVJIT_COL_BITS 0
+#endif
+#if SPMVJIT_COL_BITS == 16
+typedef unsigned short adaptive_col_t;
+static inline i64 adaptive_col_base(const SpmvArgs& a, i64 s) {
+  return ((const I*)a.a[ADAPTIVE_COL_BASE])[s];
+}
+#elif SPMVJIT_COL_BITS == 0
+typedef I adaptive_col_t;
+static inline i64 adaptive_col_base(const SpmvArgs&, i64) { return 0; }
+#else
+#error "SPMVJIT_COL_BITS must be 0 or 16"
+#endif
+
+// sum plus values[k] * x[cb + col[k]] for k in [k0, k1), in order.
+static inline V adaptive_sum(const SpmvArgs& a, i64 cb, i64 k0, i64 k1, V sum) {
+  const adaptive_col_t* SPMVJIT_RESTRICT ci = (const adaptive_col_t*)a.a[ADAPTIVE_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
-  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
-  V* SPMVJIT_RESTRICT y = (V*)a.y;
-  V sum = 0;
-  const I e = rp[r + 1];
-  for (I k = rp[r]; k < e; ++k) sum += va[k] * x[ci[k]];
-  y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x + cb;
+  for (i64 k = k0; k < k1; ++k) sum += va[k] * x[ci[k]];
+  return sum;
 }
 
 template <int E>
 static void adaptive_stream(const SpmvArgs& a, i64 p) {
   const I* rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
   const I* blk = (const I*)a.a[ADAPTIVE_ROW_BLOCKS];
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
   const i64 nb = a.n[ADAPTIVE_N_BLOCKS], parts = a.n[ADAPTIVE_N_PARTS];
   for (i64 b = nb * p / parts; b < nb * (p + 1) / parts; ++b) {
     const i64 r0 = blk[b], r1 = blk[b + 1];
     if (i64(rp[r1]) - i64(rp[r0]) > ADAPTIVE_S) continue;  // a long row: the long step's
-    for (i64 r = r0; r < r1; ++r) adaptive_row<E>(a, r);
+    const i64 cb = adaptive_col_base(a, b);
+    for (i64 r = r0; r < r1; ++r)
+      y[r] = spmvjit_epilogue<E>(adaptive_sum(a, cb, rp[r], rp[r + 1], V(0)), y, r, (V)a.alpha, (V)a.beta);
   }
 }
 
@@ -325,9 +364,18 @@ static void adaptive_long(const SpmvArgs& a, i64 p) {
   const I* rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
   const I* crow = (const I*)a.a[ADAPTIVE_CHUNK_ROW];
   const I* cstart = (const I*)a.a[ADAPTIVE_CHUNK_START];
-  const i64 nc = a.n[ADAPTIVE_N_CHUNKS], parts = a.n[ADAPTIVE_N_PARTS];
-  for (i64 c = nc * p / parts; c < nc * (p + 1) / parts; ++c)
-    if (cstart[c] == rp[crow[c]]) adaptive_row<E>(a, crow[c]);
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
+  const i64 nb = a.n[ADAPTIVE_N_BLOCKS], nc = a.n[ADAPTIVE_N_CHUNKS], parts = a.n[ADAPTIVE_N_PARTS];
+  for (i64 c = nc * p / parts; c < nc * (p + 1) / parts; ++c) {
+    const i64 r = crow[c], e = rp[r + 1];
+    if (cstart[c] != rp[r]) continue;  // not the row's first chunk
+    V sum = 0;
+    for (i64 d = c; d < nc && crow[d] == r; ++d) {
+      const i64 k0 = cstart[d], k1 = k0 + ADAPTIVE_S < e ? k0 + ADAPTIVE_S : e;
+      sum = adaptive_sum(a, adaptive_col_base(a, nb + d), k0, k1, sum);
+    }
+    y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
+  }
 }
 
 SPMVJIT_EXPORT(adaptive_stream, spmvjit_part)

@@ -5,7 +5,8 @@
 #line 1 "gpu/csr_adaptive_build.cu"
 // csr_adaptive's device build (engine/formats/csr_adaptive.cpp, convert_device): the greedy row
 // blocks of templates/contract/csr_adaptive.h laid out window by window, one thread per window,
-// in two passes around an exclusive scan of the per-window counts. Grid-stride: any grid works.
+// in two passes around an exclusive scan of the per-window counts; with COL_BITS 16 three more
+// passes write the 16-bit column offsets. Grid-stride: any grid works.
 #line 1 "contract/csr_adaptive.h"
 // CSR-adaptive kernel contract (engine/formats/csr_adaptive.cpp fills it on the host,
 // templates/gpu/csr_adaptive_build.cu on a device; templates/*/csr_adaptive.* read it), and the
@@ -45,6 +46,10 @@
 // rows (n[ADAPTIVE_N_BLOCKS] + 1); chunk_row, chunk_start: row and first nonzero of each chunk of
 // a long row (n[ADAPTIVE_N_CHUNKS]); block_nnz: each row block's first nonzero, then nnz (saves
 // the dependent row_ptr load before a GPU block can stream).
+// With COL_BITS 16 (index compression, CSR-DU style) col_idx holds 16-bit offsets (u16) from a
+// per-segment base column: col_base[b] for row block b (0 for a long row's own block, whose
+// entries its chunks cover) and col_base[n[ADAPTIVE_N_BLOCKS] + c] for chunk c; every segment's
+// columns then lie in [base, base + 65535]. Without it col_base is empty.
 #define CSR_ADAPTIVE_ARRAYS(X)                \
   X(ADAPTIVE_ROW_PTR, row_ptr, index)         \
   X(ADAPTIVE_COL_IDX, col_idx, index)         \
@@ -52,7 +57,8 @@
   X(ADAPTIVE_ROW_BLOCKS, row_blocks, index)   \
   X(ADAPTIVE_CHUNK_ROW, chunk_row, index)     \
   X(ADAPTIVE_CHUNK_START, chunk_start, index) \
-  X(ADAPTIVE_BLOCK_NNZ, block_nnz, index)
+  X(ADAPTIVE_BLOCK_NNZ, block_nnz, index)     \
+  X(ADAPTIVE_COL_BASE, col_base, index)
 SPMVJIT_DECLARE_ARRAYS(CSR_ADAPTIVE_ARRAYS, kCsrAdaptiveArrays)
 
 // n[] slots; on the CPU each step's grid is ADAPTIVE_N_PARTS parts (shares of blocks / chunks).
@@ -83,6 +89,25 @@ enum {
   ADAPTIVE_BUILD_BLOCK_NNZ
 };
 enum { ADAPTIVE_BUILD_N_WINDOWS, ADAPTIVE_BUILD_N_NNZ };
+// The 16-bit column passes (COL_BITS 16, after the layout), over segments s (row blocks, then
+// chunks) cut into pieces of ADAPTIVE_C16_PIECE entries, one work item per piece:
+// spmvjit_c16_init, spmvjit_c16_span (each segment's lowest and highest column, by atomics),
+// spmvjit_c16_write (col_base, the offsets, the padding's zeros, and wide[s] = 1 when segment s
+// spans more than ADAPTIVE_C16_MAX_SPAN; the host scans wide to count them). work: wide
+// (segments + 1 entries), then lowest and highest column per segment (u64 pairs).
+enum {
+  ADAPTIVE_C16_ROW_PTR,  // the input's (index base n[DP_N_BASE])
+  ADAPTIVE_C16_COL_IDX,  // the input's
+  ADAPTIVE_C16_BLOCK_NNZ,
+  ADAPTIVE_C16_CHUNK_ROW,
+  ADAPTIVE_C16_CHUNK_START,
+  ADAPTIVE_C16_COL_BASE,
+  ADAPTIVE_C16_OFFSETS,
+  ADAPTIVE_C16_WORK
+};
+enum { ADAPTIVE_C16_N_BLOCKS, ADAPTIVE_C16_N_CHUNKS, ADAPTIVE_C16_N_PADDED, ADAPTIVE_C16_N_NNZ };
+enum { ADAPTIVE_C16_PIECE = 64, ADAPTIVE_C16_PIECES = ADAPTIVE_S / ADAPTIVE_C16_PIECE };
+enum { ADAPTIVE_C16_MAX_SPAN = 65535 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_ADAPTIVE_FN static __device__ __forceinline__
@@ -121,7 +146,7 @@ SPMVJIT_ADAPTIVE_FN long long adaptive_chunks_of(long long len) {
 }
 
 #endif  // SPMVJIT_CONTRACT_CSR_ADAPTIVE_H
-#line 5 "gpu/csr_adaptive_build.cu"
+#line 6 "gpu/csr_adaptive_build.cu"
 #line 1 "contract/device_plan.h"
 // Device planning contract: the statistics block templates/gpu/device_plan.cu fills and
 // engine/device_plan.cpp reads, and the argument conventions every device build kernel
@@ -203,7 +228,7 @@ enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)
 
 #endif  // SPMVJIT_CONTRACT_DEVICE_PLAN_H
-#line 6 "gpu/csr_adaptive_build.cu"
+#line 7 "gpu/csr_adaptive_build.cu"
 #line 1 "gpu/prelude_cuda.h"
 // GPU kernel prelude for CUDA (NVRTC): argument block, types, warp intrinsics, epilogue.
 // GPU templates use only what this prelude defines, so a HIP prelude can serve them too.
@@ -441,7 +466,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #line 119 "gpu/prelude_cuda.h"
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 7 "gpu/csr_adaptive_build.cu"
+#line 8 "gpu/csr_adaptive_build.cu"
 
 // Pass 1: per window of ADAPTIVE_WINDOW rows, its row blocks, long-row chunks and long rows.
 extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
@@ -489,5 +514,83 @@ extern "C" __global__ void spmvjit_build_write(const SpmvArgs a) {
           const i64 b = i64(spmvjit_ldg(rp + r)) - base;
           for (i64 k = b; k < b + len; k += ADAPTIVE_S) crow[nc] = I(r), cstart[nc] = I(k), ++nc;
         });
+  }
+}
+
+// Segment s's entries [*k0, *k1) (zero-based): row block s, or chunk s - blocks. A long row's own
+// row block is empty here: its chunks cover its entries.
+SPMVJIT_DEVICE void c16_segment(const SpmvArgs& a, i64 s, i64* k0, i64* k1) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_C16_ROW_PTR];
+  const I* SPMVJIT_RESTRICT bnnz = (const I*)a.a[ADAPTIVE_C16_BLOCK_NNZ];
+  const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_C16_CHUNK_ROW];
+  const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_C16_CHUNK_START];
+  const i64 nb = a.n[ADAPTIVE_C16_N_BLOCKS];
+  if (s < nb) {
+    *k0 = spmvjit_ldg(bnnz + s), *k1 = spmvjit_ldg(bnnz + s + 1);
+    if (*k1 - *k0 > ADAPTIVE_S) *k1 = *k0;
+  } else {
+    const i64 c = s - nb, e = i64(spmvjit_ldg(rp + spmvjit_ldg(crow + c) + 1)) - a.n[DP_N_BASE];
+    *k0 = spmvjit_ldg(cstart + c);
+    *k1 = *k0 + ADAPTIVE_S < e ? *k0 + ADAPTIVE_S : e;
+  }
+}
+
+extern "C" __global__ void spmvjit_c16_init(const SpmvArgs a) {
+  const i64 segs = a.n[ADAPTIVE_C16_N_BLOCKS] + a.n[ADAPTIVE_C16_N_CHUNKS];
+  i64* wide = (i64*)a.a[ADAPTIVE_C16_WORK];
+  unsigned long long* span = (unsigned long long*)(wide + segs + 1);
+  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < segs; s += i64(gridDim.x) * blockDim.x) {
+    wide[s] = 0;
+    span[2 * s] = ~0ull, span[2 * s + 1] = 0;
+  }
+}
+
+extern "C" __global__ void spmvjit_c16_span(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_C16_COL_IDX];
+  const i64 segs = a.n[ADAPTIVE_C16_N_BLOCKS] + a.n[ADAPTIVE_C16_N_CHUNKS], base = a.n[DP_N_BASE];
+  unsigned long long* span = (unsigned long long*)((i64*)a.a[ADAPTIVE_C16_WORK] + segs + 1);
+  for (i64 i = i64(blockIdx.x) * blockDim.x + threadIdx.x; i < segs * ADAPTIVE_C16_PIECES;
+       i += i64(gridDim.x) * blockDim.x) {
+    const i64 s = i / ADAPTIVE_C16_PIECES;
+    i64 k0, k1;
+    c16_segment(a, s, &k0, &k1);
+    k0 += (i % ADAPTIVE_C16_PIECES) * ADAPTIVE_C16_PIECE;
+    if (k0 >= k1) continue;
+    if (k1 > k0 + ADAPTIVE_C16_PIECE) k1 = k0 + ADAPTIVE_C16_PIECE;
+    unsigned long long lo = ~0ull, hi = 0;
+    for (i64 k = k0; k < k1; ++k) {
+      const unsigned long long c = (unsigned long long)(i64(spmvjit_ldg(ci + k)) - base);
+      lo = c < lo ? c : lo;
+      hi = c > hi ? c : hi;
+    }
+    spmvjit_atomic_min_u64(span + 2 * s, lo);
+    spmvjit_atomic_max_u64(span + 2 * s + 1, hi);
+  }
+}
+
+extern "C" __global__ void spmvjit_c16_write(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[ADAPTIVE_C16_COL_IDX];
+  I* cbase = (I*)a.a[ADAPTIVE_C16_COL_BASE];
+  unsigned short* off = (unsigned short*)a.a[ADAPTIVE_C16_OFFSETS];
+  const i64 segs = a.n[ADAPTIVE_C16_N_BLOCKS] + a.n[ADAPTIVE_C16_N_CHUNKS], base = a.n[DP_N_BASE];
+  i64* wide = (i64*)a.a[ADAPTIVE_C16_WORK];
+  const unsigned long long* span = (const unsigned long long*)(wide + segs + 1);
+  const i64 id = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id == 0)
+    for (i64 k = a.n[ADAPTIVE_C16_N_NNZ]; k < a.n[ADAPTIVE_C16_N_PADDED]; ++k) off[k] = 0;
+  for (i64 i = id; i < segs * ADAPTIVE_C16_PIECES; i += i64(gridDim.x) * blockDim.x) {
+    const i64 s = i / ADAPTIVE_C16_PIECES;
+    const unsigned long long lo = span[2 * s], hi = span[2 * s + 1];
+    const bool empty = lo > hi, fits = empty || hi - lo <= ADAPTIVE_C16_MAX_SPAN;
+    if (i % ADAPTIVE_C16_PIECES == 0) {
+      cbase[s] = I(empty ? 0 : (i64)lo);
+      wide[s] = fits ? 0 : 1;
+    }
+    if (!fits) continue;
+    i64 k0, k1;
+    c16_segment(a, s, &k0, &k1);
+    k0 += (i % ADAPTIVE_C16_PIECES) * ADAPTIVE_C16_PIECE;
+    if (k1 > k0 + ADAPTIVE_C16_PIECE) k1 = k0 + ADAPTIVE_C16_PIECE;
+    for (i64 k = k0; k < k1; ++k) off[k] = (unsigned short)(i64(spmvjit_ldg(ci + k)) - base - (i64)lo);
   }
 }
