@@ -83,6 +83,14 @@ int64_t padded_nnz(int64_t nnz) { return (nnz + ADAPTIVE_PAD - 1) / ADAPTIVE_PAD
 
 bool col16(const FormatParams& p) { return col_bits16(p); }
 
+// Cost of 16-bit columns per entry on a GPU, in byte-equivalents, beyond the bytes they save
+// (hand-set, not fitted): once values are compressed too, the x gathers bound the kernel and
+// fewer column bytes stop paying. H100, varband-300K with unit values: csr_adaptive with 16-bit
+// columns (about 2.1 bytes per entry) ran 0.0545 ms where sell_block's 4-wide blocks with
+// one-byte codes (about 2.2) ran 0.0423; with random values the 16-bit columns were worth
+// their bytes in full (bcsstk13 x191: 0.0887 ms -> 0.0714).
+constexpr double kCol16Bytes = 1.0;
+
 // Margin for row blocks longer than a sample group: a real row block may hold up to
 // ADAPTIVE_GPU_ROWS rows where the sample's groups hold RowSample::kGroupRows, and its columns
 // drift with its rows in a banded matrix.
@@ -207,6 +215,7 @@ class CsrAdaptiveFormat final : public Format {
     // Every load coalesced and the work split in equal nonzero blocks (imbalance 1); per row
     // block a barrier and the shared-memory reduction, per chunk a block sum and an atomic.
     e.cost_bytes = double(e.matrix_bytes) + 2.0 * double(a.rows) + 128.0 * sh.blocks + 256.0 * sh.chunks;
+    if (c16) e.cost_bytes += kCol16Bytes * double(a.nnz);
     return e;
   }
 
