@@ -100,7 +100,7 @@ constexpr int64_t kSpanMargin = 2 * ADAPTIVE_GPU_ROWS;
 // chunks all span at most ADAPTIVE_C16_MAX_SPAN - kSpanMargin columns: then 16-bit offsets are
 // worth a conversion (which still checks every segment). O(sampled entries).
 bool sample_fits_col16(const MatrixStats& s, const TargetInfo& t) {
-  if (!s.sample || s.cols <= 1) return s.sample != nullptr;
+  if (!s.sample) return false;
   const RowSample& r = *s.sample;
   if (r.rows == 0) return true;
   const int64_t limit = ADAPTIVE_C16_MAX_SPAN - kSpanMargin;
@@ -132,33 +132,28 @@ bool sample_fits_col16(const MatrixStats& s, const TargetInfo& t) {
   return ok;
 }
 
-// The host's 16-bit columns: per segment (row block, then chunk; zero-based layout arrays) its
-// lowest column as the base, the offsets from it. Throws UNSUPPORTED when a segment spans more
-// than 16 bits, naming how many.
+// The host's 16-bit columns from the layout already in `d`: per segment (row block, then chunk;
+// the contract's adaptive_segment) its lowest column as the base, the offsets from it. Throws
+// UNSUPPORTED when a segment spans more than 16 bits, naming how many.
 template <class I>
-void encode_col16(FormatData& d, const CsrRef& a, const Layout& l, int64_t padded) {
+void encode_col16(FormatData& d, const CsrRef& a, int64_t padded) {
   const I* ci = static_cast<const I*>(a.col_idx);
-  const int64_t nb = int64_t(l.blocks.size()) - 1, nc = int64_t(l.chunk_row.size());
+  const I* bnnz = d.arrays[ADAPTIVE_BLOCK_NNZ].buf.as<I>();
+  const I* crow = d.arrays[ADAPTIVE_CHUNK_ROW].buf.as<I>();
+  const I* cstart = d.arrays[ADAPTIVE_CHUNK_START].buf.as<I>();
+  const int64_t nb = d.arrays[ADAPTIVE_BLOCK_NNZ].count - 1, nc = d.arrays[ADAPTIVE_CHUNK_ROW].count;
   I* base = d.make<I>(ADAPTIVE_COL_BASE, nb + nc);
   HostArray& h = d.at(ADAPTIVE_COL_IDX, size_of(a.index));
   h.elem = 2, h.count = padded;
   h.buf = AlignedBuffer(2 * size_t(padded));
   uint16_t* off = h.buf.as<uint16_t>();
   std::atomic<int64_t> wide{0};
-  auto segment = [&](int64_t s, int64_t* k0, int64_t* k1) {
-    if (s < nb) {
-      *k0 = a.row_begin(l.blocks[size_t(s)]), *k1 = a.row_begin(l.blocks[size_t(s) + 1]);
-      if (*k1 - *k0 > ADAPTIVE_S) *k1 = *k0;
-    } else {
-      const int64_t c = s - nb;
-      *k0 = l.chunk_start[size_t(c)];
-      *k1 = std::min(*k0 + int64_t(ADAPTIVE_S), a.row_begin(l.chunk_row[size_t(c)] + 1));
-    }
-  };
   parallel_for(nb + nc, plan_threads(a.nnz), [&](int64_t s0, int64_t s1, int) {
     for (int64_t s = s0; s < s1; ++s) {
-      int64_t k0, k1;
-      segment(s, &k0, &k1);
+      long long k0, k1;
+      adaptive_segment(
+          s, nb, [&](int64_t b) { return int64_t(bnnz[b]); }, [&](int64_t c) { return int64_t(cstart[c]); },
+          [&](int64_t c) { return a.row_begin(crow[c] + 1); }, &k0, &k1);
       int64_t lo = k0 < k1 ? int64_t(ci[k0]) : 0, hi = lo;
       for (int64_t k = k0; k < k1; ++k) lo = std::min<int64_t>(lo, ci[k]), hi = std::max<int64_t>(hi, ci[k]);
       base[s] = I(lo);
@@ -295,7 +290,6 @@ class CsrAdaptiveFormat final : public Format {
     const bool c16 = col16(p);
     copy_csr_arrays(d, a, padded_nnz(a.nnz), !c16);
     dispatch_types(a.index, a.value, [&]<class I, class V>() {
-      if (c16) encode_col16<I>(d, a, l, padded_nnz(a.nnz));
       auto fill = [&](int slot, const std::vector<int64_t>& v) {
         I* out = d.make<I>(slot, int64_t(v.size()));
         for (size_t i = 0; i < v.size(); ++i) out[i] = I(v[i]);
@@ -305,6 +299,7 @@ class CsrAdaptiveFormat final : public Format {
       fill(ADAPTIVE_CHUNK_START, l.chunk_start);
       I* bnnz = d.make<I>(ADAPTIVE_BLOCK_NNZ, int64_t(l.blocks.size()));
       for (size_t i = 0; i < l.blocks.size(); ++i) bnnz[i] = I(a.row_begin(l.blocks[i]));
+      if (c16) encode_col16<I>(d, a, padded_nnz(a.nnz));
     });
     finish(d, a, int64_t(l.blocks.size()) - 1, l.long_rows, int64_t(l.chunk_row.size()), t);
     return d;
@@ -342,7 +337,6 @@ class CsrAdaptiveFormat final : public Format {
     if (wide > 0)
       fail(SPMV_STATUS_UNSUPPORTED, "csr_adaptive: " + std::to_string(wide) +
                                         " row blocks or chunks span more than 16 bits of columns");
-    off.elem = 2;
     HostArray& h = d.at(ADAPTIVE_COL_IDX, size_of(a.index));
     h.count = padded, h.elem = 2, h.device = std::move(off.device);
   }

@@ -5,17 +5,15 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <exception>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/parallel.hpp"
 #include "engine/csr.hpp"
 
 namespace spmvjit::gen {
@@ -91,37 +89,18 @@ inline int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
   return a * b;
 }
 
-// Runs body(begin, end) over [0, n) in chunks of `grain`, on up to hardware_concurrency threads
-// that take chunks in turn. Chunk boundaries depend on n and grain only, so a body that writes
-// only its own indices gives the same result on any number of threads. The first exception
-// thrown by a body is rethrown here after every thread has stopped.
+// Runs body(begin, end) over [0, n) in chunks of `grain` on up to hardware_concurrency threads
+// (core/parallel.hpp; each thread a contiguous run of chunks). Chunk boundaries depend on n and
+// grain only, so a body that writes only its own indices gives the same result on any number of
+// threads. The first exception thrown by a body is rethrown here after every thread has stopped.
 template <class Body>
 void parallel_for(int64_t n, int64_t grain, Body body) {
   const int64_t chunks = (n + grain - 1) / grain;
-  const int64_t threads =
-      std::min<int64_t>({chunks, int64_t(std::max(1u, std::thread::hardware_concurrency())), 64});
-  if (threads <= 1) {
-    for (int64_t b = 0; b < n; b += grain) body(b, std::min(b + grain, n));
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    try {
-      for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;)
-        body(c * grain, std::min((c + 1) * grain, n));
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-      next.store(chunks);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  const int threads =
+      int(std::min<int64_t>({chunks, int64_t(std::max(1u, std::thread::hardware_concurrency())), 64}));
+  spmvjit::parallel_for(chunks, threads, [&](int64_t c0, int64_t c1, int) {
+    for (int64_t c = c0; c < c1; ++c) body(c * grain, std::min((c + 1) * grain, n));
+  });
 }
 
 // v.assign(n, value), faulting its pages in on several threads and on 2 MiB pages where the

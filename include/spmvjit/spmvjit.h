@@ -105,6 +105,8 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv
  * The returned text is owned by the plan and valid until the next call on it. */
 spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json);
 
+/* Frees the plan. If the plan's specialized kernel is still compiling in the background, waits
+ * for that compile to end (a compile not yet begun is dropped). */
 spmv_status_t spmv_plan_destroy(spmv_plan_t plan);
 
 /* Compiles into the cache every kernel a plan for these types may use on this backend and

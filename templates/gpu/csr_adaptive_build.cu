@@ -55,22 +55,16 @@ extern "C" __global__ void spmvjit_build_write(const SpmvArgs a) {
   }
 }
 
-// Segment s's entries [*k0, *k1) (zero-based): row block s, or chunk s - blocks. A long row's own
-// row block is empty here: its chunks cover its entries.
+// Segment s's entries [*k0, *k1) (zero-based; the contract's adaptive_segment).
 SPMVJIT_DEVICE void c16_segment(const SpmvArgs& a, i64 s, i64* k0, i64* k1) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_C16_ROW_PTR];
   const I* SPMVJIT_RESTRICT bnnz = (const I*)a.a[ADAPTIVE_C16_BLOCK_NNZ];
   const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_C16_CHUNK_ROW];
   const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_C16_CHUNK_START];
-  const i64 nb = a.n[ADAPTIVE_C16_N_BLOCKS];
-  if (s < nb) {
-    *k0 = spmvjit_ldg(bnnz + s), *k1 = spmvjit_ldg(bnnz + s + 1);
-    if (*k1 - *k0 > ADAPTIVE_S) *k1 = *k0;
-  } else {
-    const i64 c = s - nb, e = i64(spmvjit_ldg(rp + spmvjit_ldg(crow + c) + 1)) - a.n[DP_N_BASE];
-    *k0 = spmvjit_ldg(cstart + c);
-    *k1 = *k0 + ADAPTIVE_S < e ? *k0 + ADAPTIVE_S : e;
-  }
+  adaptive_segment(
+      s, a.n[ADAPTIVE_C16_N_BLOCKS], [&](i64 b) { return i64(spmvjit_ldg(bnnz + b)); },
+      [&](i64 c) { return i64(spmvjit_ldg(cstart + c)); },
+      [&](i64 c) { return i64(spmvjit_ldg(rp + spmvjit_ldg(crow + c) + 1)) - a.n[DP_N_BASE]; }, k0, k1);
 }
 
 extern "C" __global__ void spmvjit_c16_init(const SpmvArgs a) {

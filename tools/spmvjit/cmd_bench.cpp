@@ -77,8 +77,10 @@ std::vector<std::string> format_list(const std::string& list) {
 // The --timing list (CUDA): warm always, cold and sync on request.
 TimingModes timing_modes(const Args& args) {
   TimingModes m;
-  if (!args.has("timing")) return m;
-  m.cold = false;
+  if (!args.has("timing")) {
+    m.cold = true;  // the default: warm,cold
+    return m;
+  }
   for (const std::string& t : split(args.get("timing"))) {
     if (t == "cold")
       m.cold = true;

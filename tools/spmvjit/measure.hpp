@@ -31,12 +31,12 @@ struct MeasureResult {
 
 // The GPU timing modes run besides warm (tools/spmvjit/gpu_bench.hpp's GpuTiming).
 struct TimingModes {
-  bool cold = true, sync = false;
+  bool cold = false, sync = false;
 };
 
 // format "" = planner's choice. Never throws: failures land in `error`.
 MeasureResult measure(const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
                       const spmv_options_t& options, const std::string& format, int min_iters,
-                      double min_seconds, TimingModes timing = {false, false});
+                      double min_seconds, TimingModes timing = {});
 
 }  // namespace spmvjit::cli

@@ -147,6 +147,24 @@ SPMVJIT_ADAPTIVE_FN long long adaptive_chunks_of(long long len) {
   return (len + ADAPTIVE_S - 1) / ADAPTIVE_S;
 }
 
+// The entries [*k0, *k1) (zero-based) of COL_BITS 16's segment s: row block s below nb row
+// blocks, else chunk c = s - nb. A long row's own row block is empty here: its chunks cover its
+// entries. block_nnz(b) is row block b's first entry (b <= nb), chunk_start(c) chunk c's first,
+// row_end(c) one past the last entry of chunk c's row.
+template <class BlockNnz, class ChunkStart, class RowEnd>
+SPMVJIT_ADAPTIVE_FN void adaptive_segment(long long s, long long nb, BlockNnz&& block_nnz,
+                                          ChunkStart&& chunk_start, RowEnd&& row_end, long long* k0,
+                                          long long* k1) {
+  if (s < nb) {
+    *k0 = block_nnz(s), *k1 = block_nnz(s + 1);
+    if (*k1 - *k0 > ADAPTIVE_S) *k1 = *k0;
+  } else {
+    const long long e = row_end(s - nb);
+    *k0 = chunk_start(s - nb);
+    *k1 = *k0 + ADAPTIVE_S < e ? *k0 + ADAPTIVE_S : e;
+  }
+}
+
 #endif  // SPMVJIT_CONTRACT_CSR_ADAPTIVE_H
 #line 9 "cpu/csr_adaptive.cpp"
 #line 1 "cpu/prelude.h"

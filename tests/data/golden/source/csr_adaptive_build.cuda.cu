@@ -145,6 +145,24 @@ SPMVJIT_ADAPTIVE_FN long long adaptive_chunks_of(long long len) {
   return (len + ADAPTIVE_S - 1) / ADAPTIVE_S;
 }
 
+// The entries [*k0, *k1) (zero-based) of COL_BITS 16's segment s: row block s below nb row
+// blocks, else chunk c = s - nb. A long row's own row block is empty here: its chunks cover its
+// entries. block_nnz(b) is row block b's first entry (b <= nb), chunk_start(c) chunk c's first,
+// row_end(c) one past the last entry of chunk c's row.
+template <class BlockNnz, class ChunkStart, class RowEnd>
+SPMVJIT_ADAPTIVE_FN void adaptive_segment(long long s, long long nb, BlockNnz&& block_nnz,
+                                          ChunkStart&& chunk_start, RowEnd&& row_end, long long* k0,
+                                          long long* k1) {
+  if (s < nb) {
+    *k0 = block_nnz(s), *k1 = block_nnz(s + 1);
+    if (*k1 - *k0 > ADAPTIVE_S) *k1 = *k0;
+  } else {
+    const long long e = row_end(s - nb);
+    *k0 = chunk_start(s - nb);
+    *k1 = *k0 + ADAPTIVE_S < e ? *k0 + ADAPTIVE_S : e;
+  }
+}
+
 #endif  // SPMVJIT_CONTRACT_CSR_ADAPTIVE_H
 #line 6 "gpu/csr_adaptive_build.cu"
 #line 1 "contract/device_plan.h"
@@ -517,22 +535,16 @@ extern "C" __global__ void spmvjit_build_write(const SpmvArgs a) {
   }
 }
 
-// Segment s's entries [*k0, *k1) (zero-based): row block s, or chunk s - blocks. A long row's own
-// row block is empty here: its chunks cover its entries.
+// Segment s's entries [*k0, *k1) (zero-based; the contract's adaptive_segment).
 SPMVJIT_DEVICE void c16_segment(const SpmvArgs& a, i64 s, i64* k0, i64* k1) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_C16_ROW_PTR];
   const I* SPMVJIT_RESTRICT bnnz = (const I*)a.a[ADAPTIVE_C16_BLOCK_NNZ];
   const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_C16_CHUNK_ROW];
   const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_C16_CHUNK_START];
-  const i64 nb = a.n[ADAPTIVE_C16_N_BLOCKS];
-  if (s < nb) {
-    *k0 = spmvjit_ldg(bnnz + s), *k1 = spmvjit_ldg(bnnz + s + 1);
-    if (*k1 - *k0 > ADAPTIVE_S) *k1 = *k0;
-  } else {
-    const i64 c = s - nb, e = i64(spmvjit_ldg(rp + spmvjit_ldg(crow + c) + 1)) - a.n[DP_N_BASE];
-    *k0 = spmvjit_ldg(cstart + c);
-    *k1 = *k0 + ADAPTIVE_S < e ? *k0 + ADAPTIVE_S : e;
-  }
+  adaptive_segment(
+      s, a.n[ADAPTIVE_C16_N_BLOCKS], [&](i64 b) { return i64(spmvjit_ldg(bnnz + b)); },
+      [&](i64 c) { return i64(spmvjit_ldg(cstart + c)); },
+      [&](i64 c) { return i64(spmvjit_ldg(rp + spmvjit_ldg(crow + c) + 1)) - a.n[DP_N_BASE]; }, k0, k1);
 }
 
 extern "C" __global__ void spmvjit_c16_init(const SpmvArgs a) {
