@@ -96,7 +96,8 @@ WisdomSlot wisdom_slot(const spmv_csr_t& a, const spmv_options_t& o, const std::
                            {"index_base", a.index_base},
                            {"index", i32 ? "int32" : "int64"},
                            {"value", a.value_type == SPMV_VALUE_FLOAT ? "float" : "double"},
-                           {"threads", o.threads}});
+                           {"threads", o.threads},
+                           {"deterministic", o.deterministic != 0}});
   const size_t is = i32 ? 4 : 8;
   std::string key = Json::array({w.matrix, to_string(w.backend), w.target}).dump();
   key += digest_hex(a.row_ptr, is * size_t(a.rows + 1));

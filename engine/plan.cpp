@@ -73,6 +73,7 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   if (a.index_base != 0 && a.index_base != 1)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
   cache_dir_ = resolve_cache_dir(options.cache_dir);
+  deterministic_ = options.deterministic != 0;
   const Format* forced = parse_format_option(options.format);
   SPMVJIT_ASSERT(!params || forced, "parameters given without a format");
   if (params) forced_params_ = *params;
@@ -153,7 +154,8 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   stats_ = compute_stats(csr);
   timings_.stats = stats_.seconds;
   fit_threads(user);
-  choice_ = choose_format(csr, stats_, target_, forced, false, forced_params_ ? &*forced_params_ : nullptr);
+  choice_ = choose_format(csr, stats_, target_, forced,
+                          {false, forced_params_ ? &*forced_params_ : nullptr, deterministic_});
   timings_.plan = choice_.seconds;
   start_kernel_lookup();
 
@@ -185,7 +187,8 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   // The estimates of device-convertible formats read only the statistics: give them no arrays.
   CsrRef shape = user;
   shape.row_ptr = shape.col_idx = shape.val = nullptr;
-  choice_ = choose_format(shape, stats_, target_, forced, true, forced_params_ ? &*forced_params_ : nullptr);
+  choice_ = choose_format(shape, stats_, target_, forced,
+                          {true, forced_params_ ? &*forced_params_ : nullptr, deterministic_});
   timings_.plan = choice_.seconds;
   trace.step("choice");
   start_kernel_lookup();
@@ -368,6 +371,7 @@ Plan::KernelLookup Plan::lookup_kernel(const KernelSpec& spec) const {
 
 KernelSpec Plan::spec_with(const FormatParams& params) const {
   FormatParams constants = choice_.format->kernel_constants(with_codec(params, ValueCodec::plain));
+  constants.erase(kDeterministicParam);  // a launch choice: the module exports both ways
   const ValueCodec codec = codec_of(params);
   if (codec != ValueCodec::plain) constants[kValueCodecParam] = int64_t(codec);
   return spec_for(target_, choice_.format->name(), choice_.format->template_name(), index_, value_,
@@ -422,6 +426,10 @@ void Plan::bind_entries(const std::string& suffix) {
   // for (it would overlap the caller's kernels that produce x).
   SPMVJIT_ASSERT(data_.steps.empty() || !data_.steps[0].early,
                  "the first launch step of " + data_.format + " is marked early");
+  if (!backend_->is_host()) {
+    scale_entry_ = module_->entry("spmvjit_scale_y");
+    scale_step_ = LaunchStep{"spmvjit_scale_y", (rows_ + 255) / 256, 256, 0};
+  }
   for (int e = 0; e < kEpilogueVariants; ++e) {
     entries_[e].clear();
     for (const LaunchStep& s : data_.steps)
@@ -469,7 +477,36 @@ void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, 
   const std::vector<void*>* table = entries_;
   if (upgrade_ && upgrade_->ready.load(std::memory_order_acquire) && !upgrade_->failed)
     table = upgrade_->entries;
-  for (size_t i = 0; i < data_.steps.size(); ++i) executor_->run(table[e][i], data_.steps[i], args, stream);
+  // Calls on one plan from several threads: the CPU's thread pool and any plan's scratch are
+  // the plan's own, so those calls take turns (and on a GPU, their streams too).
+  std::unique_lock<std::mutex> turn(execute_mutex_, std::defer_lock);
+  const bool exclusive = backend_->is_host() || data_.scratch_bytes > 0;
+  if (exclusive) {
+    turn.lock();
+    executor_->begin_exclusive(stream);
+  }
+  if (al == 0) {
+    scale_y(be, y, args, stream);  // BLAS: alpha == 0 reads neither A nor x
+  } else {
+    for (size_t i = 0; i < data_.steps.size(); ++i) executor_->run(table[e][i], data_.steps[i], args, stream);
+  }
+  if (exclusive) executor_->end_exclusive(stream);
+}
+
+void Plan::scale_y(double beta, void* y, const SpmvArgs& args, void* stream) {
+  if (!backend_->is_host()) {  // every GPU module exports spmvjit_scale_y (the GPU prelude)
+    executor_->run(scale_entry_, scale_step_, args, stream);
+    return;
+  }
+  auto scale = [&](auto* v) {
+    using V = std::remove_pointer_t<decltype(v)>;
+    const V b = V(beta);
+    for (int64_t i = 0; i < rows_; ++i) v[i] = beta == 0 ? V(0) : b * v[i];
+  };
+  if (value_ == ValueType::f32)
+    scale(static_cast<float*>(y));
+  else
+    scale(static_cast<double*>(y));
 }
 
 FormatData Plan::host_data() const {
@@ -520,6 +557,7 @@ Json Plan::describe_json() const {
                        {"conversion", converted_on_device_ ? "device" : "host"},
                        {"threads", worker_threads_},
                        {"parts", target_.threads},
+                       {"deterministic", deterministic_},
                        {"index", to_string(index_)},
                        {"value", to_string(value_)},
                        {"kernel", Json::object({{"spec", spec_.serialize()},

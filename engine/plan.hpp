@@ -4,6 +4,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -93,6 +94,8 @@ class Plan {
   template <class Convert>
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
+  // y = beta * y (0 when beta == 0): execute with alpha == 0.
+  void scale_y(double beta, void* y, const SpmvArgs& args, void* stream);
   void update_values_on_device(const void* values, spmv_memory_t memory);
   // Value compression (engine/plan_update.cpp): encodes the converted value arrays with the
   // chosen candidate's codec, or drops the codec when a value is missing from the sample's table.
@@ -157,6 +160,10 @@ class Plan {
   // are the pattern (keeps_csr_pattern), which device_pattern() then borrows.
   DeviceBuffer device_pattern_[2];
   bool converted_on_device_ = false;
+  bool deterministic_ = false;   // options.deterministic: fixed summation orders only
+  std::mutex execute_mutex_;     // execute's turn when calls share the pool or the scratch
+  void* scale_entry_ = nullptr;  // GPU: y = beta * y, for alpha == 0
+  LaunchStep scale_step_;
   std::optional<FormatParams> forced_params_;  // set by the constructor's `params`
   std::string cache_dir_;
   SpmvArgs args_{};

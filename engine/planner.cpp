@@ -63,7 +63,9 @@ Candidate compressed(Candidate c, ValueCodec codec, const ValueTable& table, con
 }  // namespace
 
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t, const Format* forced,
-                         bool device_input, const FormatParams* only) {
+                         const ChoiceOptions& o) {
+  const bool device_input = o.device_input;
+  const FormatParams* only = o.only;
   const auto t0 = std::chrono::steady_clock::now();
   const bool automatic = forced == nullptr;
   PlanChoice choice;
@@ -74,10 +76,15 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     if (!f->supports(t.backend) || (!automatic && f != forced)) continue;
     if (device_input && !f->converts_on_device()) continue;
     trace.step("(between formats)");
-    for (const FormatParams& p : f->candidates(a, s, t)) {
+    for (FormatParams p : f->candidates(a, s, t)) {
       if (device_input && !f->device_convertible(p)) continue;
+      const std::string nondeterministic = o.deterministic ? f->make_deterministic(p, t) : "";
       if (only && p != with_codec(*only, ValueCodec::plain)) continue;
       Candidate c{f, p, f->estimate(a, s, p, t), 0};
+      if (!nondeterministic.empty()) {
+        c.estimate.applicable = false;
+        c.estimate.reason = "not deterministic: " + nondeterministic;
+      }
       auto add = [&](Candidate c) {
         if (only && c.params != *only) return;
         c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)

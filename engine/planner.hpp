@@ -40,12 +40,20 @@ inline constexpr double kCode8LookupBytes[2] = {1.0, 0.5};
 // listing the known names, for an unknown one.
 const Format* parse_format_option(const char* name);
 
-// forced: null lets the planner decide; otherwise that format (its best params).
-// device_input: the CSR is in device memory (a.row_ptr ... are device pointers, never read):
-// only candidates a device can convert (Format::device_convertible) are considered.
-// only: consider just these parameters of `forced` (wisdom replays a measured choice).
-// Throws UNSUPPORTED if nothing applies.
+// What a choice is restricted to. device_input: the CSR is in device memory (a.row_ptr ... are
+// device pointers, never read): only candidates a device can convert (Format::device_convertible).
+// only: consider just these parameters of the forced format (wisdom replays a measured choice).
+// deterministic: only candidates whose sums have a fixed order (Format::make_deterministic); the
+// others stay in the ranking as not applicable, with the reason.
+struct ChoiceOptions {
+  bool device_input = false;
+  const FormatParams* only = nullptr;
+  bool deterministic = false;
+};
+
+// forced: null lets the planner decide; otherwise that format (its best params). Throws
+// UNSUPPORTED if nothing applies.
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t, const Format* forced,
-                         bool device_input = false, const FormatParams* only = nullptr);
+                         const ChoiceOptions& o = {});
 
 }  // namespace spmvjit

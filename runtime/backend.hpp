@@ -27,6 +27,11 @@ class Executor {
   virtual ~Executor() = default;
   // Runs one launch step of `fn`. Never allocates.
   virtual void run(void* fn, const LaunchStep& step, const SpmvArgs& args, void* stream) = 0;
+  // Brackets the steps of one SpMV whose plan has scratch (carries) that concurrent calls would
+  // share; the plan holds its lock around them. GPUs: `stream` waits for the previous bracketed
+  // call's work, wherever it was queued, so calls on several streams never overlap on the device.
+  virtual void begin_exclusive(void* stream) { (void)stream; }
+  virtual void end_exclusive(void* stream) { (void)stream; }
 };
 
 class Backend {

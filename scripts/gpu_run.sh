@@ -8,7 +8,9 @@
 # (first plan of a fresh process on a cold cache, tiered compile on and off), small, shared (every
 # format on ../shared/matrices), values (the extended large suite per value kind in $VALUES, default
 # random,few,ones, compression on; then the kinds in $VALUES_OFF, default few,ones, compression
-# off; every bench times warm and cold), memcheck. BASELINE_TREE=dir (a source tree of an older commit) is
+# off; every bench times warm and cold), memcheck, sanitize (racecheck, synccheck and initcheck
+# on every format; not in the default list), det (deterministic mode's cost; not in the default
+# list). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -76,6 +78,21 @@ if has auto; then
     timeout "${T_BENCH:-300}" "$C" bench --suite --large --backend cuda --formats auto --iters 30 \
       --cache-dir /tmp/spmvjit-auto-cache-$who --json "$OUT/bench_auto_$who.json" > "/tmp/bench_auto_$who.txt" 2>&1 || status=1
     cat "/tmp/bench_auto_$who.txt"
+  done
+fi
+
+if has det; then
+  # Deterministic mode's cost: the large suite's auto plan with and without --deterministic, and
+  # csr_adaptive (the format that changes) forced both ways.
+  rm -rf /tmp/spmvjit-det-cache
+  for flag in "" --deterministic; do
+    step "bench: large suite, auto and csr_adaptive ${flag:-(default)}"
+    timeout 120 "$CLI" bench --suite --large --backend cuda --formats auto,csr_adaptive --no-peers --iters 3 \
+      --cache-dir /tmp/spmvjit-det-cache $flag > /dev/null 2>&1  # fills the kernel cache
+    timeout "${T_BENCH:-300}" "$CLI" bench --suite --large --backend cuda --formats auto,csr_adaptive --iters 30 \
+      --timing warm --cache-dir /tmp/spmvjit-det-cache $flag --json "$OUT/bench_det${flag:+_on}.json" \
+      > /tmp/bench_det.txt 2>&1 || status=1
+    cat /tmp/bench_det.txt
   done
 fi
 
@@ -182,9 +199,22 @@ if has memcheck; then
 step "compute-sanitizer memcheck (kernel accesses; the OOM/bad-image API errors the tests provoke are not reported): [cuda] device tests int32/double, int64/float, device-memory and device-planning tests"
 SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_MEMCHECK:-60}" \
   compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 20 "$TESTS" \
-  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*" > /tmp/memcheck.txt 2>&1
+  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*,cuda sanitizer set*" > /tmp/memcheck.txt 2>&1
 echo "memcheck exit $? (0 clean, 9 errors found, 124 time limit)"
 tail -n 30 /tmp/memcheck.txt
+fi
+
+if has sanitize; then
+# racecheck (shared-memory hazards), synccheck (barriers and warp syncs), initcheck (reads of
+# uninitialized device memory) over every format, plain and deterministic, on small matrices.
+for tool in racecheck synccheck initcheck; do
+  step "compute-sanitizer $tool: every format, plain and deterministic, on small matrices"
+  SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_SANITIZE:-120}" \
+    compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 "$TESTS" \
+    "cuda sanitizer set: every format on small matrices" > /tmp/$tool.txt 2>&1
+  echo "$tool exit $? (0 clean, 9 errors found, 124 time limit)"
+  tail -n 12 /tmp/$tool.txt
+done
 fi
 
 step "done, status $status"

@@ -25,6 +25,9 @@ class CooFormat final : public Format {
     return {FormatParams{}};
   }
   FormatParams kernel_constants(const FormatParams&) const override { return {}; }
+  std::string make_deterministic(FormatParams&, const TargetInfo& t) const override {
+    return t.gpu() ? "its GPU kernel adds each warp's row sums into y with atomics" : "";
+  }
 
   Estimate estimate(const CsrRef& a, const MatrixStats&, const FormatParams&,
                     const TargetInfo& t) const override {

@@ -19,6 +19,7 @@
 #include "core/parallel.hpp"
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
+#include "engine/formats/format_a_util.hpp"
 #include "engine/sample.hpp"
 
 namespace spmvjit {
@@ -184,6 +185,12 @@ class CsrAdaptiveFormat final : public Format {
   }
   std::vector<FormatParams> kernel_variants(const TargetInfo&, ValueType) const override {
     return {FormatParams{}, FormatParams{{kColBitsParam, 16}}};
+  }
+  // GPU long rows: each chunk's sum goes to scratch and a second pass adds a row's chunks in
+  // chunk order (spmvjit_long_part, spmvjit_long_sum) instead of one atomic per chunk.
+  std::string make_deterministic(FormatParams& p, const TargetInfo& t) const override {
+    if (t.gpu()) p[kDeterministicParam] = 1;
+    return "";
   }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
@@ -362,7 +369,16 @@ class CsrAdaptiveFormat final : public Format {
     // The row-block step goes first: it applies beta to the long rows the chunks add into.
     const bool cpu = !t.gpu();
     if (nb > 0) d.steps.push_back({"spmvjit_part", cpu ? parts : nb, cpu ? 1 : int(ADAPTIVE_BLOCK), 0});
-    if (nc > 0) d.steps.push_back({"spmvjit_long", cpu ? parts : nc, cpu ? 1 : int(ADAPTIVE_BLOCK), 0, !cpu});
+    if (nc == 0) return;
+    if (cpu || !deterministic_sums(d.params)) {
+      d.steps.push_back({"spmvjit_long", cpu ? parts : nc, cpu ? 1 : int(ADAPTIVE_BLOCK), 0, !cpu});
+      return;
+    }
+    // Deterministic: chunk sums to scratch, then one warp per long row adds them in order.
+    d.scratch_bytes = nc * int64_t(size_of(a.value));
+    d.steps.push_back({"spmvjit_long_part", nc, int(ADAPTIVE_BLOCK), 0, true});
+    d.steps.push_back(
+        {"spmvjit_long_sum", gpu_grid(nc, ADAPTIVE_BLOCK / t.warp_size), ADAPTIVE_BLOCK, 0, true});
   }
 };
 

@@ -27,6 +27,15 @@ inline bool col_bits16(const FormatParams& p) {
   return it != p.end() && it->second == 16;
 }
 
+// Deterministic mode (spmv_options_t::deterministic): a format whose GPU kernels would sum
+// partial results with atomics takes DETERMINISTIC = 1 and sums them in a fixed order instead (a
+// launch choice, not a kernel constant: kernel_constants drops it, the module exports both).
+inline constexpr const char* kDeterministicParam = "DETERMINISTIC";
+inline bool deterministic_sums(const FormatParams& p) {
+  const auto it = p.find(kDeterministicParam);
+  return it != p.end() && it->second != 0;
+}
+
 // Parameters as a JSON object, in FormatParams' (sorted) order.
 Json params_json(const FormatParams& p);
 
@@ -143,6 +152,13 @@ class Format {
   virtual void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const = 0;
   // The subset of params baked into the kernel as compile-time constants.
   virtual FormatParams kernel_constants(const FormatParams& p) const { return p; }
+  // Deterministic mode: "" when the kernels for p, after this call set what they need in p,
+  // sum every row in the same order on every run on t; otherwise why they cannot (the planner
+  // then excludes p and shows the reason). Default: each row has one fixed summation order.
+  virtual std::string make_deterministic(FormatParams& p, const TargetInfo& t) const {
+    (void)p, (void)t;
+    return "";
+  }
   // Every constant set a plan on this target may bake (for `warmup`): finite by design.
   virtual std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const {
     (void)t, (void)v;

@@ -1,4 +1,4 @@
-// Small helpers shared by the coo, csr_vector, ell, hyb, jds and merge converters.
+// Small helpers shared by the converters (GPU grids, COO warp chunks, ...).
 #pragma once
 
 #include <algorithm>

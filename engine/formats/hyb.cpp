@@ -129,6 +129,9 @@ class HybFormat final : public Format {
   }
   // K is a run-time size (args.n[HYB_N_WIDTH]): the kernel space stays one kernel per type pair.
   FormatParams kernel_constants(const FormatParams&) const override { return {}; }
+  std::string make_deterministic(FormatParams&, const TargetInfo& t) const override {
+    return t.gpu() ? "its GPU kernel adds the COO tail into y with atomics" : "";
+  }
 
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                     const TargetInfo& t) const override {

@@ -80,6 +80,9 @@ typedef struct spmv_options_t {
   spmv_log_callback_t log_callback; /* NULL = stderr */
   void* log_user;
   spmv_planning_t planning; /* ESTIMATE (default) or MEASURE; ignored when format is forced */
+  int deterministic;        /* nonzero: bitwise-identical y on every run of this plan with the
+                               same inputs on the same device (no atomics in the sums: formats
+                               that need them are not chosen; a forced one is refused) */
 } spmv_options_t;
 
 typedef struct spmv_plan_s* spmv_plan_t;

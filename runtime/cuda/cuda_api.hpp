@@ -17,15 +17,16 @@ namespace spmvjit::cuda {
 #define SPMVJIT_CU_NAME(x) SPMVJIT_CU_STR2(x)
 #define SPMVJIT_CU_MEMBER(fn) decltype(&::fn) fn = nullptr;
 
-#define SPMVJIT_DRIVER_FUNCTIONS(X)                                                           \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorString) X(cuGetErrorName) X(cuDeviceGetCount)   \
-  X(cuDeviceGet) X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain)       \
-  X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData)               \
-  X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)       \
-  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8) X(cuMemGetInfo)               \
-  X(cuStreamSynchronize) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)              \
-  X(cuEventElapsedTime) X(cuEventDestroy) X(cuFuncGetAttribute) X(cuMemHostAlloc) X(cuMemFreeHost) \
-  X(cuMemcpyHtoDAsync)
+#define SPMVJIT_DRIVER_FUNCTIONS(X)                                                                    \
+  X(cuInit)                                                                                            \
+  X(cuDriverGetVersion) X(cuGetErrorString) X(cuGetErrorName) X(cuDeviceGetCount) X(cuDeviceGet)       \
+      X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent)        \
+          X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload)                 \
+              X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)      \
+                  X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD8) X(cuMemGetInfo) X(cuStreamSynchronize) \
+                      X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)    \
+                          X(cuEventDestroy) X(cuFuncGetAttribute) X(cuMemHostAlloc) X(cuMemFreeHost)   \
+                              X(cuMemcpyHtoDAsync) X(cuStreamWaitEvent) X(cuStreamCreate) X(cuStreamDestroy)
 
 #define SPMVJIT_NVRTC_FUNCTIONS(X)                                                            \
   X(nvrtcVersion) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs) X(nvrtcGetErrorString) \

@@ -140,10 +140,15 @@ class CudaBackend;
 class CudaExecutor final : public Executor {
  public:
   explicit CudaExecutor(const CudaBackend& b) : b_(b) {}
+  ~CudaExecutor() override;
   void run(void* fn, const LaunchStep& step, const SpmvArgs& args, void* stream) override;
+  void begin_exclusive(void* stream) override;
+  void end_exclusive(void* stream) override;
 
  private:
   const CudaBackend& b_;
+  CUevent done_ = nullptr;  // recorded after the last bracketed call (created by the first)
+  void* last_stream_ = nullptr;
 };
 
 // Shared by the device backend and the compiler-only one, so both produce identical cache keys.
@@ -365,6 +370,29 @@ void CudaExecutor::run(void* fn, const LaunchStep& step, const SpmvArgs& args, v
     fail(SPMV_STATUS_EXECUTION_FAILED, "cuLaunchKernel(" + step.entry + ", grid " + std::to_string(step.grid) +
                                            ", block " + std::to_string(step.block) + ") failed: " +
                                            cuda::driver_error(r));
+}
+
+CudaExecutor::~CudaExecutor() {
+  if (done_) {
+    b_.make_current();
+    b_.api().cuEventDestroy(done_);
+  }
+}
+
+void CudaExecutor::begin_exclusive(void* stream) {
+  b_.make_current();
+  if (!done_) {
+    cuda::check(b_.api().cuEventCreate(&done_, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    return;  // no earlier call to wait for
+  }
+  // The same stream orders calls by itself; another waits for the event (a device-side wait).
+  if (stream != last_stream_)
+    cuda::check(b_.api().cuStreamWaitEvent(static_cast<CUstream>(stream), done_, 0), "cuStreamWaitEvent");
+}
+
+void CudaExecutor::end_exclusive(void* stream) {
+  cuda::check(b_.api().cuEventRecord(done_, static_cast<CUstream>(stream)), "cuEventRecord");
+  last_stream_ = stream;
 }
 
 class CudaCompilerOnly final : public CudaBackendBase {

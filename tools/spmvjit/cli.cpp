@@ -166,6 +166,7 @@ spmv_options_t options_from(const Args& args) {
   o.backend = backend_from(args.get("backend", "auto"));
   o.device = int(args.get_int("device", 0));
   o.threads = int(args.get_int("threads", 0));
+  o.deterministic = args.has("deterministic");
   if (args.has("cache-dir")) o.cache_dir = nullptr;  // set by caller, which owns the string
   return o;
 }

@@ -31,7 +31,7 @@ const char* kHelp =
     "                            list of random, few, ones (SPEC@KIND, named NAME@KIND);\n"
     "                            default: each generator's own values\n"
     "  --seed N                  generator seed for --gen and --suite (default 1)\n"
-    "  --backend, --index, --value, --threads, --device, --cache-dir as for run\n"
+    "  --backend, --index, --value, --threads, --device, --cache-dir, --deterministic as for run\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
     "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU; cuSPARSE on CUDA)\n"
     "  --json FILE               write all results as JSON\n";
@@ -131,7 +131,7 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "suite", "large", "no-peers"},
+  Args args(argc, argv, 2, {"help", "suite", "large", "no-peers", "deterministic"},
             {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
              "seed", "values", "timing"});
   if (args.has("help")) {

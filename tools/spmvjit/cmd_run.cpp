@@ -14,6 +14,7 @@ const char* kHelp =
     "  --backend auto|cpu|cuda   where to compute (default auto)\n"
     "  --format NAME             force a format (default: the planner decides)\n"
     "  --measure                 plan in measure mode: time the best candidates, keep the fastest\n"
+    "  --deterministic           bitwise-identical results run to run (no atomic sums)\n"
     "  --index int32|int64       index type (default int32)\n"
     "  --value float|double      value type (default double)\n"
     "  --threads N               CPU threads (default: all)\n"
@@ -27,9 +28,9 @@ const char* kHelp =
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "describe", "measure"},
-            {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed",
-             "json", "gen"});
+  Args args(argc, argv, 2, {"help", "describe", "measure", "deterministic"},
+            {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed", "json",
+             "gen"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;

@@ -414,6 +414,14 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif  // SPMVJIT_GPU_VALUES_CUH
 #line 119 "gpu/prelude_cuda.h"
 
+// y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
+// (BLAS's rule: an inf or nan in x must not reach y). Every module exports it.
+extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs a) {
+  const i64 r = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
+  V* y = (V*)a.y;
+  if (r < a.rows) y[r] = a.beta == 0 ? V(0) : V(a.beta) * y[r];
+}
+
 #endif  // SPMVJIT_PRELUDE_INCLUDED
 #line 20 "gpu/csr_adaptive.cu"
 
@@ -695,5 +703,55 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   }
 }
 
+// Deterministic mode (DETERMINISTIC = 1 in the plan's params; same module): spmvjit_long_part
+// writes each chunk's sum to scratch[chunk], and spmvjit_long_sum gives each long row's first
+// chunk a warp that adds the row's chunk sums in a fixed order (lane strides, then a shuffle
+// tree) and y[r] += alpha * sum: bitwise the same on every run, no atomics.
+template <int E>
+SPMVJIT_DEVICE void adaptive_long_part(const SpmvArgs& a) {
+  using namespace adaptive;
+  SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
+  const col_t* SPMVJIT_RESTRICT ci = (const col_t*)a.a[ADAPTIVE_COL_IDX];
+  SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
+  const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_CHUNK_ROW];
+  const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_CHUNK_START];
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  spmvjit_grid_launch_dependents();  // spmvjit_long_sum may start; it waits for this step's end
+  const i64 r = spmvjit_ldg(crow + blockIdx.x);
+  const i64 ks = spmvjit_ldg(cstart + blockIdx.x);
+  const i64 re = spmvjit_ldg(rp + r + 1);
+  const i64 cb = col_base(a, a.n[ADAPTIVE_N_BLOCKS] + blockIdx.x);
+  const i64 ke = ks + kS < re ? ks + kS : re;
+  V s = 0;
+  for_products(ci, va, x, cb, ks, ke, [&](i64, V p) { s += p; });
+  s = block_sum(s, ws);
+  if (threadIdx.x == 0) {
+    // Launched early: wait for the row-block step, so that this step's end implies its end
+    // (spmvjit_long_sum waits only for this one before it adds into y).
+    spmvjit_grid_wait();
+    ((V*)a.scratch)[blockIdx.x] = s;
+  }
+}
+
+template <int E>
+SPMVJIT_DEVICE void adaptive_long_sum(const SpmvArgs& a) {
+  const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_CHUNK_ROW];
+  const i64 nc = a.n[ADAPTIVE_N_CHUNKS];
+  const i64 c = (i64(blockIdx.x) * blockDim.x + threadIdx.x) / SPMVJIT_WARP;
+  if (c >= nc) return;
+  const i64 r = spmvjit_ldg(crow + c);
+  if (c > 0 && i64(spmvjit_ldg(crow + c - 1)) == r) return;  // not the row's first chunk
+  spmvjit_grid_wait();  // launched early: the chunk sums are the previous step's
+  const V* sums = (const V*)a.scratch;
+  V s = 0;
+  for (i64 u = c + spmvjit_lane(); u < nc && i64(spmvjit_ldg(crow + u)) == r; u += SPMVJIT_WARP) s += sums[u];
+  for (int d = SPMVJIT_WARP / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
+  V* y = (V*)a.y;
+  if (spmvjit_lane() == 0) y[r] += spmvjit_alpha_one<E>(V(a.alpha)) ? s : V(a.alpha) * s;
+}
+
 SPMVJIT_EXPORT_KERNEL(adaptive_stream, spmvjit_part, ADAPTIVE_BLOCK)
 SPMVJIT_EXPORT_KERNEL(adaptive_long, spmvjit_long, ADAPTIVE_BLOCK)
+SPMVJIT_EXPORT_KERNEL(adaptive_long_part, spmvjit_long_part, ADAPTIVE_BLOCK)
+SPMVJIT_EXPORT_KERNEL(adaptive_long_sum, spmvjit_long_sum, ADAPTIVE_BLOCK)

@@ -395,6 +395,14 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif  // SPMVJIT_GPU_VALUES_CUH
 #line 119 "gpu/prelude_cuda.h"
 
+// y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
+// (BLAS's rule: an inf or nan in x must not reach y). Every module exports it.
+extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs a) {
+  const i64 r = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
+  V* y = (V*)a.y;
+  if (r < a.rows) y[r] = a.beta == 0 ? V(0) : V(a.beta) * y[r];
+}
+
 #endif  // SPMVJIT_PRELUDE_INCLUDED
 #line 10 "gpu/sell_build.cu"
 
