@@ -47,7 +47,9 @@ typedef enum spmv_log_level_t {
 } spmv_log_level_t;
 
 /* A CSR matrix owned by the caller. The plan copies what it needs; the caller may free the
- * arrays after spmv_plan returns. Explicit zeros are kept. Column indices need not be sorted. */
+ * arrays after spmv_plan returns. Explicit zeros are kept. Column indices need not be sorted.
+ * The arrays must hold the entries stated below: their contents are validated (monotone row_ptr,
+ * columns in range), their lengths cannot be. */
 typedef struct spmv_csr_t {
   int64_t rows;
   int64_t cols;
@@ -95,9 +97,13 @@ void spmv_options_init(spmv_options_t* options);
 spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options);
 
 /* y = alpha*A*x + beta*y. alpha and beta point to scalars of the matrix's value type (host).
- * x and y live where the plan's backend computes (host for CPU, device for GPU). beta == 0
- * means y is not read. stream is a cudaStream_t/hipStream_t for GPU plans, ignored on the CPU.
- * Allocates nothing; safe to call concurrently on distinct plans. */
+ * x (cols values) and y (rows values) live where the plan's backend computes (host for CPU,
+ * device for GPU); the library cannot check their lengths. beta == 0 means y is not read;
+ * alpha == 0 means y = beta*y with A and x not read (BLAS), so an inf or nan in x stays out.
+ * stream is a cudaStream_t/hipStream_t for GPU plans, ignored on the CPU. Allocates nothing.
+ * Safe to call concurrently, on distinct plans or on one: calls on one plan that would share
+ * its CPU threads or its scratch (carries) take turns, and on a GPU each such call's stream
+ * waits for the previous call's work, whatever stream that was queued on. */
 spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
                            void* y, void* stream);
 
@@ -108,8 +114,9 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv
  * The returned text is owned by the plan and valid until the next call on it. */
 spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json);
 
-/* Frees the plan. If the plan's specialized kernel is still compiling in the background, waits
- * for that compile to end (a compile not yet begun is dropped). */
+/* Frees the plan (NULL is a no-op; destroying a plan twice is undefined, as free() twice is).
+ * If the plan's specialized kernel is still compiling in the background, waits for that compile
+ * to end (a compile not yet begun is dropped). */
 spmv_status_t spmv_plan_destroy(spmv_plan_t plan);
 
 /* Compiles into the cache every kernel a plan for these types may use on this backend and
