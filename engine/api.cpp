@@ -104,6 +104,8 @@ spmv_status_t spmv_plan_destroy(spmv_plan_t plan) {
 
 const char* spmv_last_error(void) { return g_last_error.c_str(); }
 
+const char* spmv_version(void) { return SPMVJIT_VERSION_STRING; }
+
 const char* spmv_status_string(spmv_status_t s) {
   switch (s) {
     case SPMV_STATUS_SUCCESS: return "success";

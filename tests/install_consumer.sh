@@ -9,6 +9,16 @@ trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build_dir" --prefix "$tmp/prefix" >/dev/null
 cmake -S "$source_dir/examples" -B "$tmp/build" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/build" >/dev/null
+# pkg-config finds the same package: a C program built from its flags reports the version.
+pc_dir=$(dirname "$(find "$tmp/prefix" -name spmvjit.pc | head -n 1)")
+export PKG_CONFIG_PATH="$pc_dir"
+printf '%s\n' '#include <spmvjit/spmvjit.h>' '#include <stdio.h>' '#include <string.h>' \
+  'int main(void) {' '  printf("%s\n", spmv_version());' \
+  '  return strcmp(spmv_version(), SPMVJIT_VERSION_STRING) != 0;' '}' > "$tmp/version.c"
+cc "$tmp/version.c" -o "$tmp/version" $(pkg-config --cflags --libs spmvjit)
+test "$(LD_LIBRARY_PATH="$(pkg-config --variable=libdir spmvjit)" "$tmp/version")" = \
+  "$(pkg-config --modversion spmvjit)"
+echo "install_consumer: pkg-config spmvjit $(pkg-config --modversion spmvjit): a C program built and ran"
 if [ "$mode" = build-only ]; then
   echo "install_consumer: example built and linked; not run (no CPU backend in this build)"
   exit 0

@@ -127,6 +127,9 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
 /* Message of the last failed call on this thread ("" if none). */
 const char* spmv_last_error(void);
 const char* spmv_status_string(spmv_status_t status);
+/* The library's version, "MAJOR.MINOR.PATCH" (the header's is SPMVJIT_VERSION_STRING: compare
+ * them to catch a program running against another build than it was compiled with). */
+const char* spmv_version(void);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "spmvjit/spmvjit.h"
 #include "tools/spmvjit/commands.hpp"
 
 namespace {
@@ -16,7 +17,7 @@ const char* kUsage =
     "  bench FILE|--gen SPEC|--suite  every applicable format (and peers) side by side\n"
     "  warmup                    compile every kernel a plan may need into the cache\n"
     "  gen SPEC -o FILE.mtx      write a synthetic matrix as Matrix Market\n"
-    "run 'spmvjit <command> --help' for the options of a command\n";
+    "run 'spmvjit <command> --help' for the options of a command; 'spmvjit --version'\n";
 
 }  // namespace
 
@@ -26,6 +27,20 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  if (cmd == "--version") {
+    std::printf("spmvjit %s (library %s); backends:%s%s\n", SPMVJIT_VERSION_STRING, spmv_version(),
+#ifdef SPMVJIT_WITH_CPU
+                " cpu",
+#else
+                "",
+#endif
+#ifdef SPMVJIT_WITH_CUDA
+                " cuda");
+#else
+                "");
+#endif
+    return 0;
+  }
   try {
     if (cmd == "inspect") return spmvjit::cli::cmd_inspect(argc, argv);
     if (cmd == "run") return spmvjit::cli::cmd_run(argc, argv);
