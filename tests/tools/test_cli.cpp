@@ -62,7 +62,8 @@ TEST_CASE("run verifies matrices with inf, NaN and subnormal values", "[cli][ref
   }
 }
 
-TEST_CASE("--duplicates sum warns, --duplicates error refuses naming the lines", "[cli][io]") {
+TEST_CASE("the command line sums duplicates with a warning or refuses them (--duplicates error)",
+          "[cli][io]") {
   test::TempDir dir;
   const std::string dup = write_file(dir, "dup.mtx",
                                      "%%MatrixMarket matrix coordinate real general\n2 2 3\n"
