@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -14,6 +15,12 @@ namespace spmvjit {
 struct ReferenceResult {
   std::vector<long double> y;      // alpha*A*x + beta*y_in, in long double
   std::vector<long double> scale;  // |alpha|*sum|a_ij x_j| + |beta y_i|: the rounding yardstick
+  // How far above and below zero a partial sum of the row may go, whatever the summation order
+  // (products of one sign summed first, then scaled by alpha, plus beta*y_i): a kernel's partial
+  // sum can overflow to +inf only when `up` exceeds the value type's range, to -inf only when
+  // `down` does. Empty when not computed (a hand-made ReferenceResult): then no overflow is
+  // excused.
+  std::vector<long double> up, down;
 };
 
 // beta == 0 ignores y_in entirely (it may hold NaN), as the engine must.
@@ -23,38 +30,108 @@ ReferenceResult reference_spmv(const HostCsr<I, V>& a, double alpha, const V* x,
   ReferenceResult r;
   r.y.resize(size_t(a.rows));
   r.scale.resize(size_t(a.rows));
+  r.up.resize(size_t(a.rows));
+  r.down.resize(size_t(a.rows));
+  const long double al = alpha, abs_al = std::fabs(al);
   for (int64_t i = 0; i < a.rows; ++i) {
-    long double s = 0, m = 0;
+    long double s = 0, pos = 0, neg = 0;
     for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
       const long double p = (long double)a.val[k] * (long double)x[a.col_idx[k]];
       s += p;
-      m += std::fabs(p);
+      if (p > 0) pos += p;
+      if (p < 0) neg -= p;
     }
-    long double yi = (long double)alpha * s, sc = std::fabs((long double)alpha) * m;
+    long double yi = al * s, sc = abs_al * (pos + neg);
+    // The raw sum reaches pos and -neg; alpha scales (and may flip) it afterwards.
+    long double up = std::fmax(al >= 0 ? pos : neg, abs_al * (al >= 0 ? pos : neg));
+    long double down = std::fmax(al >= 0 ? neg : pos, abs_al * (al >= 0 ? neg : pos));
     if (beta != 0) {
-      yi += (long double)beta * (long double)y_in[i];
-      sc += std::fabs((long double)beta * (long double)y_in[i]);
+      const long double t = (long double)beta * (long double)y_in[i];
+      yi += t;
+      sc += std::fabs(t);
+      if (t > 0) up += t;
+      if (t < 0) down -= t;
     }
     r.y[size_t(i)] = yi;
     r.scale[size_t(i)] = sc;
+    r.up[size_t(i)] = up;
+    r.down[size_t(i)] = down;
   }
   return r;
 }
 
-// Returns "" when every y[i] is within (row length + 4) * eps(V) * scale[i] of the reference
-// (the classic dot-product bound, doubled), else a message naming the first bad row.
+namespace detail {
+
+// A value with the digits that tell V's neighbours apart ("0.000000" hid subnormals).
+template <class V>
+std::string show(long double v) {
+  if (std::isnan(v)) return "nan";  // whatever its sign bit: inf - inf is -nan on x86
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*Lg", std::numeric_limits<V>::max_digits10, v);
+  return b;
+}
+
+}  // namespace detail
+
+// Judges one computed value against the reference of its row of `len` entries; returns "" when
+// it agrees, else why not.
+//  - Finite results: |y - ref| <= 2 (len + 4) eps(V) scale + 2 (len + 4) min(V): the classic
+//    dot-product bound, doubled, and an absolute floor for results below V's normal range, where
+//    each of the (len + 4) roundings may lose up to min(V) (a subnormal result has fewer
+//    significant bits than eps promises; a flush to zero loses it all).
+//  - NaN agrees with NaN (inf - inf and 0 * inf in the inputs make both NaN).
+//  - An infinity agrees with the same infinity, and with a finite reference whose partial sums
+//    may pass V's largest value in that direction (ReferenceResult::up/down, tolerance included):
+//    the reference is exact in long double, so a value just above V's range rounds to that
+//    infinity, and a kernel that sums in another order may overflow on the way even when the
+//    exact sum is finite (1e308 + 1e308 - 1e308). NaN from a finite reference is excused only
+//    when the partial sums may overflow both ways (+inf + -inf).
+// So a wrong finite value, inf for -inf, NaN for a number and a number for NaN or inf all fail.
+template <class V>
+std::string check_value(long double got, long double ref, long double scale, int64_t len, long double up = 0,
+                        long double down = 0) {
+  const long double eps = std::numeric_limits<V>::epsilon();
+  const long double ops = 2 * ((long double)len + 4);
+  const long double tol = ops * eps * scale + ops * std::numeric_limits<V>::min();
+  auto why = [&](const std::string& what) {
+    return "got " + detail::show<V>(got) + ", expected " + detail::show<V>(ref) + " (" + what + ")";
+  };
+  // Whether a partial sum reaching `reach` may round to infinity in V: from V's largest value
+  // plus half an ulp on, round-to-nearest gives infinity (compared in long double, since
+  // converting a value beyond V's range is undefined behaviour).
+  const long double overflow_at = (long double)std::numeric_limits<V>::max() * (1 + eps / 2);
+  // Each partial sum is within a relative (ops * eps) of its exact value; the row's tolerance would
+  // be infinite beside an infinite input.
+  auto may_overflow = [&](long double reach) { return !(reach * (1 + ops * eps) < overflow_at); };
+  if (std::isnan(ref)) return std::isnan(got) ? "" : why("NaN expected");
+  const bool over_up = std::isinf(ref) ? ref > 0 || may_overflow(up) : may_overflow(up);
+  const bool over_down = std::isinf(ref) ? ref < 0 || may_overflow(down) : may_overflow(down);
+  if (std::isnan(got))
+    return over_up && over_down ? "" : why("NaN where no partial sum can overflow both ways");
+  if (std::isinf(ref)) {
+    if (got == ref) return "";
+    return why(std::isinf(got) ? "the opposite infinity" : "a finite value for an infinity");
+  }
+  if (std::isinf(got)) {
+    if (got > 0 ? over_up : over_down) return "";
+    return why("overflow where the sum stays within the range of the value type");
+  }
+  const long double err = std::fabs(got - ref);
+  if (err <= tol) return "";
+  return why("error " + detail::show<V>(err) + " > tolerance " + detail::show<V>(tol));
+}
+
+// Returns "" when every y[i] agrees with the reference by check_value, else a message naming the
+// first bad row.
 template <class I, class V>
 std::string check_spmv(const HostCsr<I, V>& a, const ReferenceResult& ref, const V* y) {
-  const long double eps = std::numeric_limits<V>::epsilon();
+  const bool reach = ref.up.size() == ref.y.size() && ref.down.size() == ref.y.size();
   for (int64_t i = 0; i < a.rows; ++i) {
-    const long double len = (long double)(a.row_ptr[i + 1] - a.row_ptr[i]);
-    const long double tol = 2 * (len + 4) * eps * ref.scale[size_t(i)] +
-                            std::numeric_limits<V>::denorm_min();
-    const long double err = std::fabs((long double)y[i] - ref.y[size_t(i)]);
-    if (!(err <= tol))  // also catches NaN
-      return "row " + std::to_string(i) + ": got " + std::to_string((double)y[i]) + ", expected " +
-             std::to_string((double)ref.y[size_t(i)]) + " (error " + std::to_string((double)err) +
-             " > tolerance " + std::to_string((double)tol) + ")";
+    const size_t r = size_t(i);
+    const std::string bad =
+        check_value<V>((long double)y[i], ref.y[r], ref.scale[r], int64_t(a.row_ptr[i + 1] - a.row_ptr[i]),
+                       reach ? ref.up[r] : 0, reach ? ref.down[r] : 0);
+    if (!bad.empty()) return "row " + std::to_string(i) + ": " + bad;
   }
   return "";
 }

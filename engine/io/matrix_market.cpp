@@ -1,8 +1,9 @@
-// Matrix Market reader (whole file in one buffer, from_chars, counting sort into CSR) and writer.
+// Matrix Market reader: whole file in one buffer, from_chars, counting sort into CSR; size checks first.
 #include "engine/io/matrix_market.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,13 +13,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <utility>
 #include <vector>
+
+#include "core/log.hpp"
+#include "engine/io/mtx_duplicates.hpp"
 
 namespace spmvjit {
 namespace {
 
-// Larger sizes are certainly a corrupt size line; refusing them avoids a huge row_ptr.
+// Larger sizes are certainly a corrupt size line (x alone would take 128 GiB); how many rows fit
+// is decided by the memory check, since row_ptr takes 8 bytes a row whatever the file holds.
 constexpr int64_t kMaxDimension = int64_t(1) << 34;
 
 enum class Format { coordinate, array };
@@ -134,9 +140,14 @@ class Reader {
     return false;
   }
   int64_t line_no() const { return line_no_; }
+  // Bytes after the current line.
+  size_t remaining() const { return size_t(end_ - p_); }
   // An empty file reports line 1, where the banner should have been.
   [[noreturn]] void error(const std::string& what) const {
     fail(SPMV_STATUS_PARSE_ERROR, where() + what);
+  }
+  [[noreturn]] void refuse(spmv_status_t status, const std::string& what) const {
+    fail(status, where() + what);
   }
   [[noreturn]] void unsupported(const std::string& what) const {
     fail(SPMV_STATUS_UNSUPPORTED, where() + what);
@@ -285,12 +296,20 @@ void read_coordinate(Reader& in, const Header& h, int64_t rows, int64_t cols, in
   }
 }
 
+// Values an array file holds (the caller has checked that rows * cols fits int64_t); symmetric
+// files are square.
+int64_t array_entries(const Header& h, int64_t rows, int64_t cols) {
+  if (h.symmetry == Symmetry::general) return rows * cols;
+  const int64_t n = h.symmetry == Symmetry::skew ? rows - 1 : rows;  // strict lower: n - 1 rows
+  if (n <= 0) return 0;
+  return n % 2 == 0 ? n / 2 * (n + 1) : (n + 1) / 2 * n;
+}
+
 void read_array(Reader& in, const Header& h, int64_t rows, int64_t cols, Triplets& out) {
   // Column-major; symmetric files hold the lower triangle, skew files the strict lower one.
   const int64_t skip = h.symmetry == Symmetry::general ? -1 : h.symmetry == Symmetry::skew ? 1 : 0;
-  int64_t expected = 0;
-  for (int64_t j = 0; j < cols; ++j)
-    expected += skip < 0 ? rows : std::max<int64_t>(0, rows - j - skip);
+  const int64_t expected = array_entries(h, rows, cols);
+  if (expected == 0) return;  // 0 x 2^34 holds nothing: no loop over the columns
   int64_t k = 0;
   std::string_view line;
   for (int64_t j = 0; j < cols; ++j) {
@@ -306,7 +325,9 @@ void read_array(Reader& in, const Header& h, int64_t rows, int64_t cols, Triplet
 }
 
 // Counting sort by row (mirroring symmetric entries), then sorted columns and summed duplicates.
-HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, const Triplets& t) {
+// `summed` receives the (row, column) of every merge, for the duplicate report.
+HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, const Triplets& t,
+                                   std::vector<mtx::Position>& summed) {
   HostCsr<int64_t, double> a;
   a.rows = rows;
   a.cols = cols;
@@ -360,6 +381,7 @@ HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, con
     for (int64_t k = begin; k < end; ++k) {
       if (write > row_start && ci[write - 1] == ci[k]) {
         va[write - 1] += va[k];  // duplicates are summed, as scipy and MKL do
+        summed.emplace_back(r, ci[k]);
       } else {
         ci[write] = ci[k];
         va[write++] = va[k];
@@ -377,9 +399,57 @@ std::string os_error(const std::string& what, const std::string& path) {
   return what + " '" + path + "': " + std::strerror(errno);
 }
 
-}  // namespace
+std::string gib(long double bytes) {
+  char b[32];
+  const bool large = bytes >= 1024.0L * 1024 * 1024;
+  std::snprintf(b, sizeof b, "%.1Lf %s", bytes / (large ? 1024.0L * 1024 * 1024 : 1024.0L * 1024),
+                large ? "GiB" : "MiB");
+  return b;
+}
 
-HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name) {
+// Refuses, at the size line, sizes whose arrays would take more than the memory limit: the
+// triplets as read (24 bytes each), row_ptr (8 bytes a row) and the CSR entries (16 bytes each,
+// twice for mirrored files). Entries are bounded by what the rest of the text can hold, so a
+// lying entry count costs nothing; rows are not: an empty 2^31-row matrix is 16 GiB of row_ptr.
+void check_memory(const Reader& in, const Header& h, int64_t rows, int64_t cols, int64_t entries,
+                  const ReadOptions& options) {
+  const size_t min_bytes = h.format == Format::array ? 2 : 4;  // "0\n", "1 1\n"
+  const long double stored = std::min<long double>(entries, in.remaining() / min_bytes + 1);
+  const long double need =
+      24 * stored + 8 * ((long double)rows + 2) + 16 * stored * (h.symmetry == Symmetry::general ? 1 : 2);
+  const uint64_t limit = options.memory_limit ? options.memory_limit : default_read_memory_limit();
+  if (need <= (long double)limit) return;
+  in.refuse(SPMV_STATUS_OUT_OF_MEMORY,
+            "reading this " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix with " +
+                std::to_string(entries) + " entries needs about " + gib(need) + ", more than " +
+                "the reader's memory limit of " + gib(limit) +
+                (options.memory_limit ? "" : " (physical memory, or ulimit -v / -d when lower)"));
+}
+
+void report_duplicates(std::string_view text, const std::string& name, const Triplets& trip, Symmetry sym,
+                       std::vector<mtx::Position> summed, DuplicatePolicy policy) {
+  const mtx::DuplicateReport d =
+      mtx::find_duplicates(trip.row, trip.col, sym != Symmetry::general, std::move(summed));
+  if (d.count == 0) return;  // SPMVJIT_ASSERT would be harsh: summed is never empty here
+  const std::vector<int64_t> lines = mtx::entry_lines(text, {d.first, d.earlier});
+  auto pos = [&](int64_t k) {
+    return "(" + std::to_string(trip.row[size_t(k)] + 1) + ", " + std::to_string(trip.col[size_t(k)] + 1) +
+           ")";
+  };
+  const std::string what = "entry " + pos(d.first) + (d.mirrored ? " mirrors " : " repeats ") +
+                           pos(d.earlier) + " from line " + std::to_string(lines[1]) +
+                           (d.mirrored ? " (a symmetric file holds one triangle)" : "");
+  if (policy == DuplicatePolicy::error)
+    fail(SPMV_STATUS_PARSE_ERROR,
+         name + ":" + std::to_string(lines[0]) + ": duplicate " + what +
+             (d.count > 1 ? "; " + std::to_string(d.count) + " duplicates in all" : "") +
+             " (duplicates are refused)");
+  log_warn(name + ": " + std::to_string(d.count) + " duplicate entr" + (d.count > 1 ? "ies" : "y") +
+           " summed; the first, line " + std::to_string(lines[0]) + ": " + what);
+}
+
+HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& name,
+                                    const ReadOptions& options) {
   Reader in(text, name);
   const Header h = parse_banner(in);
 
@@ -405,93 +475,120 @@ HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::s
   if (h.symmetry != Symmetry::general && rows != cols)
     in.error("a symmetric or skew-symmetric matrix must be square, got " + std::to_string(rows) +
              " x " + std::to_string(cols));
+  if (h.format == Format::array) {
+    if (rows != 0 && cols > INT64_MAX / rows) in.error("array matrix is too large");
+    entries = array_entries(h, rows, cols);
+  }
+  check_memory(in, h, rows, cols, entries, options);
 
   Triplets trip;
   if (h.format == Format::coordinate) {
     read_coordinate(in, h, rows, cols, entries, text.size(), trip);
   } else {
-    if (rows != 0 && cols > INT64_MAX / rows) in.error("array matrix is too large");
     read_array(in, h, rows, cols, trip);
   }
   if (in.next_data_line(line))
     in.error("more entries than the size line declares (" +
              std::to_string(h.format == Format::coordinate ? entries : int64_t(trip.row.size())) +
              ")");
-  return build_csr(rows, cols, h.symmetry, trip);
+  std::vector<mtx::Position> summed;
+  HostCsr<int64_t, double> a = build_csr(rows, cols, h.symmetry, trip, summed);
+  if (!summed.empty()) report_duplicates(text, name, trip, h.symmetry, std::move(summed), options.duplicates);
+  return a;
 }
 
-HostCsr<int64_t, double> read_matrix_market(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// Plain reads of at most `limit` bytes: file systems without mmap, and files whose size stat
+// does not know (st_size 0, as in /proc).
+std::string read_all(int fd, const std::string& path, uint64_t limit) {
+  std::string text(size_t(1) << 16, '\0');
+  size_t used = 0;
+  for (;;) {
+    if (used == text.size()) {
+      if (used >= limit)
+        fail(SPMV_STATUS_OUT_OF_MEMORY,
+             "'" + path + "' is larger than the reader's memory limit of " + gib(limit));
+      text.resize(std::min<uint64_t>(text.size() * 2, limit));
+    }
+    const ssize_t got = ::read(fd, text.data() + used, text.size() - used);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail(SPMV_STATUS_IO_ERROR, os_error("cannot read", path));
+    }
+    if (got == 0) break;
+    used += size_t(got);
+  }
+  text.resize(used);
+  return text;
+}
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO or pipe";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+uint64_t default_read_memory_limit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  uint64_t limit = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit r {};
+    if (::getrlimit(resource, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+      limit = std::min<uint64_t>(limit, r.rlim_cur);
+  }
+  return limit;
+}
+
+HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name,
+                                             const ReadOptions& options) {
+  try {
+    return parse_text(text, name, options);
+  } catch (const std::bad_alloc&) {
+    // The memory check leaves this to an allocation beyond the estimate, or memory taken by
+    // others meanwhile: still a message, never "std::bad_alloc".
+    fail(SPMV_STATUS_OUT_OF_MEMORY, name + ": out of host memory while reading the matrix");
+  }
+}
+
+HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(SPMV_STATUS_IO_ERROR, os_error("cannot open", path));
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+  if (::fstat(fd, &st) != 0) fail(SPMV_STATUS_IO_ERROR, os_error("cannot stat", path));
+  // /dev/zero never ends and a FIFO may never send: only files whose size is known are read.
+  if (!S_ISREG(st.st_mode))
+    fail(SPMV_STATUS_IO_ERROR, "cannot read '" + path + "': " + file_kind(st.st_mode) +
+                                   ", not a regular file (write the matrix to a file first)");
+  const uint64_t limit = options.memory_limit ? options.memory_limit : default_read_memory_limit();
+  if (st.st_size > 0) {
     // Mapping the page cache saves copying the text into fresh (zeroed, faulted) memory.
     const size_t size = size_t(st.st_size);
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (map != MAP_FAILED) {
-      ::close(fd);
       ::madvise(map, size, MADV_SEQUENTIAL);
       struct Unmap {
         void* p;
         size_t n;
         ~Unmap() { ::munmap(p, n); }
       } unmap{map, size};
-      return parse_matrix_market(std::string_view(static_cast<const char*>(map), size), path);
+      return parse_matrix_market(std::string_view(static_cast<const char*>(map), size), path, options);
     }
   }
-  // Pipes, empty files, file systems without mmap: plain reads.
-  std::string text(size_t(1) << 16, '\0');
-  size_t used = 0;
-  for (;;) {
-    if (used == text.size()) text.resize(text.size() * 2);
-    const ssize_t got = ::read(fd, text.data() + used, text.size() - used);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      const std::string msg = os_error("cannot read", path);
-      ::close(fd);
-      fail(SPMV_STATUS_IO_ERROR, msg);
-    }
-    if (got == 0) break;
-    used += size_t(got);
+  std::string text;
+  try {
+    text = read_all(fd, path, std::max<uint64_t>(limit, uint64_t(st.st_size)));
+  } catch (const std::bad_alloc&) {
+    fail(SPMV_STATUS_OUT_OF_MEMORY, "'" + path + "': out of host memory while reading the file");
   }
-  ::close(fd);
-  text.resize(used);
-  return parse_matrix_market(text, path);
-}
-
-void write_matrix_market(const std::string& path, const HostCsr<int64_t, double>& a) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) fail(SPMV_STATUS_IO_ERROR, os_error("cannot open", path) + " for writing");
-  std::string buf;
-  constexpr size_t kFlushAt = size_t(1) << 20;
-  buf.reserve(kFlushAt + 128);
-  bool ok = true;
-  auto flush = [&] {
-    if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f) != buf.size()) ok = false;
-    buf.clear();
-  };
-  buf += "%%MatrixMarket matrix coordinate real general\n";
-  buf +=
-      std::to_string(a.rows) + " " + std::to_string(a.cols) + " " + std::to_string(a.nnz()) + "\n";
-  char line[128];
-  char* const lend = line + sizeof line;
-  for (int64_t r = 0; r < a.rows && ok; ++r) {
-    for (int64_t k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k) {
-      // to_chars with precision 17 prints exactly what %.17g prints, without printf's overhead.
-      // 128 bytes always suffice (two 19-digit indices and a 24-character double).
-      char* p = std::to_chars(line, lend - 100, r + 1).ptr;
-      *p++ = ' ';
-      p = std::to_chars(p, lend - 60, a.col_idx[size_t(k)] + 1).ptr;
-      *p++ = ' ';
-      p = std::to_chars(p, lend - 2, a.val[size_t(k)], std::chars_format::general, 17).ptr;
-      *p++ = '\n';
-      buf.append(line, size_t(p - line));
-      if (buf.size() >= kFlushAt) flush();
-    }
-  }
-  flush();
-  if (std::fclose(f) != 0) ok = false;
-  if (!ok) fail(SPMV_STATUS_IO_ERROR, os_error("cannot write", path));
+  return parse_matrix_market(text, path, options);
 }
 
 }  // namespace spmvjit

@@ -9,18 +9,40 @@
 
 namespace spmvjit {
 
+// What the reader does with a position (i, j) given more than once. In a symmetric or
+// skew-symmetric file an entry (i, j) also stands for (j, i), so (2, 1) and (1, 2) in one such
+// file are duplicates too (the lower and the upper triangle both given).
+enum class DuplicatePolicy {
+  sum,    // values are summed, as scipy and MKL do; a warning gives the count and the first line
+  error,  // the file is refused, naming the lines of the first duplicate and its earlier entry
+};
+
+struct ReadOptions {
+  DuplicatePolicy duplicates = DuplicatePolicy::sum;
+  // Most bytes the reader's arrays may take (the file's text aside); a file needing more is
+  // refused before anything is allocated. 0: default_read_memory_limit().
+  uint64_t memory_limit = 0;
+};
+
+// The default ReadOptions::memory_limit: the machine's physical memory, or the process's
+// address-space or data limit (ulimit -v / -d) when that is lower.
+uint64_t default_read_memory_limit();
+
 // Reads a Matrix Market file. Accepted: "matrix coordinate|array", fields real, double, integer
 // and pattern (pattern values become 1.0), symmetries general, symmetric, skew-symmetric and
 // hermitian (a real hermitian matrix is symmetric). Symmetric and skew-symmetric entries are
-// mirrored, duplicates are summed, columns are sorted within rows. Coordinate files keep their
-// explicit zeros; array (dense) files keep only their nonzero entries, since they are read to
-// get a sparse matrix. Throws Error: SPMV_STATUS_IO_ERROR when the file cannot be read,
-// SPMV_STATUS_PARSE_ERROR ("path:line: what") for malformed text, SPMV_STATUS_UNSUPPORTED for
-// complex matrices.
-HostCsr<int64_t, double> read_matrix_market(const std::string& path);
+// mirrored, duplicates are handled by options.duplicates, columns are sorted within rows.
+// Coordinate files keep their explicit zeros; array (dense) files keep only their nonzero
+// entries, since they are read to get a sparse matrix. Throws Error: SPMV_STATUS_IO_ERROR when
+// the file cannot be read or is not a regular file (a FIFO, a device, a directory),
+// SPMV_STATUS_PARSE_ERROR ("path:line: what") for malformed text and refused duplicates,
+// SPMV_STATUS_UNSUPPORTED for complex matrices, SPMV_STATUS_OUT_OF_MEMORY ("path:line: what",
+// the size line's) when the declared sizes need more than options.memory_limit.
+HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options = {});
 
 // Same as read_matrix_market on text already in memory; name prefixes every message.
-HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name);
+HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name,
+                                             const ReadOptions& options = {});
 
 // Writes "coordinate real general" with one-based indices and %.17g values (exact round trip).
 // Throws Error(SPMV_STATUS_IO_ERROR) when the file cannot be written.

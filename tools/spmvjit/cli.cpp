@@ -78,7 +78,13 @@ HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name) {
   if (args.positional().empty()) usage_error("give a Matrix Market FILE or --gen SPEC");
   const std::string path = args.positional()[0];
   *name = path.substr(path.find_last_of('/') + 1);
-  return read_matrix_market(path);
+  ReadOptions o;
+  const std::string dup = args.get("duplicates", "sum");
+  if (dup == "error")
+    o.duplicates = DuplicatePolicy::error;
+  else if (dup != "sum")
+    usage_error("unknown --duplicates policy '" + dup + "' (sum, error)");
+  return read_matrix_market(path, o);
 }
 
 namespace {
@@ -152,6 +158,37 @@ IndexType index_from(const std::string& s) {
   if (s == "int32" || s.empty()) return IndexType::i32;
   if (s == "int64") return IndexType::i64;
   usage_error("unknown index type '" + s + "' (int32, int64)");
+}
+
+IndexType index_for(const Args& args, const HostCsr<int64_t, double>& a) {
+  const bool fits = a.rows <= INT32_MAX && a.cols <= INT32_MAX && a.nnz() <= INT32_MAX;
+  const std::string sizes = std::to_string(a.rows) + " x " + std::to_string(a.cols) + " with " +
+                            std::to_string(a.nnz()) + " nonzeros";
+  if (args.has("index")) {
+    const IndexType i = index_from(args.get("index"));
+    if (i == IndexType::i32 && !fits)
+      usage_error("--index int32: the matrix is " + sizes +
+                  ", beyond int32 indices (at most 2147483647); use --index int64 or leave --index out");
+    return i;
+  }
+  if (fits) return IndexType::i32;
+  std::fprintf(stderr, "note: int64 indices: the matrix is %s, beyond int32 indices\n", sizes.c_str());
+  return IndexType::i64;
+}
+
+void check_run_memory(const HostCsr<int64_t, double>& a, IndexType index, ValueType value) {
+  const long double is = index == IndexType::i32 ? 4 : 8, vs = value == ValueType::f32 ? 4 : 8;
+  const long double rows = (long double)a.rows, cols = (long double)a.cols, nnz = (long double)a.nnz();
+  // x; y, its copy and the fetched result; the reference's four long doubles a row; the typed
+  // copy of the matrix and about as much again for the plan's own arrays.
+  const long double need = cols * vs + 3 * rows * vs + 64 * rows + 2 * ((rows + 1) * is + nnz * (is + vs));
+  const uint64_t limit = default_read_memory_limit();
+  if (need <= (long double)limit) return;
+  auto gib = [](long double b) { return fmt(double(b / (1024.0L * 1024 * 1024)), 1) + " GiB"; };
+  fail(SPMV_STATUS_OUT_OF_MEMORY,
+       "a " + std::to_string(a.rows) + " x " + std::to_string(a.cols) + " matrix needs about " + gib(need) +
+           " to plan, run and verify (x alone is " + gib(cols * vs) + "), more than the " +
+           gib((long double)limit) + " of memory here (physical, or ulimit -v / -d when lower)");
 }
 
 ValueType value_from(const std::string& s) {

@@ -29,7 +29,8 @@ class Args {
   std::vector<std::string> pos_;
 };
 
-// FILE (Matrix Market) or --gen SPEC; `name` receives a short label.
+// FILE (Matrix Market, read with --duplicates sum|error) or --gen SPEC; `name` receives a short
+// label.
 HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name);
 // The generated benchmark suite (name, spec) used by `bench --suite`.
 std::vector<std::pair<std::string, std::string>> default_suite(bool large);
@@ -47,6 +48,12 @@ std::string fmt(double v, int precision = 3);
 
 // Parses "int32"/"int64" and "float"/"double".
 IndexType index_from(const std::string& s);
+// --index when given (int32 for a matrix beyond it is refused), else int32 when the matrix fits
+// and int64 with a one-line note on stderr when it does not.
+IndexType index_for(const Args& args, const HostCsr<int64_t, double>& a);
+// Refuses (OUT_OF_MEMORY, before any of it is allocated) a run whose x, y, reference and typed
+// copy of the matrix would not fit the host's memory (physical, or ulimit -v / -d).
+void check_run_memory(const HostCsr<int64_t, double>& a, IndexType index, ValueType value);
 ValueType value_from(const std::string& s);
 
 [[noreturn]] void usage_error(const std::string& msg);

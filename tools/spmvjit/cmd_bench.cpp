@@ -31,7 +31,8 @@ const char* kHelp =
     "                            list of random, few, ones (SPEC@KIND, named NAME@KIND);\n"
     "                            default: each generator's own values\n"
     "  --seed N                  generator seed for --gen and --suite (default 1)\n"
-    "  --backend, --index, --value, --threads, --device, --cache-dir, --deterministic as for run\n"
+    "  --backend, --index, --value, --threads, --device, --cache-dir, --duplicates,\n"
+    "  --deterministic           as for run\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
     "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU; cuSPARSE on CUDA)\n"
     "  --json FILE               write all results as JSON\n";
@@ -133,7 +134,7 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 2, {"help", "suite", "large", "no-peers", "deterministic"},
             {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
-             "seed", "values", "timing"});
+             "seed", "values", "timing", "duplicates"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
@@ -144,8 +145,12 @@ int cmd_bench(int argc, char** argv) {
   spmv_options_t o = options_from(args);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
-  const IndexType index = index_from(args.get("index"));
+  // One index type for every matrix (the GPU bench takes one): int64 when any needs it.
+  IndexType index = IndexType::i32;
+  for (const auto& m : matrices)
+    if (index_for(args, m.second) == IndexType::i64) index = IndexType::i64;
   const ValueType value = value_from(args.get("value"));
+  for (const auto& m : matrices) check_run_memory(m.second, index, value);
   const bool on_cuda = o.backend == SPMV_BACKEND_CUDA ||
                        (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));
   if (!on_cuda && args.has("timing")) usage_error("--timing is for CUDA devices (the CPU times wall clock)");

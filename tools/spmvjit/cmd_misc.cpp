@@ -13,19 +13,23 @@
 namespace spmvjit::cli {
 
 int cmd_inspect(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "json"}, {"gen", "seed", "backend", "target"});
+  Args args(argc, argv, 2, {"help", "json"}, {"gen", "seed", "backend", "target", "index", "duplicates"});
   if (args.has("help")) {
     std::fputs(
         "usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda] [--target sm_XY]\n"
+        "                       [--index int32|int64] [--duplicates sum|error]\n"
         "  prints MatrixStats and, when the backend exists, the planner's ranking (--json: both\n"
         "  as one JSON object, \"planner\" null without a backend); with\n"
         "  --backend cuda --target, ranks for that GPU without one (the GPU cost model reads\n"
-        "  no device facts)\n",
+        "  no device facts); --index: the planner's index type (default int32, int64 when the\n"
+        "  matrix needs it); --duplicates: a file's repeated entries summed with a warning (default)\n"
+        "  or refused\n",
         stdout);
     return 0;
   }
   std::string name;
   const auto a = load_matrix(args, &name);
+  const IndexType index = index_for(args, a);
   const MatrixStats s = compute_stats(a.ref());
   const bool json = args.has("json");
   Json out = Json::object({{"matrix", name}, {"stats", s.to_json()}, {"planner", nullptr}});
@@ -40,17 +44,20 @@ int cmd_inspect(int argc, char** argv) {
     if (json) std::printf("%s\n", out.dump().c_str());  // "planner": null, no backend to rank for
     return 0;
   }
-  const auto i32 = a.cast<int32_t, double>();
+  // The planner sees the index type it would plan for (int64: the matrix as read, no copy).
+  HostCsr<int32_t, double> i32;
+  if (index == IndexType::i32) i32 = a.cast<int32_t, double>();
+  const CsrRef ref = index == IndexType::i32 ? i32.ref() : a.ref();
   TargetInfo t;
   if (nominal)
     t.backend = BackendKind::cuda, t.target = args.get("target"), t.simd_bytes = 0;
   else
     t = get_backend(kind, 0).target();
-  const PlanChoice c = choose_format(i32.ref(), s, t, nullptr);
+  const PlanChoice c = choose_format(ref, s, t, nullptr);
   if (json) {
     out["planner"] = Json::object({{"backend", to_string(kind)},
                                    {"target", t.target},
-                                   {"index", "int32"},
+                                   {"index", to_string(index)},
                                    {"value", "double"},
                                    {"format", c.format->name()},
                                    {"params", params_json(c.params)},
@@ -59,8 +66,8 @@ int cmd_inspect(int argc, char** argv) {
     std::printf("%s\n", out.dump().c_str());
     return 0;
   }
-  std::printf("planner (%s %s, int32/double): %s %s\n  %s\nranking (cost in byte-equivalents):\n",
-              to_string(kind), t.target.c_str(), c.format->name().c_str(),
+  std::printf("planner (%s %s, %s/double): %s %s\n  %s\nranking (cost in byte-equivalents):\n",
+              to_string(kind), t.target.c_str(), to_string(index), c.format->name().c_str(),
               params_json(c.params).dump().c_str(), c.why.c_str());
   for (const Candidate& k : c.considered)
     std::printf("  %-12s %-26s %12.4g  %s\n", k.format->name().c_str(), params_json(k.params).dump().c_str(),

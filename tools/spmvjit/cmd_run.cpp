@@ -15,13 +15,14 @@ const char* kHelp =
     "  --format NAME             force a format (default: the planner decides)\n"
     "  --measure                 plan in measure mode: time the best candidates, keep the fastest\n"
     "  --deterministic           bitwise-identical results run to run (no atomic sums)\n"
-    "  --index int32|int64       index type (default int32)\n"
+    "  --index int32|int64       index type (default int32, int64 when the matrix needs it)\n"
     "  --value float|double      value type (default double)\n"
     "  --threads N               CPU threads (default: all)\n"
     "  --device N                GPU ordinal\n"
     "  --cache-dir DIR           kernel cache ('' = memory only)\n"
     "  --iters N                 minimum timed SpMVs (default 20)\n"
     "  --seed N                  generator seed\n"
+    "  --duplicates sum|error    a file's repeated entries: summed with a warning (default) or refused\n"
     "  --describe                print the plan's JSON description\n"
     "  --json FILE               write the result as JSON\n";
 
@@ -30,7 +31,7 @@ const char* kHelp =
 int cmd_run(int argc, char** argv) {
   Args args(argc, argv, 2, {"help", "describe", "measure", "deterministic"},
             {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed", "json",
-             "gen"});
+             "gen", "duplicates"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
@@ -40,8 +41,10 @@ int cmd_run(int argc, char** argv) {
   spmv_options_t o = options_from(args);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
-  const auto r = measure(a, index_from(args.get("index")), value_from(args.get("value")), o,
-                         args.has("measure") ? "measure" : args.get("format"),
+  const IndexType index = index_for(args, a);
+  const ValueType value = value_from(args.get("value"));
+  check_run_memory(a, index, value);
+  const auto r = measure(a, index, value, o, args.has("measure") ? "measure" : args.get("format"),
                          int(args.get_int("iters", 20)), 0.2);
   std::printf("matrix   %s: %lld x %lld, %lld nonzeros\n", name.c_str(), (long long)a.rows,
               (long long)a.cols, (long long)a.nnz());

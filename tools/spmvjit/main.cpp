@@ -1,6 +1,7 @@
 // spmvjit command line: inspect, run, bench, warmup, gen.
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "core/error.hpp"
@@ -52,6 +53,10 @@ int main(int argc, char** argv) {
   } catch (const spmvjit::Error& e) {
     std::fprintf(stderr, "spmvjit %s: %s\n", cmd.c_str(), e.what());
     return e.status() == SPMV_STATUS_INVALID_VALUE ? 2 : 1;
+  } catch (const std::bad_alloc&) {
+    // The reader and run check sizes first; this is what slips past them: a message, not "std::bad_alloc".
+    std::fprintf(stderr, "spmvjit %s: out of host memory\n", cmd.c_str());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spmvjit %s: %s\n", cmd.c_str(), e.what());
     return 1;

@@ -1,0 +1,139 @@
+// Tests of the spmvjit command line as a user runs it: non-finite and subnormal values,
+// duplicate entries, oversized files and the automatic index type.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "../test_support.hpp"
+
+#ifdef SPMVJIT_CLI_PATH
+namespace spmvjit {
+namespace {
+
+std::string cli() { return std::string("'") + SPMVJIT_CLI_PATH + "'"; }
+
+std::string write_file(const test::TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.path() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A 16 x 16 matrix whose entries are `scale` times numbers in [0.5, 4): every product with x in
+// [-1, 1) and every result is subnormal when scale is 1e-310 (double) or 1e-40 (float).
+std::string subnormal_matrix(const char* scale) {
+  std::string body;
+  int count = 0;
+  for (int i = 1; i <= 16; ++i)
+    for (int j = 1; j <= 16; ++j)
+      if ((i + j) % 3 == 0 || i == j) {
+        char line[64];
+        std::snprintf(line, sizeof line, "%d %d %.4f%s\n", i, j,
+                      0.5 + 3.5 * double((i * 7 + j * 13) % 17) / 17.0, scale);
+        body += line;
+        ++count;
+      }
+  return "%%MatrixMarket matrix coordinate real general\n16 16 " + std::to_string(count) + "\n" + body;
+}
+
+}  // namespace
+
+TEST_CASE("run verifies matrices with inf, NaN and subnormal values", "[cli][reference]") {
+  if (!test::require_cpu_backend()) return;
+  test::TempDir dir;
+  const std::string inf = write_file(dir, "inf.mtx",
+                                     "%%MatrixMarket matrix coordinate real general\n2 2 3\n"
+                                     "1 1 inf\n1 2 1.0\n2 2 -Infinity\n");
+  const std::string nan = write_file(dir, "nan.mtx",
+                                     "%%MatrixMarket matrix coordinate real general\n3 3 4\n"
+                                     "1 1 nan\n1 2 1.0\n2 2 2.5\n3 1 1e-310\n");
+  const std::string sub = write_file(dir, "subnormal.mtx", subnormal_matrix("e-310"));
+  const std::string subf = write_file(dir, "subnormal_float.mtx", subnormal_matrix("e-40"));
+  const std::pair<std::string, std::string> runs[] = {
+      {inf, ""}, {nan, ""}, {sub, ""}, {subf, " --value float"}, {inf, " --value float --format csr"}};
+  for (const auto& [path, extra] : runs) {
+    INFO(path << extra);
+    std::string out;
+    const int rc = test::run_command(cli() + " run '" + path + "' --backend cpu --iters 1" + extra, &out);
+    INFO(out);
+    CHECK(rc == 0);
+    CHECK(out.find("verified yes") != std::string::npos);
+  }
+}
+
+TEST_CASE("the command line sums duplicates with a warning or refuses them (--duplicates error)",
+          "[cli][io]") {
+  test::TempDir dir;
+  const std::string dup = write_file(dir, "dup.mtx",
+                                     "%%MatrixMarket matrix coordinate real general\n2 2 3\n"
+                                     "1 1 1\n2 2 1\n1 1 2\n");
+  std::string out;
+  CHECK(test::run_command(cli() + " inspect '" + dup + "' --backend cpu", &out) == 0);
+  CHECK(
+      out.find(
+          "dup.mtx: 1 duplicate entry summed; the first, line 5: entry (1, 1) repeats (1, 1) from line 3") !=
+      std::string::npos);
+  for (const char* cmd : {" inspect ", " run ", " bench "}) {
+    INFO(cmd);
+    CHECK(test::run_command(cli() + cmd + "'" + dup + "' --backend cpu --duplicates error", &out) == 1);
+    CHECK(out.find("dup.mtx:5: duplicate entry (1, 1) repeats (1, 1) from line 3 (duplicates are refused)") !=
+          std::string::npos);
+  }
+  CHECK(test::run_command(cli() + " inspect '" + dup + "' --duplicates maybe", &out) == 2);
+  CHECK(out.find("unknown --duplicates policy 'maybe' (sum, error)") != std::string::npos);
+}
+
+TEST_CASE("the command line takes int64 indices by itself when the matrix needs them", "[cli][io]") {
+  test::TempDir dir;
+  // 3 x 2^34 with 5 nonzeros, one in the last column: read and planned in well under a second.
+  const std::string wide = write_file(dir, "wide.mtx",
+                                      "%%MatrixMarket matrix coordinate real general\n3 17179869184 5\n"
+                                      "1 1 1\n1 17179869184 2\n2 3 1.5\n3 8589934592 -1\n3 2 4\n");
+  std::string out;
+  const std::string note =
+      "note: int64 indices: the matrix is 3 x 17179869184 with 5 nonzeros, beyond int32 indices";
+  if (test::require_cpu_backend()) {
+    CHECK(test::run_command(cli() + " inspect '" + wide + "' --backend cpu", &out) == 0);
+    CHECK(out.find(note) != std::string::npos);
+    CHECK(out.find(", int64/double): ") != std::string::npos);
+    CHECK(test::run_command("(" + cli() + " inspect '" + wide + "' --backend cpu --json 2>/dev/null)",
+                            &out) == 0);
+    REQUIRE(test::json_error(out) == "");
+    CHECK(Json::parse(out)["planner"]["index"] == Json("int64"));
+  }
+  // An explicit --index int32 is refused, as a usage error.
+  const std::string refused =
+      "--index int32: the matrix is 3 x 17179869184 with 5 nonzeros, beyond int32 indices (at most "
+      "2147483647)";
+  for (const char* cmd : {" inspect ", " run "}) {
+    CHECK(test::run_command(cli() + cmd + "'" + wide + "' --backend cpu --index int32", &out) == 2);
+    CHECK(out.find(refused) != std::string::npos);
+  }
+  // run picks int64 too, then finds x (128 GiB) beyond memory and says so before allocating it
+  // (ulimit -v keeps that true on machines with more memory).
+  CHECK(test::run_command("(ulimit -v 16000000; " + cli() + " run '" + wide + "' --backend cpu)", &out) == 1);
+  CHECK(out.find(note) != std::string::npos);
+  CHECK(out.find("matrix needs about 128.0 GiB to plan, run and verify (x alone is 128.0 GiB)") !=
+        std::string::npos);
+  CHECK(out.find("bad_alloc") == std::string::npos);
+}
+
+TEST_CASE("oversized and non-regular inputs are refused at once with what is wrong", "[cli][io]") {
+  test::TempDir dir;
+  // 60 bytes declaring 2^34 empty rows: 128 GiB of row_ptr.
+  const std::string rows =
+      write_file(dir, "rows.mtx", "%%MatrixMarket matrix coordinate real general\n17179869184 1 0\n");
+  std::string out;
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(test::run_command("(ulimit -v 16000000; " + cli() + " inspect '" + rows + "')", &out) == 1);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  CHECK(out.find("rows.mtx:2: reading this 17179869184 x 1 matrix with 0 entries needs about 128.0 GiB") !=
+        std::string::npos);
+  CHECK(out.find("bad_alloc") == std::string::npos);
+  CHECK(test::run_command(cli() + " inspect /dev/zero", &out) == 1);
+  CHECK(out.find("cannot read '/dev/zero': a character device, not a regular file") != std::string::npos);
+}
+
+}  // namespace spmvjit
+#endif
