@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/backend.hpp"
 
@@ -38,10 +39,14 @@ std::shared_ptr<LoadedModule> find_loaded_kernel(Backend& backend, const KernelS
 bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                    CacheOutcome* outcome);
 
-// Disk entry I/O, exposed for tests. read returns false and sets `why` on any defect.
+// The largest disk entry read: a bigger file (or a header claiming more) is refused unread.
+constexpr size_t kMaxCacheEntryBytes = size_t(256) << 20;
+
+// Disk entry I/O, exposed for tests. read returns false and sets `why` on any defect, a file
+// that is not a regular one of this user's (read_private_file) included; "absent" when none.
 bool read_cache_entry(const std::string& path, const std::string& key, std::vector<char>* payload,
                       std::string* why);
-// Throws IO_ERROR on failure; never leaves a partial file under the final name.
+// Throws IO_ERROR on failure; never leaves a partial file under the final name, nor a temporary.
 void write_cache_entry(const std::string& path, const std::string& key, const std::string& spec,
                        const std::vector<char>& payload);
 std::string cache_entry_path(const std::string& dir, const std::string& key);
