@@ -6,7 +6,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include "core/digest.hpp"
 #include "core/error.hpp"
@@ -33,7 +32,7 @@ struct MemoryCache {
   std::map<std::string, std::shared_ptr<std::mutex>> inflight;
   // Directories this process uses memory only for (untrusted, uncreatable or unwritable): warned
   // about once each.
-  std::set<std::string> memory_only_dirs;
+  std::map<std::string, std::string> memory_only_dirs;  // -> why
 };
 
 MemoryCache& memory() {
@@ -123,22 +122,26 @@ namespace {
 void use_memory_only(const std::string& dir, const std::string& why) {
   MemoryCache& m = memory();
   std::lock_guard lock(m.mu);
-  if (m.memory_only_dirs.insert(dir).second)
+  if (m.memory_only_dirs.emplace(dir, why).second)
     log_warn("cache: " + why + "; continuing with the memory cache only");
 }
 
-// `dir` when its entries may be read and written, else "" (memory only). Native code is loaded
-// only from a directory this user owns and no one else may write (ensure_private_dir creates it
-// 0700); checked on each disk lookup, since a directory can be replaced while the process runs.
-std::string usable_dir(const std::string& dir) {
+// `dir` when its entries may be read and written, else "" (memory only; `why` says why). Native code is
+// loaded only from a directory this user owns and no one else may write (ensure_private_dir creates it 0700);
+// checked on each disk lookup, since a directory can be replaced while the process runs.
+std::string usable_dir(const std::string& dir, std::string* why = nullptr) {
   if (dir.empty()) return dir;
   {
     MemoryCache& m = memory();
     std::lock_guard lock(m.mu);
-    if (m.memory_only_dirs.count(dir)) return "";
+    if (auto it = m.memory_only_dirs.find(dir); it != m.memory_only_dirs.end()) {
+      if (why) *why = it->second;
+      return "";
+    }
   }
-  if (const std::string why = ensure_private_dir(dir); !why.empty()) {
-    use_memory_only(dir, why);
+  if (std::string problem = ensure_private_dir(dir); !problem.empty()) {
+    use_memory_only(dir, problem);
+    if (why) *why = std::move(problem);
     return "";
   }
   return dir;
@@ -290,6 +293,9 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
 
 bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                    CacheOutcome* outcome) {
+  // Warmup exists to fill the disk: compiling into memory only would be time spent for nothing.
+  if (std::string why; !cache_dir.empty() && usable_dir(cache_dir, &why).empty())
+    fail(SPMV_STATUS_IO_ERROR, "cannot cache kernels on disk: " + why);
   CacheOutcome o;
   const KernelSource src = generate_source_for(backend, spec);
   o.key = cache_key(spec, src, backend.compiler_version());

@@ -30,12 +30,14 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
                                          const std::string& cache_dir, CacheOutcome* outcome,
                                          bool compile = true);
 
-// Compiles into the disk cache without loading (warmup). Returns true if it compiled.
 // The module of `spec` when this process already loaded it (no source generation, no disk),
 // else nullptr.
 std::shared_ptr<LoadedModule> find_loaded_kernel(Backend& backend, const KernelSpec& spec,
                                                  CacheOutcome* outcome = nullptr);
 
+// Compiles into the disk cache without loading (warmup). Returns true if it compiled. Throws
+// IO_ERROR when `cache_dir` is not usable (not ours, writable by others, cannot be created, or a
+// write there failed before), where get_kernel goes on with memory only.
 bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                    CacheOutcome* outcome);
 
