@@ -19,7 +19,8 @@ struct CacheOutcome {
 };
 
 // The directory a plan uses: `requested` if non-null ("" = memory only), else
-// $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit.
+// $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit. Whether it may be used (ours,
+// not writable by others; created 0700) is checked by each lookup, not here.
 std::string resolve_cache_dir(const char* requested);
 
 // Memory -> disk -> compile. Thread-safe; concurrent requests for one key compile once.
