@@ -66,17 +66,20 @@ std::string temporary_suffix() {
 
 std::string ensure_private_dir(const std::string& dir) {
   if (dir.empty()) return "no directory given";
-  std::string cur;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if ((i == dir.size() || dir[i] == '/') && !cur.empty() && ::mkdir(cur.c_str(), 0700) != 0 &&
-        errno != EEXIST)
-      return "cannot create directory " + cur + ": " + error_text(errno);
-    if (i < dir.size()) cur += dir[i];
-  }
   // stat, not lstat: a cache directory reached through a symlink of the user's own is fine; what
-  // it points at is what gets checked.
+  // it points at is what gets checked. An existing directory costs this one call (no mkdir, which
+  // may fail with EROFS on a read-only file system that could still serve its entries).
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return "cannot use directory " + dir + ": " + error_text(errno);
+  if (::stat(dir.c_str(), &st) != 0) {
+    std::string cur;
+    for (size_t i = 0; i <= dir.size(); ++i) {
+      if ((i == dir.size() || dir[i] == '/') && !cur.empty() && ::mkdir(cur.c_str(), 0700) != 0 &&
+          errno != EEXIST)
+        return "cannot create directory " + cur + ": " + error_text(errno);
+      if (i < dir.size()) cur += dir[i];
+    }
+    if (::stat(dir.c_str(), &st) != 0) return "cannot use directory " + dir + ": " + error_text(errno);
+  }
   if (!S_ISDIR(st.st_mode)) return "cannot use directory " + dir + ": not a directory";
   if (const std::string why = ownership_problem(st); !why.empty()) return "directory " + dir + " is " + why;
   return "";
