@@ -1,21 +1,15 @@
 // Measure-mode planning (FFTW_MEASURE for SpMV): candidates are timed on the caller's matrix.
 #include "engine/measure_planning.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <limits>
 #include <vector>
 
 #include "core/digest.hpp"
 #include "core/log.hpp"
+#include "core/private_file.hpp"
 #include "engine/reference.hpp"
 #include "runtime/device_buffer.hpp"
 #include "spmvjit/version.h"
@@ -71,6 +65,8 @@ double time_plan(Plan& p, Backend& b, int64_t rows, int64_t cols, ValueType v) {
 
 // Layout of wisdom entries: bump when an entry's meaning changes.
 constexpr int64_t kWisdomLayout = 1;
+// An entry is a few hundred bytes; a file beyond this is not one and is not read.
+constexpr size_t kMaxWisdomBytes = size_t(1) << 20;
 
 // Where this matrix's wisdom lives and what an entry there must say to be used.
 struct WisdomSlot {
@@ -102,7 +98,14 @@ WisdomSlot wisdom_slot(const spmv_csr_t& a, const spmv_options_t& o, const std::
   std::string key = Json::array({w.matrix, to_string(w.backend), w.target}).dump();
   key += digest_hex(a.row_ptr, is * size_t(a.rows + 1));
   if (a.nnz) key += digest_hex(a.col_idx, is * size_t(a.nnz));
+  // Both directories pass the kernel cache's checks (ours, 0700 when created, not writable by
+  // others), else no wisdom: the kernel cache warns about its directory, this only says why.
   w.dir = cache_dir + "/wisdom";
+  for (const std::string& d : {cache_dir, w.dir})
+    if (const std::string why = ensure_private_dir(d); !why.empty()) {
+      log_info("wisdom: not used: " + why);
+      return w;
+    }
   w.path = w.dir + "/" + digest_hex(key) + ".json";
   return w;
 }
@@ -125,48 +128,30 @@ std::string wisdom_mismatch(const Json& e, const WisdomSlot& w) {
   return "";
 }
 
-// The entry at w.path when it is one to replay, else null (an unusable file is logged).
+// The entry at w.path when it is one to replay, else null (an unusable file is logged). Read under
+// the cache's own checks: a regular file of this user's, not followed through a symlink, bounded.
 Json read_wisdom(const WisdomSlot& w) {
-  std::FILE* f = std::fopen(w.path.c_str(), "rb");
-  if (!f) return nullptr;  // no wisdom yet
-  std::string text, why;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-  if (std::ferror(f)) why = std::string("cannot read it: ") + std::strerror(errno);
-  std::fclose(f);
+  std::vector<char> bytes;
+  std::string why;
+  switch (read_private_file(w.path, kMaxWisdomBytes, &bytes, &why)) {
+    case ReadStatus::absent: return nullptr;  // no wisdom yet
+    case ReadStatus::rejected:
+      // Not what a planner writes: someone (or something) put it there, worth a warning.
+      log_warn("wisdom: ignoring " + w.path + " (" + why + "); measuring again");
+      return nullptr;
+    case ReadStatus::ok: break;
+  }
   Json e;
   try {
-    if (why.empty()) e = Json::parse(text);
-    if (why.empty()) why = wisdom_mismatch(e, w);
+    e = Json::parse(std::string(bytes.begin(), bytes.end()));
+    why = wisdom_mismatch(e, w);
   } catch (const Error& err) {
     why = err.what();
   }
   if (why.empty()) return e;
+  // Stale (another build, target or layout) or torn: expected now and then, measured again.
   log_info("wisdom: ignoring " + w.path + " (" + why + "); measuring again");
   return nullptr;
-}
-
-// Replaces `path` with `text`: written to a temporary of this process's own (pid and counter,
-// created with O_EXCL, so concurrent planners never share one) in the same directory, then renamed
-// over `path`. The temporary is removed on any failure (a full disk). Returns "" or what failed.
-std::string replace_file(const std::string& path, const std::string& text) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return "cannot create " + tmp + ": " + std::strerror(errno);
-  std::string err;
-  for (size_t done = 0; done < text.size() && err.empty();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n > 0)
-      done += size_t(n);
-    else if (n == 0 || errno != EINTR)
-      err = "cannot write " + tmp + ": " + std::strerror(n == 0 ? ENOSPC : errno);
-  }
-  if (::close(fd) != 0 && err.empty()) err = "cannot write " + tmp + ": " + std::strerror(errno);
-  if (err.empty() && ::rename(tmp.c_str(), path.c_str()) != 0)
-    err = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
-  if (!err.empty()) ::unlink(tmp.c_str());
-  return err;
 }
 
 void write_wisdom(const WisdomSlot& w, const Plan& best, double seconds, const Json& measured) {
@@ -179,12 +164,12 @@ void write_wisdom(const WisdomSlot& w, const Plan& best, double seconds, const J
                                {"params", params_json(best.data().params)},
                                {"seconds", seconds},
                                {"measured", measured}});
-  std::error_code ec;
-  std::filesystem::create_directories(w.dir, ec);
-  if (const std::string err =
-          ec ? "cannot create " + w.dir + ": " + ec.message() : replace_file(w.path, e.dump() + "\n");
-      !err.empty())
-    log_warn("wisdom: " + err + "; the next plan of this matrix will measure again");
+  const std::string text = e.dump() + "\n";
+  try {
+    write_file_atomically(w.path, text.data(), text.size());
+  } catch (const Error& err) {
+    log_warn(std::string("wisdom: ") + err.what() + "; the next plan of this matrix will measure again");
+  }
 }
 
 }  // namespace

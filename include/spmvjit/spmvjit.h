@@ -120,7 +120,9 @@ spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json);
 spmv_status_t spmv_plan_destroy(spmv_plan_t plan);
 
 /* Compiles into the cache every kernel a plan for these types may use on this backend and
- * target (e.g. "sm_90", "native"), without needing the device. *count receives the number. */
+ * target (e.g. "sm_90", "native"), without needing the device. *count receives the number.
+ * SPMV_STATUS_IO_ERROR when cache_dir cannot be used: not this user's, writable by group or
+ * others, or not writable (plans in such a directory keep kernels in memory only). */
 spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir,
                           int* count);
 

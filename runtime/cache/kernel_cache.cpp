@@ -1,23 +1,16 @@
 // Kernel cache: memory map of loaded modules, disk entries written by rename with a checksum.
 #include "runtime/cache/kernel_cache.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 
 #include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/private_file.hpp"
 
 namespace spmvjit {
 namespace {
@@ -37,26 +30,14 @@ struct MemoryCache {
   // generates the same source (the templates are compiled in) for the same compiler.
   std::map<std::string, std::pair<std::string, std::shared_ptr<LoadedModule>>> by_spec;  // -> key, module
   std::map<std::string, std::shared_ptr<std::mutex>> inflight;
-  std::set<std::string> unwritable_dirs;
+  // Directories this process uses memory only for (untrusted, uncreatable or unwritable): warned
+  // about once each.
+  std::map<std::string, std::string> memory_only_dirs;  // -> why
 };
 
 MemoryCache& memory() {
   static MemoryCache m;
   return m;
-}
-
-// mkdir -p; false if it cannot be created.
-bool make_dirs(const std::string& dir) {
-  if (dir.empty()) return false;
-  std::string cur;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      if (!cur.empty() && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
-    }
-    if (i < dir.size()) cur += dir[i];
-  }
-  struct stat st;
-  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 void put_u64(std::vector<char>& out, uint64_t v) {
@@ -95,45 +76,22 @@ void write_cache_entry(const std::string& path, const std::string& key, const st
   put_u64(out, payload.size());
   put_u64(out, checksum64(payload.data(), payload.size()));
   out.insert(out.end(), payload.begin(), payload.end());
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) fail(SPMV_STATUS_IO_ERROR, "cannot create " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t w = ::write(fd, out.data() + done, out.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail(SPMV_STATUS_IO_ERROR, "cannot write " + tmp + ": " + std::strerror(err ? err : ENOSPC));
-    }
-    done += size_t(w);
-  }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail(SPMV_STATUS_IO_ERROR, "cannot finish " + path + ": " + std::strerror(err));
-  }
+  write_file_atomically(path, out.data(), out.size());
 }
 
 bool read_cache_entry(const std::string& path, const std::string& key, std::vector<char>* payload,
                       std::string* why) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
+  std::vector<char> all;
+  switch (read_private_file(path, kMaxCacheEntryBytes, &all, why)) {
+    case ReadStatus::ok: break;
     // ENOTDIR: the cache directory's path runs through a file, so no entry can exist there;
     // the write side reports that directory once.
-    *why = errno == ENOENT || errno == ENOTDIR ? "absent" : std::string("unreadable: ") + std::strerror(errno);
-    return false;
+    case ReadStatus::absent: return *why = "absent", false;
+    case ReadStatus::rejected: return false;
   }
-  std::vector<char> all;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) all.insert(all.end(), buf, buf + n);
-  std::fclose(f);
   size_t pos = 0;
-  auto need = [&](size_t k) { return pos + k <= all.size(); };
+  // Lengths come from the file: compared with what is left, never added to a position first.
+  auto need = [&](uint64_t k) { return pos <= all.size() && k <= all.size() - pos; };
   if (!need(16) || std::memcmp(all.data(), kMagic, 8) != 0) return *why = "bad magic or truncated header", false;
   pos = 8;
   const uint64_t key_len = get_u64(&all[pos]);
@@ -143,24 +101,58 @@ bool read_cache_entry(const std::string& path, const std::string& key, std::vect
   pos += key_len;
   const uint64_t spec_len = get_u64(&all[pos]);
   pos += 8;
-  if (!need(spec_len + 16)) return *why = "truncated header", false;
+  if (spec_len > all.size() || !need(spec_len + 16)) return *why = "truncated header", false;
   pos += spec_len;
   const uint64_t len = get_u64(&all[pos]);
   const uint64_t sum = get_u64(&all[pos + 8]);
   pos += 16;
+  if (len > kMaxCacheEntryBytes)
+    return *why = "payload of " + std::to_string(len) + " bytes beyond the limit", false;
   if (all.size() - pos != len) return *why = "truncated payload", false;
   if (checksum64(all.data() + pos, len) != sum) return *why = "checksum mismatch", false;
-  payload->assign(all.begin() + long(pos), all.end());
+  // The payload in place: no second buffer of its size.
+  all.erase(all.begin(), all.begin() + long(pos));
+  payload->swap(all);
   return true;
 }
 
 namespace {
 
+// Memory only for `dir` from now on, with one warning per directory.
+void use_memory_only(const std::string& dir, const std::string& why) {
+  MemoryCache& m = memory();
+  std::lock_guard lock(m.mu);
+  if (m.memory_only_dirs.emplace(dir, why).second)
+    log_warn("cache: " + why + "; continuing with the memory cache only");
+}
+
+// `dir` when its entries may be read and written, else "" (memory only; `why` says why). Native code is
+// loaded only from a directory this user owns and no one else may write (ensure_private_dir creates it 0700);
+// checked on each disk lookup, since a directory can be replaced while the process runs.
+std::string usable_dir(const std::string& dir, std::string* why = nullptr) {
+  if (dir.empty()) return dir;
+  {
+    MemoryCache& m = memory();
+    std::lock_guard lock(m.mu);
+    if (auto it = m.memory_only_dirs.find(dir); it != m.memory_only_dirs.end()) {
+      if (why) *why = it->second;
+      return "";
+    }
+  }
+  if (std::string problem = ensure_private_dir(dir); !problem.empty()) {
+    use_memory_only(dir, problem);
+    if (why) *why = std::move(problem);
+    return "";
+  }
+  return dir;
+}
+
 // Compiles (or reads) the binary for spec; records timings in `o`. Caller holds the key's lock.
 std::vector<char> obtain_binary(Backend& backend, const KernelSpec& spec, const KernelSource& src,
-                                const std::string& dir, CacheOutcome& o, bool* from_disk,
+                                const std::string& cache_dir, CacheOutcome& o, bool* from_disk,
                                 bool compile = true) {
   *from_disk = false;
+  const std::string dir = usable_dir(cache_dir);
   const std::string path = dir.empty() ? "" : cache_entry_path(dir, o.key);
   std::vector<char> binary;
   if (!dir.empty()) {
@@ -172,6 +164,8 @@ std::vector<char> obtain_binary(Backend& backend, const KernelSpec& spec, const 
       return binary;
     }
     if (why != "absent") {
+      // Whatever is there (a FIFO, a symlink, a file of another user's) is never loaded; the
+      // write below renames a fresh entry over it, without following a link.
       o.note = "disk entry " + path + " rejected (" + why + "); recompiled";
       log_warn("cache: " + o.note);
     }
@@ -182,21 +176,10 @@ std::vector<char> obtain_binary(Backend& backend, const KernelSpec& spec, const 
   o.compile_seconds = since(t0);
   log_debug("cache: compiled " + spec.serialize() + " in " + std::to_string(o.compile_seconds * 1e3) + " ms");
   if (!dir.empty()) {
-    MemoryCache& m = memory();
-    bool skip;
-    {
-      std::lock_guard lock(m.mu);
-      skip = m.unwritable_dirs.count(dir) > 0;
-    }
-    if (!skip) {
-      try {
-        if (!make_dirs(dir)) fail(SPMV_STATUS_IO_ERROR, "cannot create directory " + dir);
-        write_cache_entry(path, o.key, spec.serialize(), binary);
-      } catch (const Error& e) {
-        std::lock_guard lock(m.mu);
-        if (m.unwritable_dirs.insert(dir).second)
-          log_warn(std::string("cache: ") + e.what() + "; continuing with the memory cache only");
-      }
+    try {
+      write_cache_entry(path, o.key, spec.serialize(), binary);
+    } catch (const Error& e) {
+      use_memory_only(dir, e.what());
     }
   }
   return binary;
@@ -310,6 +293,9 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
 
 bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                    CacheOutcome* outcome) {
+  // Warmup exists to fill the disk: compiling into memory only would be time spent for nothing.
+  if (std::string why; !cache_dir.empty() && usable_dir(cache_dir, &why).empty())
+    fail(SPMV_STATUS_IO_ERROR, "cannot cache kernels on disk: " + why);
   CacheOutcome o;
   const KernelSource src = generate_source_for(backend, spec);
   o.key = cache_key(spec, src, backend.compiler_version());

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/backend.hpp"
 
@@ -18,7 +19,8 @@ struct CacheOutcome {
 };
 
 // The directory a plan uses: `requested` if non-null ("" = memory only), else
-// $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit.
+// $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit. Whether it may be used (ours,
+// not writable by others; created 0700) is checked by each lookup, not here.
 std::string resolve_cache_dir(const char* requested);
 
 // Memory -> disk -> compile. Thread-safe; concurrent requests for one key compile once.
@@ -29,19 +31,25 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
                                          const std::string& cache_dir, CacheOutcome* outcome,
                                          bool compile = true);
 
-// Compiles into the disk cache without loading (warmup). Returns true if it compiled.
 // The module of `spec` when this process already loaded it (no source generation, no disk),
 // else nullptr.
 std::shared_ptr<LoadedModule> find_loaded_kernel(Backend& backend, const KernelSpec& spec,
                                                  CacheOutcome* outcome = nullptr);
 
+// Compiles into the disk cache without loading (warmup). Returns true if it compiled. Throws
+// IO_ERROR when `cache_dir` is not usable (not ours, writable by others, cannot be created, or a
+// write there failed before), where get_kernel goes on with memory only.
 bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                    CacheOutcome* outcome);
 
-// Disk entry I/O, exposed for tests. read returns false and sets `why` on any defect.
+// The largest disk entry read: a bigger file (or a header claiming more) is refused unread.
+constexpr size_t kMaxCacheEntryBytes = size_t(256) << 20;
+
+// Disk entry I/O, exposed for tests. read returns false and sets `why` on any defect, a file
+// that is not a regular one of this user's (read_private_file) included; "absent" when none.
 bool read_cache_entry(const std::string& path, const std::string& key, std::vector<char>* payload,
                       std::string* why);
-// Throws IO_ERROR on failure; never leaves a partial file under the final name.
+// Throws IO_ERROR on failure; never leaves a partial file under the final name, nor a temporary.
 void write_cache_entry(const std::string& path, const std::string& key, const std::string& spec,
                        const std::vector<char>& payload);
 std::string cache_entry_path(const std::string& dir, const std::string& key);

@@ -1,12 +1,17 @@
 // Measure-mode planning: the fastest measured candidate is kept, verified, and remembered as
 // versioned wisdom that is replayed with one plan, or ignored (and measured again) when stale.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "core/json.hpp"
 #include "engine/formats/format.hpp"
@@ -251,6 +256,101 @@ TEST_CASE("wisdom is written through a temporary that never stays behind", "[pla
 #endif
   }
   for (const std::string& f : m.wisdom_files()) CHECK(f.find(".tmp") == std::string::npos);
+}
+
+TEST_CASE("wisdom that is not a regular file of ours, or in a folder others may write, is not read",
+          "[planner]") {
+  if (!test::require_cpu_backend()) return;
+  MeasureFixture m;
+  const Json first = m.plan();
+  const auto files = m.wisdom_files();
+  REQUIRE(files.size() == 1);
+  const std::string path = files[0];
+  auto logged = [&](const std::string& prefix, const std::string& part) {
+    int n = 0;
+    for (const std::string& l : m.log.lines)
+      n += l.rfind(prefix, 0) == 0 && l.find(part) != std::string::npos;
+    return n;
+  };
+  // After each: measured again, said why once, and the entry is a regular file again.
+  auto expect_ignored = [&](const std::string& reason) {
+    const Json d = m.plan();
+    CHECK(measured_again(d));
+    CHECK(logged("wisdom: ignoring", reason) == 1);
+    CHECK(fs::is_regular_file(fs::symlink_status(path)));
+    CHECK(read_json(path)["format"] == d["format"]);
+  };
+  SECTION("a FIFO does not hang planning") {
+    fs::remove(path);
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    // Sets a stuck reader free after 20 s, so a regression fails instead of hanging.
+    std::atomic<bool> done{false}, rescued{false};
+    std::thread rescuer([&] {
+      for (int i = 0; i < 1000 && !done.load(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (done.load()) return;
+      rescued = true;
+      const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0) ::close(fd);
+    });
+    expect_ignored("a FIFO");
+    done = true;
+    rescuer.join();
+    CHECK_FALSE(rescued.load());
+  }
+  SECTION("a symlink to /dev/zero is not followed") {
+    fs::remove(path);
+    REQUIRE(::symlink("/dev/zero", path.c_str()) == 0);
+    expect_ignored("symbolic link");
+  }
+  SECTION("a file too large to be wisdom is not read") {
+    fs::resize_file(path, 2 << 20);
+    expect_ignored("more than the limit");
+  }
+  SECTION("a file of another user's (root only)") {
+    if (::geteuid() != 0) {
+      WARN("not root: cannot give a file away; this section skipped");  // not SPMVJIT_SKIP: the others ran
+      return;
+    }
+    REQUIRE(::chown(path.c_str(), 65534, 65534) == 0);
+    expect_ignored("owned by uid 65534");
+  }
+  SECTION("a wisdom folder others may write: no wisdom read or written, planning still succeeds") {
+    REQUIRE(::chmod(m.wisdom_dir().c_str(), 0777) == 0);
+    Json e = read_json(path);
+    e["format"] = "no_such_format";  // would be ignored if read: shows it is not even read
+    write_text(path, e.dump());
+    const Json d = m.plan();
+    CHECK(measured_again(d));
+    CHECK(logged("wisdom: not used", "writable by group or others") == 1);
+    CHECK(m.log.count("wisdom: ignoring") == 0);
+    CHECK(read_json(path)["format"] == Json("no_such_format"));  // not rewritten
+  }
+  for (const std::string& f : m.wisdom_files()) CHECK(f.find(".tmp") == std::string::npos);
+}
+
+TEST_CASE("8 threads measuring one matrix at once leave one whole wisdom entry", "[planner]") {
+  if (!test::require_cpu_backend()) return;
+  MeasureFixture m;
+  m.plan();  // compiles the kernels once, so the threads below mostly time and write
+  REQUIRE(m.wisdom_files().size() == 1);
+  fs::remove(m.wisdom_files()[0]);
+  std::vector<std::string> errors(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        SpmvPlan plan(m.desc, m.options());
+      } catch (const std::exception& e) {
+        errors[size_t(i)] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const std::string& e : errors) CHECK(e == "");
+  const auto files = m.wisdom_files();
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].find(".tmp") == std::string::npos);
+  CHECK(read_json(files[0])["version"] == Json(SPMVJIT_VERSION_STRING));
 }
 
 TEST_CASE("measure mode rejects an unknown planning value", "[planner]") {
