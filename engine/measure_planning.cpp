@@ -19,6 +19,9 @@ namespace {
 
 // How many distinct formats are timed: the estimate's best plus the runners-up.
 constexpr size_t kMeasuredFormats = 4;
+// Vectors up to this size are always worth timing with; beyond it, only when the matrix is not
+// much smaller than they are.
+constexpr int64_t kMeasureVectorFloor = int64_t(256) << 20;
 
 using Clock = std::chrono::steady_clock;
 
@@ -213,6 +216,18 @@ std::unique_ptr<Plan> plan_by_measurement(const spmv_csr_t& a, const spmv_option
     if (!std::isfinite(c.score) || names.size() >= kMeasuredFormats) break;
     if (std::find(names.begin(), names.end(), c.format->name()) == names.end())
       names.push_back(c.format->name());
+  }
+  // Timing needs x and y of the matrix's shape: for a matrix far wider or taller than its
+  // nonzeros (3 x 2^37 with 5 entries), vectors that dwarf the matrix are not worth measuring.
+  const int64_t vector_bytes = (a.rows + a.cols) * int64_t(size_of(best->value_type()));
+  if (vector_bytes > std::max<int64_t>(kMeasureVectorFloor, 4 * best->data().matrix_bytes)) {
+    char why[200];
+    std::snprintf(why, sizeof why,
+                  "the estimate's choice, not measured: x and y would take %.3g MB, more than 4x the "
+                  "matrix's %.3g MB",
+                  double(vector_bytes) * 1e-6, double(best->data().matrix_bytes) * 1e-6);
+    best->set_measurements(Json::array(), why);
+    return best;
   }
   double best_time = time_plan(*best, backend, a.rows, a.cols, best->value_type());
   Json measured = Json::array({Json::object({{"format", best->data().format},

@@ -44,4 +44,14 @@ TEST_CASE("a plan of 3 x 2^37 int64 with 5 nonzeros allocates nothing column-siz
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));  // mostly the JIT
     CHECK(peak_rss_kib() - before < 512 * 1024);                              // x alone: 1 TiB
   }
+  // Measure mode would time with a 1 TiB x: it keeps the estimate's choice and says why.
+  o.format = nullptr;
+  o.planning = SPMV_PLANNING_MEASURE;
+  o.cache_dir = "";
+  spmv_plan_t p = nullptr;
+  REQUIRE(spmv_plan(&p, &a, &o) == SPMV_STATUS_SUCCESS);
+  const char* json = nullptr;
+  REQUIRE(spmv_plan_describe(p, &json) == SPMV_STATUS_SUCCESS);
+  CHECK(std::string(json).find("not measured: x and y would take") != std::string::npos);
+  spmv_plan_destroy(p);
 }
