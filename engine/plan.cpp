@@ -426,7 +426,7 @@ void Plan::bind_entries(const std::string& suffix) {
   // for (it would overlap the caller's kernels that produce x).
   SPMVJIT_ASSERT(data_.steps.empty() || !data_.steps[0].early,
                  "the first launch step of " + data_.format + " is marked early");
-  if (!backend_->is_host()) {
+  if (backend_->kind() != BackendKind::cpu) {
     scale_entry_ = module_->entry("spmvjit_scale_y");
     scale_step_ = LaunchStep{"spmvjit_scale_y", (rows_ + 255) / 256, 256, 0};
   }
@@ -480,7 +480,7 @@ void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, 
   // Calls on one plan from several threads: the CPU's thread pool and any plan's scratch are
   // the plan's own, so those calls take turns (and on a GPU, their streams too).
   std::unique_lock<std::mutex> turn(execute_mutex_, std::defer_lock);
-  const bool exclusive = backend_->is_host() || data_.scratch_bytes > 0;
+  const bool exclusive = backend_->kind() == BackendKind::cpu || data_.scratch_bytes > 0;
   if (exclusive) {
     turn.lock();
     executor_->begin_exclusive(stream);
@@ -494,7 +494,7 @@ void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, 
 }
 
 void Plan::scale_y(double beta, void* y, const SpmvArgs& args, void* stream) {
-  if (!backend_->is_host()) {  // every GPU module exports spmvjit_scale_y (the GPU prelude)
+  if (backend_->kind() != BackendKind::cpu) {  // every GPU module exports spmvjit_scale_y (the GPU prelude)
     executor_->run(scale_entry_, scale_step_, args, stream);
     return;
   }
