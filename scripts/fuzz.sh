@@ -49,8 +49,8 @@ status=0
 for t in matrix_market:$mm_pid plan:$plan_pid; do
   name=${t%%:*}
   if wait "${t##*:}"; then result=ok; else result=FAILED; status=1; fi
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$build_dir/logs/$name.log" | grep -o '[0-9]*$' || true)
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$build_dir/logs/$name.log" | grep -o '[0-9]*$' || true)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$build_dir/logs/$name.log" | grep -o '[0-9]*$' || true)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$build_dir/logs/$name.log" | grep -o '[0-9]*$' || true)
   corpus=$(find "$build_dir/corpus/$name" -type f | wc -l)
   echo "fuzz $name: $result, ${execs:-?} executions, ${rate:-?} exec/s, corpus $corpus files"
   if [ "$result" = FAILED ]; then
