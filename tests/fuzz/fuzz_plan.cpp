@@ -249,7 +249,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       c = raw & 0x100 ? v : int64_t(uint64_t(c) + uint64_t(v) - uint64_t(base));
     }
     if (what == 2 && !m.val.empty()) m.val[at % m.val.size()] = kSpecial[raw % 8];
-    if (what == 3 && m.rows > 0) std::swap(m.rp[at % size_t(m.rows)], m.rp[at % size_t(m.rows) + 1]);
+    if (what == 3 && m.rp.size() > 1) {  // rp has one entry when rows is a refused size
+      const size_t i = at % (m.rp.size() - 1);
+      std::swap(m.rp[i], m.rp[i + 1]);
+    }
     if (what == 4) m.nnz = int64_t(raw & 0x200 ? raw >> 1 : uint64_t(m.nnz) + (raw & 7) - 3);  // nnz mismatch
   }
   if (m.nnz < 0 || m.nnz > int64_t(m.ci.size())) {  // arrays must be as long as declared: extend
