@@ -47,6 +47,18 @@ void require(bool ok, const char* what) {
   if (!ok) spmvjit::fail(SPMV_STATUS_INVALID_VALUE, what);
 }
 
+// A C caller may store any int in an enum field, but loading an out-of-range value as the C++
+// enum type is undefined behaviour (UBSan: -fsanitize=enum): read the bytes as an int and check
+// the range before anything reads the field as an enum.
+template <class E>
+void require_enum(const E& field, int last, const char* what) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &field, sizeof v);
+  if (v < 0 || v > last)
+    spmvjit::fail(SPMV_STATUS_INVALID_VALUE, std::string("unknown ") + what + " " + std::to_string(v));
+}
+
 }  // namespace
 
 extern "C" {
@@ -67,9 +79,13 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     spmv_options_init(&defaults);
     auto p = std::make_unique<spmv_plan_s>();
     const spmv_options_t& o = options ? *options : defaults;
+    require_enum(A->index_type, SPMV_INDEX_INT64, "index type");
+    require_enum(A->value_type, SPMV_VALUE_DOUBLE, "value type");
+    require_enum(A->memory, SPMV_MEMORY_DEVICE, "memory kind");
+    require_enum(o.backend, SPMV_BACKEND_HIP, "backend");
+    require_enum(o.log_level, SPMV_LOG_OFF, "log level");
+    require_enum(o.planning, SPMV_PLANNING_MEASURE, "planning mode");
     const bool forced = spmvjit::parse_format_option(o.format) != nullptr;
-    if (o.planning != SPMV_PLANNING_ESTIMATE && o.planning != SPMV_PLANNING_MEASURE)
-      spmvjit::fail(SPMV_STATUS_INVALID_VALUE, "unknown planning mode " + std::to_string(int(o.planning)));
     p->impl = o.planning == SPMV_PLANNING_MEASURE && !forced ? spmvjit::plan_by_measurement(*A, o)
                                                              : std::make_unique<spmvjit::Plan>(*A, o);
     *plan = p.release();
@@ -87,6 +103,7 @@ spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, c
 spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv_memory_t memory) {
   return guarded([&] {
     require(plan != nullptr, "plan is null");
+    require_enum(memory, SPMV_MEMORY_DEVICE, "memory kind");
     plan->impl->update_values(values, memory);
   });
 }
@@ -129,6 +146,7 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
   using namespace spmvjit;
   return guarded([&] {
     if (count) *count = 0;
+    require_enum(backend, SPMV_BACKEND_HIP, "backend");
     const BackendKind kind = backend == SPMV_BACKEND_CUDA ? BackendKind::cuda
                              : backend == SPMV_BACKEND_HIP ? BackendKind::hip
                                                            : BackendKind::cpu;

@@ -179,6 +179,7 @@ class SellFormat final : public Format {
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
       for (int64_t s = s0; s < s1; ++s) {
         const int64_t w = (slice_ptr[s + 1] - slice_ptr[s]) / c;
+        if (w == 0) continue;  // nothing stored (cols is null when nothing is at all)
         for (int64_t i = 0; i < c; ++i) {
           const int64_t pos = s * c + i;
           int64_t b = 0, len = 0;

@@ -197,6 +197,7 @@ class SellpFormat final : public Format {
     const int64_t ct = c * t;
     for (int64_t s = 0; s < slices; ++s) {
       const int64_t width = w[size_t(s)];
+      if (width == 0) continue;  // nothing stored (col is null when nothing is at all)
       for (int64_t i = 0; i < c; ++i) {
         const int64_t pos = s * c + i;
         int64_t b = 0, len = 0;

@@ -224,6 +224,12 @@ TEST_CASE("bad options are INVALID_VALUE", "[api]") {
   CHECK(spmv_warmup(SPMV_BACKEND_CPU, "sm_90", "", &count) == SPMV_STATUS_INVALID_VALUE);
   CHECK(contains(spmv_last_error(), "native"));
   CHECK(count == 0);
+  // Out-of-range enums are read as ints before use (UB as enums: the sanitizer build checks).
+  CHECK(spmv_warmup(spmv_backend_t(9), nullptr, "", &count) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(contains(spmv_last_error(), "backend"));
+  o = cpu();
+  o.planning = spmv_planning_t(-3);
+  CHECK(contains(plan_error(m.desc(), SPMV_STATUS_INVALID_VALUE, o), "planning mode -3"));
 }
 
 TEST_CASE("sizes beyond the index type are SIZE_OVERFLOW before any array is read", "[api]") {

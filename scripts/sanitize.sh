@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer in build-san/ (gcc unless
+# CC/CXX say otherwise) and runs the whole test suite under them; any report fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build_dir="${SPMVJIT_SANITIZE_BUILD_DIR:-build-san}"
+jobs=$(nproc)
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DSPMVJIT_SANITIZE=address,undefined >/dev/null
+cmake --build "$build_dir" -j "$jobs"
+
+# halt_on_error: the first report ends the test with a failure (UBSan's is also fatal by the
+# build's -fno-sanitize-recover). No suppressions: LeakSanitizer found nothing to excuse.
+export ASAN_OPTIONS="halt_on_error=1:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+# Kernels are not instrumented, so the normal build's kernel cache serves here too (the same
+# compiler, options and target): after `scripts/setup.sh test` the kernel tests need no compiles.
+normal_cache="${SPMVJIT_BUILD_DIR:-build}/test-cache"
+if [ -z "${SPMVJIT_CACHE_DIR:-}" ] && [ -d "$normal_cache" ]; then
+  export SPMVJIT_CACHE_DIR="$PWD/$normal_cache"
+fi
+cd "$build_dir"
+ctest --output-on-failure -j "$jobs" --timeout 1800
