@@ -16,9 +16,11 @@ export ASAN_OPTIONS="halt_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 # Kernels are not instrumented, so the normal build's kernel cache serves here too (the same
 # compiler, options and target): after `scripts/setup.sh test` the kernel tests need no compiles.
+# The tests' cache folder is set per test by ctest (build-san/test-cache), so it is seeded with a
+# copy of the normal one (modes kept: the cache must be the user's alone).
 normal_cache="${SPMVJIT_BUILD_DIR:-build}/test-cache"
-if [ -z "${SPMVJIT_CACHE_DIR:-}" ] && [ -d "$normal_cache" ]; then
-  export SPMVJIT_CACHE_DIR="$PWD/$normal_cache"
+if [ -d "$normal_cache" ] && [ ! -e "$build_dir/test-cache" ]; then
+  cp -a "$normal_cache" "$build_dir/test-cache"
 fi
 cd "$build_dir"
 ctest --output-on-failure -j "$jobs" --timeout 1800
