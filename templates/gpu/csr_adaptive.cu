@@ -271,17 +271,15 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   }
 }
 
-template <int E>
-SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
-  using namespace adaptive;
-  SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
+namespace adaptive {
+// Chunk blockIdx.x of a long row: the block's sum of its products (in thread 0) and its row.
+SPMVJIT_DEVICE V chunk_sum(const SpmvArgs& a, V* ws, i64* row) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
   const col_t* SPMVJIT_RESTRICT ci = (const col_t*)a.a[ADAPTIVE_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_CHUNK_ROW];
   const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_CHUNK_START];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
-  V* y = (V*)a.y;
   const i64 r = spmvjit_ldg(crow + blockIdx.x);
   const i64 ks = spmvjit_ldg(cstart + blockIdx.x);
   const i64 re = spmvjit_ldg(rp + r + 1);
@@ -289,10 +287,19 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   const i64 ke = ks + kS < re ? ks + kS : re;
   V s = 0;
   for_products(ci, va, x, cb, ks, ke, [&](i64, V p) { s += p; });
-  s = block_sum(s, ws);
+  *row = r;
+  return block_sum(s, ws);
+}
+}  // namespace adaptive
+
+template <int E>
+SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
+  SPMVJIT_SHARED V ws[adaptive::kBlock / SPMVJIT_WARP];
+  i64 r;
+  const V s = adaptive::chunk_sum(a, ws, &r);
   if (threadIdx.x == 0) {
     spmvjit_grid_wait();  // launched early: the row-block step must have applied beta to y[r]
-    spmvjit_atomic_add(y + r, spmvjit_alpha_one<E>(V(a.alpha)) ? s : V(a.alpha) * s);
+    spmvjit_atomic_add((V*)a.y + r, spmvjit_alpha_one<E>(V(a.alpha)) ? s : V(a.alpha) * s);
   }
 }
 
@@ -302,23 +309,10 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
 // tree) and y[r] += alpha * sum: bitwise the same on every run, no atomics.
 template <int E>
 SPMVJIT_DEVICE void adaptive_long_part(const SpmvArgs& a) {
-  using namespace adaptive;
-  SPMVJIT_SHARED V ws[kBlock / SPMVJIT_WARP];
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_ROW_PTR];
-  const col_t* SPMVJIT_RESTRICT ci = (const col_t*)a.a[ADAPTIVE_COL_IDX];
-  SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
-  const I* SPMVJIT_RESTRICT crow = (const I*)a.a[ADAPTIVE_CHUNK_ROW];
-  const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[ADAPTIVE_CHUNK_START];
-  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  SPMVJIT_SHARED V ws[adaptive::kBlock / SPMVJIT_WARP];
   spmvjit_grid_launch_dependents();  // spmvjit_long_sum may start; it waits for this step's end
-  const i64 r = spmvjit_ldg(crow + blockIdx.x);
-  const i64 ks = spmvjit_ldg(cstart + blockIdx.x);
-  const i64 re = spmvjit_ldg(rp + r + 1);
-  const i64 cb = col_base(a, a.n[ADAPTIVE_N_BLOCKS] + blockIdx.x);
-  const i64 ke = ks + kS < re ? ks + kS : re;
-  V s = 0;
-  for_products(ci, va, x, cb, ks, ke, [&](i64, V p) { s += p; });
-  s = block_sum(s, ws);
+  i64 r;
+  const V s = adaptive::chunk_sum(a, ws, &r);
   if (threadIdx.x == 0) {
     // Launched early: wait for the row-block step, so that this step's end implies its end
     // (spmvjit_long_sum waits only for this one before it adds into y).
