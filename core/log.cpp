@@ -22,6 +22,11 @@ spmv_log_level_t env_level(spmv_log_level_t fallback) {
   for (int i = 0; i < 6; ++i)
     if (strcasecmp(e, names[i]) == 0) return spmv_log_level_t(i);
   if (e[0] >= '0' && e[0] <= '5' && e[1] == 0) return spmv_log_level_t(e[0] - '0');
+  static std::once_flag warned;  // said once per process, not per plan
+  std::call_once(warned, [e] {
+    std::fprintf(stderr,
+                 "spmvjit: ignoring SPMVJIT_LOG_LEVEL=%s (trace, debug, info, warn, error, off or 0-5)\n", e);
+  });
   return fallback;
 }
 

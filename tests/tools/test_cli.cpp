@@ -135,5 +135,24 @@ TEST_CASE("oversized and non-regular inputs are refused at once with what is wro
   CHECK(out.find("cannot read '/dev/zero': a character device, not a regular file") != std::string::npos);
 }
 
+TEST_CASE("command-line numbers out of range and unknown log levels are named", "[cli]") {
+  const std::pair<std::string, std::string> bad[] = {
+      {" --iters -5", "--iters must be in [1, "},
+      {" --device -3", "--device must be in [0, "},
+      {" --threads 99999999999", "--threads must be in [0, "},
+      {" --seed 99999999999999999999", "--seed must be in [0, "}};
+  for (const auto& [arg, want] : bad) {
+    INFO(arg);
+    std::string out;
+    CHECK(test::run_command(cli() + " run --gen poisson2d:5 --backend cpu" + arg, &out) == 2);
+    CHECK(out.find(want) != std::string::npos);
+  }
+  if (!test::require_cpu_backend()) return;
+  std::string out;
+  CHECK(test::run_command(
+            "SPMVJIT_LOG_LEVEL=loud " + cli() + " run --gen poisson2d:5 --backend cpu --iters 1", &out) == 0);
+  CHECK(out.find("ignoring SPMVJIT_LOG_LEVEL=loud") != std::string::npos);
+}
+
 }  // namespace spmvjit
 #endif

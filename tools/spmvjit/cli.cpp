@@ -2,6 +2,7 @@
 #include "tools/spmvjit/cli.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -52,12 +53,15 @@ std::string Args::get(const std::string& k, const std::string& def) const {
   return it == opts_.end() ? def : it->second;
 }
 
-int64_t Args::get_int(const std::string& k, int64_t def) const {
+int64_t Args::get_int(const std::string& k, int64_t def, int64_t lo, int64_t hi) const {
   if (!has(k)) return def;
   char* end = nullptr;
   const std::string v = get(k);
+  errno = 0;
   const long long x = std::strtoll(v.c_str(), &end, 10);
   if (v.empty() || *end) usage_error("--" + k + " expects an integer, got '" + v + "'");
+  if (errno == ERANGE || x < lo || x > hi)
+    usage_error("--" + k + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v);
   return x;
 }
 
@@ -73,7 +77,7 @@ double Args::get_double(const std::string& k, double def) const {
 HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name) {
   if (args.has("gen")) {
     *name = args.get("gen");
-    return generate_matrix(args.get("gen"), uint64_t(args.get_int("seed", 1)));
+    return generate_matrix(args.get("gen"), uint64_t(args.get_int("seed", 1, 0)));
   }
   if (args.positional().empty()) usage_error("give a Matrix Market FILE or --gen SPEC");
   const std::string path = args.positional()[0];
@@ -201,8 +205,8 @@ spmv_options_t options_from(const Args& args) {
   spmv_options_t o;
   spmv_options_init(&o);
   o.backend = backend_from(args.get("backend", "auto"));
-  o.device = int(args.get_int("device", 0));
-  o.threads = int(args.get_int("threads", 0));
+  o.device = int(args.get_int("device", 0, 0, 1023));
+  o.threads = int(args.get_int("threads", 0, 0, 65536));
   o.deterministic = args.has("deterministic");
   if (args.has("cache-dir")) o.cache_dir = nullptr;  // set by caller, which owns the string
   return o;

@@ -20,7 +20,8 @@ class Args {
        const std::vector<std::string>& valued);
   bool has(const std::string& k) const { return opts_.count(k) > 0; }
   std::string get(const std::string& k, const std::string& def = "") const;
-  int64_t get_int(const std::string& k, int64_t def) const;
+  // --k as an integer in [lo, hi] (a usage error otherwise, out-of-range values included).
+  int64_t get_int(const std::string& k, int64_t def, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) const;
   double get_double(const std::string& k, double def) const;
   const std::vector<std::string>& positional() const { return pos_; }
 

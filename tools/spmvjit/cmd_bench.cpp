@@ -120,7 +120,7 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
     matrices.emplace_back(name, std::move(a));
     return matrices;
   }
-  const uint64_t seed = uint64_t(args.get_int("seed", 1));
+  const uint64_t seed = uint64_t(args.get_int("seed", 1, 0));
   for (const auto& [name, spec] : specs)
     for (const std::string& k : kinds) {
       const std::string suffix = k.empty() ? "" : "@" + k;
@@ -155,8 +155,8 @@ int cmd_bench(int argc, char** argv) {
                        (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));
   if (!on_cuda && args.has("timing")) usage_error("--timing is for CUDA devices (the CPU times wall clock)");
   if (on_cuda)  // CUDA-event timing, copy bandwidth and the cuSPARSE peer (bench_gpu.cpp)
-    return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20)), timing,
-                     !args.has("no-peers"), args.get("json"));
+    return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20, 1, 1000000000)),
+                     timing, !args.has("no-peers"), args.get("json"));
   std::vector<std::vector<std::string>> rows;
   Json json = Json::array();
   bool any_wrong = false;
@@ -164,7 +164,7 @@ int cmd_bench(int argc, char** argv) {
     double csr_time = 0, csr_bytes = 0;
     std::vector<MeasureResult> results;
     for (const auto& f : formats) {
-      results.push_back(measure(a, index, value, o, f, int(args.get_int("iters", 20)), 0.2));
+      results.push_back(measure(a, index, value, o, f, int(args.get_int("iters", 20, 1, 1000000000)), 0.2));
       // The CSR-equivalent bytes are the matrix's, whichever format measured them (peers' GB/s).
       if (results.back().ok && csr_bytes == 0) csr_bytes = results.back().csr_bytes;
       if (results.back().ok && results.back().format == "csr" && !f.empty()) csr_time = results.back().exec_s;
@@ -207,7 +207,8 @@ int cmd_bench(int argc, char** argv) {
     const bool on_cpu = o.backend == SPMV_BACKEND_CPU ||
                         (o.backend == SPMV_BACKEND_AUTO && !backend_available(BackendKind::cuda, o.device));
     if (on_cpu && !args.has("no-peers")) {
-      for (const PeerResult& p : run_cpu_peers(a, value, o.threads, int(args.get_int("iters", 20)), 0.2)) {
+      for (const PeerResult& p :
+           run_cpu_peers(a, value, o.threads, int(args.get_int("iters", 20, 1, 1000000000)), 0.2)) {
         if (!p.ok) {
           any_wrong |= p.error.rfind("row", 0) == 0;
           rows.push_back({name, p.name, "-", "-", "-", "-", "-", "-", "-", "-", p.error.substr(0, 60)});

@@ -83,7 +83,7 @@ int cmd_gen(int argc, char** argv) {
     return args.has("help") ? 0 : 2;
   }
   if (!args.has("output")) usage_error("gen needs -o FILE.mtx");
-  const auto a = generate_matrix(args.positional()[0], uint64_t(args.get_int("seed", 1)));
+  const auto a = generate_matrix(args.positional()[0], uint64_t(args.get_int("seed", 1, 0)));
   write_matrix_market(args.get("output"), a);
   std::printf("wrote %s: %lld x %lld, %lld nonzeros\n", args.get("output").c_str(), (long long)a.rows,
               (long long)a.cols, (long long)a.nnz());

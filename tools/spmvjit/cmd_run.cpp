@@ -45,7 +45,7 @@ int cmd_run(int argc, char** argv) {
   const ValueType value = value_from(args.get("value"));
   check_run_memory(a, index, value);
   const auto r = measure(a, index, value, o, args.has("measure") ? "measure" : args.get("format"),
-                         int(args.get_int("iters", 20)), 0.2);
+                         int(args.get_int("iters", 20, 1, 1000000000)), 0.2);
   std::printf("matrix   %s: %lld x %lld, %lld nonzeros\n", name.c_str(), (long long)a.rows,
               (long long)a.cols, (long long)a.nnz());
   if (!r.ok) {
