@@ -17,7 +17,7 @@ export PKG_CONFIG_PATH="$pc_dir"
 printf '%s\n' '#include <spmvjit/spmvjit.h>' '#include <stdio.h>' '#include <string.h>' \
   'int main(void) {' '  printf("%s\n", spmv_version());' \
   '  return strcmp(spmv_version(), SPMVJIT_VERSION_STRING) != 0;' '}' > "$tmp/version.c"
-cc "$tmp/version.c" -o "$tmp/version" $(pkg-config --cflags --libs spmvjit)
+cc $flags "$tmp/version.c" -o "$tmp/version" $(pkg-config --cflags --libs spmvjit)
 test "$(LD_LIBRARY_PATH="$(pkg-config --variable=libdir spmvjit)" "$tmp/version")" = \
   "$(pkg-config --modversion spmvjit)"
 echo "install_consumer: pkg-config spmvjit $(pkg-config --modversion spmvjit): a C program built and ran"
