@@ -238,16 +238,8 @@ TEST_CASE("8 threads and 2 processes writing one file never tear it nor leave a 
   constexpr int kRounds = 50;
   std::atomic<int> torn{0}, errors{0};
   std::atomic<bool> done{false};
-  std::thread reader([&] {
-    std::vector<char> bytes;
-    std::string why;
-    while (!done.load()) {
-      if (read_private_file(path, 1 << 20, &bytes, &why) == ReadStatus::ok &&
-          !whole(std::string(bytes.begin(), bytes.end())))
-        ++torn;
-    }
-  });
-  // Two forked processes (writers 8 and 9) beside eight threads of this one.
+  // Two forked processes (writers 8 and 9) beside eight threads of this one, forked before any
+  // thread starts (a child forked while a thread holds a lock would wait for it forever).
   std::vector<pid_t> children;
   for (int writer = 8; writer < 10; ++writer) {
     const pid_t pid = ::fork();
@@ -266,6 +258,15 @@ TEST_CASE("8 threads and 2 processes writing one file never tear it nor leave a 
     }
     children.push_back(pid);
   }
+  std::thread reader([&] {
+    std::vector<char> bytes;
+    std::string why;
+    while (!done.load()) {
+      if (read_private_file(path, 1 << 20, &bytes, &why) == ReadStatus::ok &&
+          !whole(std::string(bytes.begin(), bytes.end())))
+        ++torn;
+    }
+  });
   std::vector<std::thread> writers;
   for (int writer = 0; writer < 8; ++writer)
     writers.emplace_back([&, writer] {

@@ -282,12 +282,8 @@ TEST_CASE("8 threads and 2 processes writing one cache entry: 50 rounds, never t
   constexpr int kRounds = 50;
   std::atomic<int> bad{0}, errors{0};
   std::atomic<bool> done{false};
-  std::thread reader([&] {
-    std::vector<char> got;
-    std::string why;
-    while (!done.load())
-      if (!read_cache_entry(path, key, &got, &why) && why != "absent") ++bad;
-  });
+  // The processes fork before any thread starts: a child forked while another thread holds a
+  // lock (the allocator's, under AddressSanitizer) would wait for it forever.
   std::vector<pid_t> children;
   for (int writer = 8; writer < 10; ++writer) {
     const pid_t pid = ::fork();
@@ -303,6 +299,12 @@ TEST_CASE("8 threads and 2 processes writing one cache entry: 50 rounds, never t
     }
     children.push_back(pid);
   }
+  std::thread reader([&] {
+    std::vector<char> got;
+    std::string why;
+    while (!done.load())
+      if (!read_cache_entry(path, key, &got, &why) && why != "absent") ++bad;
+  });
   std::vector<std::thread> writers;
   for (int writer = 0; writer < 8; ++writer)
     writers.emplace_back([&, writer] {
