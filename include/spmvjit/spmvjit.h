@@ -6,6 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* SPMVJIT_API marks what the shared library exports: the functions below and nothing else (it
+ * is built with hidden visibility and a version script; tests/check_exports.sh checks). */
+#if defined(__GNUC__) || defined(__clang__)
+#define SPMVJIT_API __attribute__((visibility("default")))
+#else
+#define SPMVJIT_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -13,17 +21,17 @@ extern "C" {
 /* Every call returns a status; on failure spmv_last_error() (per thread) says what and where. */
 typedef enum spmv_status_t {
   SPMV_STATUS_SUCCESS = 0,
-  SPMV_STATUS_INVALID_VALUE = 1,   /* bad argument: null pointer, unknown enum, bad option */
-  SPMV_STATUS_INVALID_MATRIX = 2,  /* CSR arrays inconsistent (row_ptr, columns, nnz) */
-  SPMV_STATUS_SIZE_OVERFLOW = 3,   /* sizes do not fit the chosen index type */
-  SPMV_STATUS_UNSUPPORTED = 4,     /* valid request this build or format cannot do */
-  SPMV_STATUS_NO_DEVICE = 5,       /* backend requested but no such device/driver */
-  SPMV_STATUS_OUT_OF_MEMORY = 6,   /* host or device allocation failed */
-  SPMV_STATUS_COMPILE_FAILED = 7,  /* JIT compiler rejected generated source (log in message) */
-  SPMV_STATUS_IO_ERROR = 8,        /* file could not be read or written */
-  SPMV_STATUS_PARSE_ERROR = 9,     /* malformed input file (line number in message) */
+  SPMV_STATUS_INVALID_VALUE = 1,     /* bad argument: null pointer, unknown enum, bad option */
+  SPMV_STATUS_INVALID_MATRIX = 2,    /* CSR arrays inconsistent (row_ptr, columns, nnz) */
+  SPMV_STATUS_SIZE_OVERFLOW = 3,     /* sizes do not fit the chosen index type */
+  SPMV_STATUS_UNSUPPORTED = 4,       /* valid request this build or format cannot do */
+  SPMV_STATUS_NO_DEVICE = 5,         /* backend requested but no such device/driver */
+  SPMV_STATUS_OUT_OF_MEMORY = 6,     /* host or device allocation failed */
+  SPMV_STATUS_COMPILE_FAILED = 7,    /* JIT compiler rejected generated source (log in message) */
+  SPMV_STATUS_IO_ERROR = 8,          /* file could not be read or written */
+  SPMV_STATUS_PARSE_ERROR = 9,       /* malformed input file (line number in message) */
   SPMV_STATUS_EXECUTION_FAILED = 10, /* a launch or device operation failed */
-  SPMV_STATUS_INTERNAL_ERROR = 11  /* a bug in spmvjit */
+  SPMV_STATUS_INTERNAL_ERROR = 11    /* a bug in spmvjit */
 } spmv_status_t;
 
 typedef enum spmv_index_type_t { SPMV_INDEX_INT32 = 0, SPMV_INDEX_INT64 = 1 } spmv_index_type_t;
@@ -73,12 +81,12 @@ typedef enum spmv_planning_t { SPMV_PLANNING_ESTIMATE = 0, SPMV_PLANNING_MEASURE
 
 typedef struct spmv_options_t {
   spmv_backend_t backend;
-  int device;              /* GPU ordinal */
-  int threads;             /* CPU threads; 0 = hardware concurrency */
-  const char* cache_dir;   /* NULL = $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit;
-                              "" = memory only */
-  const char* format;      /* NULL or "auto" = planner decides; else a format name, e.g. "sell" */
-  spmv_log_level_t log_level; /* overridden by $SPMVJIT_LOG_LEVEL when set */
+  int device;                       /* GPU ordinal */
+  int threads;                      /* CPU threads; 0 = hardware concurrency */
+  const char* cache_dir;            /* NULL = $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit;
+                                       "" = memory only */
+  const char* format;               /* NULL or "auto" = planner decides; else a format name, e.g. "sell" */
+  spmv_log_level_t log_level;       /* overridden by $SPMVJIT_LOG_LEVEL when set */
   spmv_log_callback_t log_callback; /* NULL = stderr */
   void* log_user;
   spmv_planning_t planning; /* ESTIMATE (default) or MEASURE; ignored when format is forced */
@@ -90,11 +98,11 @@ typedef struct spmv_options_t {
 typedef struct spmv_plan_s* spmv_plan_t;
 
 /* Fills defaults: backend auto, device 0, all threads, default cache, format auto, warn. */
-void spmv_options_init(spmv_options_t* options);
+SPMVJIT_API void spmv_options_init(spmv_options_t* options);
 
 /* Validates A, computes statistics, picks a format, converts, compiles or loads the kernels.
  * On failure *plan is NULL and nothing else changed. options may be NULL (defaults). */
-spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options);
+SPMVJIT_API spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options);
 
 /* y = alpha*A*x + beta*y. alpha and beta point to scalars of the matrix's value type (host).
  * x (cols values) and y (rows values) live where the plan's backend computes (host for CPU,
@@ -104,34 +112,34 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
  * Safe to call concurrently, on distinct plans or on one: calls on one plan that would share
  * its CPU threads or its scratch (carries) take turns, and on a GPU each such call's stream
  * waits for the previous call's work, whatever stream that was queued on. */
-spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
-                           void* y, void* stream);
+SPMVJIT_API spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
+                                       void* y, void* stream);
 
 /* New values for the same sparsity pattern (same row_ptr/col_idx as planned); no re-plan. */
-spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv_memory_t memory);
+SPMVJIT_API spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv_memory_t memory);
 
 /* JSON: format, parameters, statistics, kernel key, cache outcome, timings of each stage.
  * The returned text is owned by the plan and valid until the next call on it. */
-spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json);
+SPMVJIT_API spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json);
 
 /* Frees the plan (NULL is a no-op; destroying a plan twice is undefined, as free() twice is).
  * If the plan's specialized kernel is still compiling in the background, waits for that compile
  * to end (a compile not yet begun is dropped). */
-spmv_status_t spmv_plan_destroy(spmv_plan_t plan);
+SPMVJIT_API spmv_status_t spmv_plan_destroy(spmv_plan_t plan);
 
 /* Compiles into the cache every kernel a plan for these types may use on this backend and
  * target (e.g. "sm_90", "native"), without needing the device. *count receives the number.
  * SPMV_STATUS_IO_ERROR when cache_dir cannot be used: not this user's, writable by group or
  * others, or not writable (plans in such a directory keep kernels in memory only). */
-spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir,
-                          int* count);
+SPMVJIT_API spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir,
+                                      int* count);
 
 /* Message of the last failed call on this thread ("" if none). */
-const char* spmv_last_error(void);
-const char* spmv_status_string(spmv_status_t status);
+SPMVJIT_API const char* spmv_last_error(void);
+SPMVJIT_API const char* spmv_status_string(spmv_status_t status);
 /* The library's version, "MAJOR.MINOR.PATCH" (the header's is SPMVJIT_VERSION_STRING: compare
  * them to catch a program running against another build than it was compiled with). */
-const char* spmv_version(void);
+SPMVJIT_API const char* spmv_version(void);
 
 #ifdef __cplusplus
 }
