@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 mode="${1:-run}"
 build_dir="${SPMVJIT_BUILD_DIR:-build}"
 packages=(cmake ninja-build g++ ccache catch2 libspdlog-dev llvm-19-dev libclang-19-dev
-          libclang-cpp19-dev libeigen3-dev librsb-dev pkg-config)
+          libclang-cpp19-dev libeigen3-dev librsb-dev libxxhash-dev pkg-config)
 
 missing=()
 for p in "${packages[@]}"; do
