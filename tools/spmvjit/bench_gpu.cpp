@@ -30,9 +30,18 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
   const int device = options.device;
   if (!gpu_timing_available(device)) fail(SPMV_STATUS_NO_DEVICE, "no CUDA device/driver for --backend cuda");
   const std::string device_name = gpu_device_name(device);
+  std::string peer_name;
+  if (peers) {
+    // cuSPARSE is loaded at run time: without it, said once, and every matrix runs without it.
+    std::string why;
+    peer_name = cusparse_peer(&why);
+    if (peer_name.empty()) std::fprintf(stderr, "spmvjit bench: cuSPARSE not compared: %s\n", why.c_str());
+    peers = !peer_name.empty();
+  }
   const double copy_gbs = gpu_copy_bandwidth_gbs(device, kCopyBytes);
   std::printf("device %d: %s\ndevice-to-device copy: %.1f GB/s (cuMemcpyDtoD of %zu bytes, read + written)\n",
               device, device_name.c_str(), copy_gbs, kCopyBytes);
+  if (peers) std::printf("peer: %s\n", peer_name.c_str());
   std::printf(
       "index %s, value %s; times are medians of CUDA-event intervals: 'ms' between back-to-back SpMVs%s%s\n",
       to_string(index), to_string(value),
@@ -41,6 +50,7 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
   std::fflush(stdout);
   std::vector<std::vector<std::string>> rows;
   Json json = Json::object({{"device", device_name},
+                            {"peer", peers ? Json(peer_name) : Json()},
                             {"copy_gbs", copy_gbs},
                             {"index", to_string(index)},
                             {"value", to_string(value)},
