@@ -1,6 +1,8 @@
 // parallel_for for plan-time passes (validation, statistics, conversion): a few big chunks.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +11,15 @@
 #include <vector>
 
 namespace spmvjit {
+
+// CPUs this process may run on (sched_getaffinity: taskset, cgroup cpusets), at least 1; the
+// hardware's count when the mask cannot be read (more than CPU_SETSIZE CPUs).
+inline int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 // Worker count for plan-time passes over `work` items: one thread per ~256K items, capped by
 // the hardware. Small inputs stay on the calling thread (a thread start costs ~30 us).

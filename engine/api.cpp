@@ -8,6 +8,8 @@
 #include "engine/measure_planning.hpp"
 #include "engine/plan.hpp"
 #include "engine/planner.hpp"
+#include "engine/warmup.hpp"
+#include "runtime/cache/kernel_cache.hpp"
 #include "spmvjit/spmvjit.h"
 
 struct spmv_plan_s {
@@ -152,14 +154,7 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
                                                            : BackendKind::cpu;
     // GPUs: the compiler alone builds for a named target, no device needed; NULL/"native" = device 0.
     Backend& b = backend_compiler(kind, target);
-    const std::string dir = resolve_cache_dir(cache_dir);
-    require(!dir.empty(), "warmup needs a cache directory");
-    int n = 0;
-    for (const KernelSpec& spec : all_kernel_specs(b.target())) {
-      CacheOutcome o;
-      ensure_cached(b, spec, dir, &o);
-      ++n;
-    }
+    const int n = warmup_kernels(b, resolve_cache_dir(cache_dir));  // on every usable core
     if (count) *count = n;
   });
 }
