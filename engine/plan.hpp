@@ -129,6 +129,7 @@ class Plan {
   Backend* backend_ = nullptr;
   TargetInfo target_;     // target_.threads = parts the CPU formats cut the work into
   int worker_threads_ = 1;  // threads that run them
+  int threads_requested_ = 0;  // options.threads (0: all of the shared pool)
   static constexpr int kPartsPerThread = 4;
   IndexType index_;
   ValueType value_;
@@ -161,7 +162,7 @@ class Plan {
   DeviceBuffer device_pattern_[2];
   bool converted_on_device_ = false;
   bool deterministic_ = false;   // options.deterministic: fixed summation orders only
-  std::mutex execute_mutex_;     // execute's turn when calls share the pool or the scratch
+  std::mutex execute_mutex_;     // execute's turn when calls share the scratch
   void* scale_entry_ = nullptr;  // GPU: y = beta * y, for alpha == 0
   LaunchStep scale_step_;
   std::optional<FormatParams> forced_params_;  // set by the constructor's `params`

@@ -82,7 +82,8 @@ typedef enum spmv_planning_t { SPMV_PLANNING_ESTIMATE = 0, SPMV_PLANNING_MEASURE
 typedef struct spmv_options_t {
   spmv_backend_t backend;
   int device;                       /* GPU ordinal */
-  int threads;                      /* CPU threads; 0 = hardware concurrency */
+  int threads;                      /* CPU: at most this many threads of the shared pool; 0 = all
+                                       of them (more than the pool has = all; describe says so) */
   const char* cache_dir;            /* NULL = $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit;
                                        "" = memory only */
   const char* format;               /* NULL or "auto" = planner decides; else a format name, e.g. "sell" */
@@ -110,8 +111,15 @@ SPMVJIT_API spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, cons
  * alpha == 0 means y = beta*y with A and x not read (BLAS), so an inf or nan in x stays out.
  * stream is a cudaStream_t/hipStream_t for GPU plans, ignored on the CPU. Allocates nothing.
  * Safe to call concurrently, on distinct plans or on one: calls on one plan that would share
- * its CPU threads or its scratch (carries) take turns, and on a GPU each such call's stream
- * waits for the previous call's work, whatever stream that was queued on. */
+ * its scratch (carries) take turns, and on a GPU each such call's stream waits for the previous
+ * call's work, whatever stream that was queued on.
+ * CPU threads: every CPU plan of the process shares one pool, started by the first CPU plan and
+ * sized by $SPMVJIT_NUM_THREADS, else the first number of $OMP_NUM_THREADS, else the CPUs in
+ * the process's affinity mask (taskset, cpusets, MPI rank binding); invalid values are ignored
+ * with a warning on stderr. The pool runs one execute at a time; an execute that finds it busy
+ * runs on its caller's thread alone, so concurrent executes never wait for each other's SpMV
+ * and never start more threads than the pool and the callers. In a child forked after the pool
+ * started, executes run on the caller's thread. */
 SPMVJIT_API spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
                                        void* y, void* stream);
 
