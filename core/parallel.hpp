@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cpu_count.hpp"
+#include "core/log.hpp"
 
 namespace spmvjit {
 
@@ -30,7 +31,9 @@ void parallel_for(int64_t n, int chunks, F&& f) {
   }
   std::vector<std::exception_ptr> errors(static_cast<size_t>(chunks));
   std::vector<std::thread> threads;
+  const LogSink sink = current_log_sink();  // their messages go where the caller's go
   auto run = [&](int c) {
+    LogScope scope(sink);
     try {
       f(n * c / chunks, n * (c + 1) / chunks, c);
     } catch (...) {

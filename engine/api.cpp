@@ -12,6 +12,7 @@
 
 struct spmv_plan_s {
   std::unique_ptr<spmvjit::Plan> impl;
+  spmvjit::LogSink log;  // the plan's logging options: every call on it logs through them
 };
 
 namespace spmvjit {
@@ -67,7 +68,14 @@ void spmv_options_init(spmv_options_t* o) {
   if (!o) return;
   std::memset(o, 0, sizeof *o);
   o->backend = SPMV_BACKEND_AUTO;
-  o->log_level = SPMV_LOG_WARN;
+  o->log_level = SPMV_LOG_DEFAULT;
+}
+
+spmv_status_t spmv_set_logging(spmv_log_level_t level, spmv_log_callback_t callback, void* user) {
+  return guarded([&] {
+    require_enum(level, SPMV_LOG_DEFAULT, "log level");
+    spmvjit::configure_logging(level, callback, user);
+  });
 }
 
 spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options) {
@@ -83,8 +91,10 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     require_enum(A->value_type, SPMV_VALUE_DOUBLE, "value type");
     require_enum(A->memory, SPMV_MEMORY_DEVICE, "memory kind");
     require_enum(o.backend, SPMV_BACKEND_HIP, "backend");
-    require_enum(o.log_level, SPMV_LOG_OFF, "log level");
+    require_enum(o.log_level, SPMV_LOG_DEFAULT, "log level");
     require_enum(o.planning, SPMV_PLANNING_MEASURE, "planning mode");
+    p->log = spmvjit::LogSink{o.log_level, o.log_callback, o.log_user};
+    spmvjit::LogScope scope(p->log);
     const bool forced = spmvjit::parse_format_option(o.format) != nullptr;
     p->impl = o.planning == SPMV_PLANNING_MEASURE && !forced ? spmvjit::plan_by_measurement(*A, o)
                                                              : std::make_unique<spmvjit::Plan>(*A, o);
@@ -96,6 +106,7 @@ spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, c
                            void* y, void* stream) {
   return guarded([&] {
     require(plan != nullptr, "plan is null");
+    spmvjit::LogScope scope(plan->log);
     plan->impl->execute(alpha, x, beta, y, stream);
   });
 }
@@ -104,6 +115,7 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv
   return guarded([&] {
     require(plan != nullptr, "plan is null");
     require_enum(memory, SPMV_MEMORY_DEVICE, "memory kind");
+    spmvjit::LogScope scope(plan->log);
     plan->impl->update_values(values, memory);
   });
 }
@@ -111,12 +123,17 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv
 spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json) {
   return guarded([&] {
     require(plan != nullptr && json != nullptr, "plan or json is null");
+    spmvjit::LogScope scope(plan->log);
     *json = plan->impl->describe().c_str();
   });
 }
 
 spmv_status_t spmv_plan_destroy(spmv_plan_t plan) {
-  return guarded([&] { delete plan; });
+  return guarded([&] {
+    if (!plan) return;
+    spmvjit::LogScope scope(plan->log);  // a copy: outlives the plan
+    delete plan;
+  });
 }
 
 const char* spmv_last_error(void) { return g_last_error.c_str(); }

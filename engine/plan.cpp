@@ -42,9 +42,12 @@ BackendKind pick_backend(spmv_backend_t b, int device) {
 
 Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend, const FormatParams* params) {
   const auto t_start = Clock::now();
-  if (options.log_level < SPMV_LOG_TRACE || options.log_level > SPMV_LOG_OFF)
+  if (options.log_level < SPMV_LOG_TRACE || options.log_level > SPMV_LOG_DEFAULT)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown log level " + std::to_string(int(options.log_level)));
-  configure_logging(options.log_level, options.log_callback, options.log_user);
+  // The plan's own logging options, for its construction (the C API opens the same scope around
+  // every later call on the plan); nothing process-wide changes.
+  log_sink_ = LogSink{options.log_level, options.log_callback, options.log_user};
+  LogScope log_scope(log_sink_);
   if (a.index_type != SPMV_INDEX_INT32 && a.index_type != SPMV_INDEX_INT64)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown index type " + std::to_string(int(a.index_type)));
   if (a.value_type != SPMV_VALUE_FLOAT && a.value_type != SPMV_VALUE_DOUBLE)
@@ -396,7 +399,10 @@ void Plan::start_kernel_lookup() {
       return;
     }
   }
-  lookup_ = std::async(std::launch::async, [this, spec] { return lookup_kernel(spec); });
+  lookup_ = std::async(std::launch::async, [this, spec, sink = current_log_sink()] {
+    LogScope scope(sink);  // the plan's messages, on this thread too
+    return lookup_kernel(spec);
+  });
 }
 
 void Plan::load_kernels() {

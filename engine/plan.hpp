@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/log.hpp"
 #include "engine/planner.hpp"
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
@@ -73,6 +74,9 @@ class Plan {
     measured_ = std::move(measured);
     choice_.why = std::move(why);
   }
+  // The plan's logging options (core/log.hpp). Its constructor logs through them; the C API opens
+  // a LogScope with them around every call on the plan.
+  const LogSink& log_sink() const { return log_sink_; }
   const MatrixStats& stats() const { return stats_; }
   const PlanTimings& timings() const { return timings_; }
   BackendKind backend_kind() const { return backend_->kind(); }
@@ -126,6 +130,7 @@ class Plan {
   void use_kernel(KernelLookup k);  // binds its entries (and queues the specialized compile)
   void bind_entries(const std::string& suffix_or_empty);
 
+  LogSink log_sink_;
   Backend* backend_ = nullptr;
   TargetInfo target_;     // target_.threads = parts the CPU formats cut the work into
   int worker_threads_ = 1;  // threads that run them

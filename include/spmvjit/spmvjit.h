@@ -51,7 +51,8 @@ typedef enum spmv_log_level_t {
   SPMV_LOG_INFO = 2,
   SPMV_LOG_WARN = 3,
   SPMV_LOG_ERROR = 4,
-  SPMV_LOG_OFF = 5
+  SPMV_LOG_OFF = 5,
+  SPMV_LOG_DEFAULT = 6 /* in options: the process-wide level (spmv_set_logging); there: warn */
 } spmv_log_level_t;
 
 /* A CSR matrix owned by the caller. The plan copies what it needs; the caller may free the
@@ -71,6 +72,16 @@ typedef struct spmv_csr_t {
   spmv_memory_t memory; /* where the three arrays live */
 } spmv_csr_t;
 
+/* Logging. Messages go to a callback (level, text, user) or, without one, to stderr. The
+ * process-wide setting (spmv_set_logging; default: warn, stderr) takes messages outside any plan
+ * (spmv_warmup, a process's first use of a backend) and is the default of every plan. A plan's
+ * options.log_callback and options.log_level take every message logged while working for that
+ * plan: in spmv_plan, spmv_execute, spmv_plan_update_values, spmv_plan_describe and
+ * spmv_plan_destroy on it, and on the threads working for it meanwhile or later (the kernel
+ * compile that spmv_plan may leave running in the background). A plan that sets neither changes
+ * nothing: its messages go where the process-wide setting says. $SPMVJIT_LOG_LEVEL (trace,
+ * debug, info, warn, error, off or 0-5), when set, overrides every level. Callbacks are called
+ * one at a time, possibly on a library thread, and must not call spmvjit. */
 typedef void (*spmv_log_callback_t)(int level, const char* message, void* user);
 
 /* How spmv_plan picks the format (FFTW's convention). ESTIMATE ranks candidates by a byte-based
@@ -87,9 +98,9 @@ typedef struct spmv_options_t {
   const char* cache_dir;            /* NULL = $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit;
                                        "" = memory only */
   const char* format;               /* NULL or "auto" = planner decides; else a format name, e.g. "sell" */
-  spmv_log_level_t log_level;       /* overridden by $SPMVJIT_LOG_LEVEL when set */
-  spmv_log_callback_t log_callback; /* NULL = stderr */
-  void* log_user;
+  spmv_log_level_t log_level;       /* this plan's messages; DEFAULT = the process-wide level */
+  spmv_log_callback_t log_callback; /* this plan's messages; NULL = the process-wide callback */
+  void* log_user;                   /* passed to log_callback */
   spmv_planning_t planning; /* ESTIMATE (default) or MEASURE; ignored when format is forced */
   int deterministic;        /* nonzero: bitwise-identical y on every run of this plan with the
                                same inputs on the same device (no atomics in the sums: formats
@@ -98,7 +109,8 @@ typedef struct spmv_options_t {
 
 typedef struct spmv_plan_s* spmv_plan_t;
 
-/* Fills defaults: backend auto, device 0, all threads, default cache, format auto, warn. */
+/* Fills defaults: backend auto, device 0, all threads, default cache, format auto, the
+ * process-wide logging. */
 SPMVJIT_API void spmv_options_init(spmv_options_t* options);
 
 /* Validates A, computes statistics, picks a format, converts, compiles or loads the kernels.
@@ -141,6 +153,11 @@ SPMVJIT_API spmv_status_t spmv_plan_destroy(spmv_plan_t plan);
  * others, or not writable (plans in such a directory keep kernels in memory only). */
 SPMVJIT_API spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir,
                                       int* count);
+
+/* The process-wide logging (see spmv_log_callback_t): level (DEFAULT = warn) and callback
+ * (NULL = stderr) for messages outside any plan and of plans that set none of their own.
+ * Replaces the previous setting; plans' own options are unaffected. */
+SPMVJIT_API spmv_status_t spmv_set_logging(spmv_log_level_t level, spmv_log_callback_t callback, void* user);
 
 /* Message of the last failed call on this thread ("" if none). */
 SPMVJIT_API const char* spmv_last_error(void);
