@@ -90,7 +90,12 @@ typedef void (*spmv_log_callback_t)(int level, const char* message, void* user);
  * matrix again (same pattern, types and device) skips the timing. */
 typedef enum spmv_planning_t { SPMV_PLANNING_ESTIMATE = 0, SPMV_PLANNING_MEASURE = 1 } spmv_planning_t;
 
+/* Options carry their size, so that a library with more fields still reads an older caller's
+ * struct: spmv_options_init sets struct_size to sizeof(spmv_options_t) as the caller was
+ * compiled, and the library reads only the fields within struct_size (the others take their
+ * defaults). Always start from spmv_options_init (or the C++ spmvjit::Options). */
 typedef struct spmv_options_t {
+  size_t struct_size; /* set by spmv_options_init; 0 = not initialized: INVALID_VALUE */
   spmv_backend_t backend;
   int device;                       /* GPU ordinal */
   int threads;                      /* CPU: at most this many threads of the shared pool; 0 = all
@@ -110,11 +115,16 @@ typedef struct spmv_options_t {
 typedef struct spmv_plan_s* spmv_plan_t;
 
 /* Fills defaults: backend auto, device 0, all threads, default cache, format auto, the
- * process-wide logging. */
-SPMVJIT_API void spmv_options_init(spmv_options_t* options);
+ * process-wide logging; and struct_size. A macro, so that struct_size is the size of the struct
+ * this caller was compiled with; spmv_options_init_sized writes only the first struct_size bytes
+ * (zeros past the fields it knows). Bindings that cannot expand macros call it with their size. */
+SPMVJIT_API void spmv_options_init_sized(spmv_options_t* options, size_t struct_size);
+#define spmv_options_init(options) spmv_options_init_sized((options), sizeof(spmv_options_t))
 
 /* Validates A, computes statistics, picks a format, converts, compiles or loads the kernels.
- * On failure *plan is NULL and nothing else changed. options may be NULL (defaults). */
+ * On failure *plan is NULL and nothing else changed. options may be NULL (defaults); else it must
+ * have been set up by spmv_options_init (a struct_size below its first option, 0 included, is
+ * INVALID_VALUE). */
 SPMVJIT_API spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options);
 
 /* y = alpha*A*x + beta*y. alpha and beta point to scalars of the matrix's value type (host).
