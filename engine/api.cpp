@@ -1,5 +1,8 @@
 // The C API: argument checks, exception-to-status translation, per-thread last error.
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -14,6 +17,7 @@
 
 struct spmv_plan_s {
   std::unique_ptr<spmvjit::Plan> impl;
+  spmvjit::LogSink log;  // the plan's logging options: every call on it logs through them
 };
 
 namespace spmvjit {
@@ -61,15 +65,68 @@ void require_enum(const E& field, int last, const char* what) {
     spmvjit::fail(SPMV_STATUS_INVALID_VALUE, std::string("unknown ") + what + " " + std::to_string(v));
 }
 
+// Where each field of spmv_options_t ends, in order: a caller's struct_size covers the fields
+// that end within it (one cut in half is not read). A field added to the struct goes here too
+// (the static_assert catches one added at the end and forgotten).
+#define SPMVJIT_END(f) (offsetof(spmv_options_t, f) + sizeof(spmv_options_t::f))
+constexpr size_t kOptionsFieldEnds[] = {
+    SPMVJIT_END(struct_size), SPMVJIT_END(backend),  SPMVJIT_END(device),       SPMVJIT_END(threads),
+    SPMVJIT_END(cache_dir),   SPMVJIT_END(format),   SPMVJIT_END(log_level),    SPMVJIT_END(log_callback),
+    SPMVJIT_END(log_user),    SPMVJIT_END(planning), SPMVJIT_END(deterministic)};
+#undef SPMVJIT_END
+static_assert(sizeof(spmv_options_t) - kOptionsFieldEnds[std::size(kOptionsFieldEnds) - 1] <
+                  alignof(spmv_options_t),
+              "a field of spmv_options_t is missing from kOptionsFieldEnds");
+// Uninitialized memory rarely holds a size this small: such a struct_size is refused.
+constexpr size_t kOptionsSizeLimit = size_t(1) << 16;
+
+// The bytes of whole fields within `size` (of this library's struct).
+size_t whole_fields(size_t size) {
+  size_t n = 0;
+  for (size_t end : kOptionsFieldEnds)
+    if (end <= size) n = end;
+  return n;
+}
+
+// The caller's options over the defaults: only the fields within its struct_size, so a caller
+// compiled against an older, smaller struct gets the defaults of the fields it does not know.
+spmv_options_t read_options(const spmv_options_t* given) {
+  spmv_options_t o;
+  spmv_options_init_sized(&o, sizeof o);
+  if (!given) return o;
+  size_t size;
+  std::memcpy(&size, given, sizeof size);
+  if (size < kOptionsFieldEnds[1] || size > kOptionsSizeLimit)
+    spmvjit::fail(SPMV_STATUS_INVALID_VALUE, "options not initialized with spmv_options_init (struct_size " +
+                                                 std::to_string(size) + ")");
+  std::memcpy(&o, given, whole_fields(std::min(size, sizeof o)));
+  o.struct_size = sizeof o;
+  return o;
+}
+
 }  // namespace
 
 extern "C" {
 
-void spmv_options_init(spmv_options_t* o) {
-  if (!o) return;
-  std::memset(o, 0, sizeof *o);
-  o->backend = SPMV_BACKEND_AUTO;
-  o->log_level = SPMV_LOG_WARN;
+void spmv_options_init_sized(spmv_options_t* o, size_t struct_size) {
+  if (!o || struct_size < sizeof(size_t)) return;
+  spmv_options_t d;
+  std::memset(&d, 0, sizeof d);
+  d.struct_size = struct_size;
+  d.backend = SPMV_BACKEND_AUTO;
+  d.log_level = SPMV_LOG_DEFAULT;
+  // Only the caller's bytes: a smaller (older) struct gets its own fields, a larger (newer) one
+  // zeros past the fields this library knows.
+  const size_t known = whole_fields(std::min(struct_size, sizeof d));
+  std::memcpy(o, &d, known);
+  if (struct_size > known) std::memset(reinterpret_cast<char*>(o) + known, 0, struct_size - known);
+}
+
+spmv_status_t spmv_set_logging(spmv_log_level_t level, spmv_log_callback_t callback, void* user) {
+  return guarded([&] {
+    require_enum(level, SPMV_LOG_DEFAULT, "log level");
+    spmvjit::configure_logging(level, callback, user);
+  });
 }
 
 spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options) {
@@ -77,16 +134,16 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
   return guarded([&] {
     require(plan != nullptr, "plan is null");
     require(A != nullptr, "matrix descriptor is null");
-    spmv_options_t defaults;
-    spmv_options_init(&defaults);
+    const spmv_options_t o = read_options(options);
     auto p = std::make_unique<spmv_plan_s>();
-    const spmv_options_t& o = options ? *options : defaults;
     require_enum(A->index_type, SPMV_INDEX_INT64, "index type");
     require_enum(A->value_type, SPMV_VALUE_DOUBLE, "value type");
     require_enum(A->memory, SPMV_MEMORY_DEVICE, "memory kind");
     require_enum(o.backend, SPMV_BACKEND_HIP, "backend");
-    require_enum(o.log_level, SPMV_LOG_OFF, "log level");
+    require_enum(o.log_level, SPMV_LOG_DEFAULT, "log level");
     require_enum(o.planning, SPMV_PLANNING_MEASURE, "planning mode");
+    p->log = spmvjit::LogSink{o.log_level, o.log_callback, o.log_user};
+    spmvjit::LogScope scope(p->log);
     const bool forced = spmvjit::parse_format_option(o.format) != nullptr;
     p->impl = o.planning == SPMV_PLANNING_MEASURE && !forced ? spmvjit::plan_by_measurement(*A, o)
                                                              : std::make_unique<spmvjit::Plan>(*A, o);
@@ -98,6 +155,7 @@ spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, c
                            void* y, void* stream) {
   return guarded([&] {
     require(plan != nullptr, "plan is null");
+    spmvjit::LogScope scope(plan->log);
     plan->impl->execute(alpha, x, beta, y, stream);
   });
 }
@@ -106,6 +164,7 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv
   return guarded([&] {
     require(plan != nullptr, "plan is null");
     require_enum(memory, SPMV_MEMORY_DEVICE, "memory kind");
+    spmvjit::LogScope scope(plan->log);
     plan->impl->update_values(values, memory);
   });
 }
@@ -113,12 +172,17 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv
 spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json) {
   return guarded([&] {
     require(plan != nullptr && json != nullptr, "plan or json is null");
+    spmvjit::LogScope scope(plan->log);
     *json = plan->impl->describe().c_str();
   });
 }
 
 spmv_status_t spmv_plan_destroy(spmv_plan_t plan) {
-  return guarded([&] { delete plan; });
+  return guarded([&] {
+    if (!plan) return;
+    spmvjit::LogScope scope(plan->log);  // a copy: outlives the plan
+    delete plan;
+  });
 }
 
 const char* spmv_last_error(void) { return g_last_error.c_str(); }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cpu_count.hpp"
 #include "core/digest.hpp"
 #include "core/log.hpp"
 #include "runtime/backend.hpp"
@@ -72,15 +73,18 @@ class OrcModule final : public LoadedModule {
   mutable std::map<std::string, void*> cache_;
 };
 
+// A plan's share of the process's one pool (runtime/cpu/thread_pool.hpp): at most `threads` of
+// its threads, so many plans (or MPI ranks with their own affinity masks) never multiply threads.
 class CpuExecutor final : public Executor {
  public:
-  explicit CpuExecutor(int threads) : pool_(threads) {}
+  explicit CpuExecutor(int threads) : pool_(shared_thread_pool()), threads_(threads) {}
   void run(void* fn, const LaunchStep& step, const SpmvArgs& args, void*) override {
-    pool_.run(reinterpret_cast<CpuEntry>(fn), &args, step.grid);
+    pool_.run(reinterpret_cast<CpuEntry>(fn), &args, step.grid, threads_);
   }
 
  private:
-  ThreadPool pool_;
+  ThreadPool& pool_;
+  int threads_;
 };
 
 class CpuBackend final : public Backend {
@@ -88,7 +92,7 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(const spmvjit_llvm_toolchain_v1_t& llvm) : llvm_(llvm), host_(detect_host(llvm)) {
     info_.backend = BackendKind::cpu;
     info_.simd_bytes = host_.simd_bytes;
-    info_.threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    info_.threads = process_threads();  // the shared pool's size (core/cpu_count.hpp)
     info_.bandwidth_gbs = 0;
     std::string feats;
     for (const auto& f : host_.features) feats += f;
