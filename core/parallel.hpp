@@ -1,8 +1,6 @@
 // parallel_for for plan-time passes (validation, statistics, conversion): a few big chunks.
 #pragma once
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -14,15 +12,6 @@
 #include "core/log.hpp"
 
 namespace spmvjit {
-
-// CPUs this process may run on (sched_getaffinity: taskset, cgroup cpusets), at least 1; the
-// hardware's count when the mask cannot be read (more than CPU_SETSIZE CPUs).
-inline int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return int(std::max(1u, std::thread::hardware_concurrency()));
-}
 
 // Worker count for plan-time passes over `work` items: one thread per ~256K items, capped by
 // the process's thread count (core/cpu_count.hpp: the environment, else the affinity mask). Small

@@ -20,7 +20,7 @@ int warmup_kernels(Backend& backend, const std::string& cache_dir, const WarmupP
   require_disk_cache(cache_dir);
   const std::vector<KernelSpec> specs = all_kernel_specs(backend.target());
   const int total = int(specs.size());
-  if (threads <= 0) threads = usable_cpus();
+  if (threads <= 0) threads = process_threads();
   threads = std::max(1, std::min(threads, total));
 
   std::atomic<size_t> next{0};

@@ -124,7 +124,7 @@ TEST_CASE("warmup compiles every spec exactly once on the threads it is given", 
   FakeCompiler again(b.compiler_version());
   CHECK(warmup_kernels(again, dir.path()) == int(specs.size()));
   CHECK(again.compiles().empty());
-  CHECK(usable_cpus() >= 1);
+  CHECK(process_threads() >= 1);
 }
 
 TEST_CASE("warmup reports the first failure with its spec and starts nothing after it", "[cache][warmup]") {
