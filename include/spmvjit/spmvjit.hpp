@@ -1,4 +1,4 @@
-// Thin C++ layer over the C API: RAII plan, exceptions instead of status codes.
+// Thin C++ layer over the C API: RAII plan, exceptions instead of status codes. C++14 or later.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +33,9 @@ struct Options : spmv_options_t {
 template <class I, class V>
 spmv_csr_t csr_view(int64_t rows, int64_t cols, int64_t nnz, const I* row_ptr, const I* col_idx,
                     const V* values, int index_base = 0, spmv_memory_t memory = SPMV_MEMORY_HOST) {
-  static_assert(std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>, "int32_t or int64_t indices");
-  static_assert(std::is_same_v<V, float> || std::is_same_v<V, double>, "float or double values");
+  static_assert(std::is_same<I, int32_t>::value || std::is_same<I, int64_t>::value,
+                "int32_t or int64_t indices");
+  static_assert(std::is_same<V, float>::value || std::is_same<V, double>::value, "float or double values");
   spmv_csr_t a{};
   a.rows = rows;
   a.cols = cols;
@@ -42,8 +43,8 @@ spmv_csr_t csr_view(int64_t rows, int64_t cols, int64_t nnz, const I* row_ptr, c
   a.row_ptr = row_ptr;
   a.col_idx = col_idx;
   a.values = values;
-  a.index_type = std::is_same_v<I, int32_t> ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
-  a.value_type = std::is_same_v<V, float> ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+  a.index_type = std::is_same<I, int32_t>::value ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
+  a.value_type = std::is_same<V, float>::value ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
   a.index_base = index_base;
   a.memory = memory;
   return a;
