@@ -75,7 +75,7 @@ constexpr size_t kOptionsFieldEnds[] = {
 static_assert(sizeof(spmv_options_t) - kOptionsFieldEnds[std::size(kOptionsFieldEnds) - 1] <
                   alignof(spmv_options_t),
               "a field of spmv_options_t is missing from kOptionsFieldEnds");
-// Uninitialized memory rarely holds a size this small: such a struct_size is refused.
+// Uninitialized memory seldom holds a value this small: a struct_size above it is refused.
 constexpr size_t kOptionsSizeLimit = size_t(1) << 16;
 
 // The bytes of the whole fields within `size`, of a struct whose fields end at `ends`.
