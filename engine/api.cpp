@@ -211,7 +211,7 @@ spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
     i.backend = p.backend_kind() == spmvjit::BackendKind::cpu    ? SPMV_BACKEND_CPU
                 : p.backend_kind() == spmvjit::BackendKind::cuda ? SPMV_BACKEND_CUDA
                                                                  : SPMV_BACKEND_HIP;
-    i.threads = p.threads();
+    i.threads = p.backend_kind() == spmvjit::BackendKind::cpu ? p.threads() : 1;
     std::memcpy(info, &i, whole_fields(kInfoFieldEnds, std::min(size, sizeof i)));
   });
 }
