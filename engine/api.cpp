@@ -77,15 +77,32 @@ constexpr size_t kOptionsFieldEnds[] = {
 static_assert(sizeof(spmv_options_t) - kOptionsFieldEnds[std::size(kOptionsFieldEnds) - 1] <
                   alignof(spmv_options_t),
               "a field of spmv_options_t is missing from kOptionsFieldEnds");
-// Uninitialized memory rarely holds a size this small: such a struct_size is refused.
+// Uninitialized memory seldom holds a value this small: a struct_size above it is refused.
 constexpr size_t kOptionsSizeLimit = size_t(1) << 16;
 
-// The bytes of whole fields within `size` (of this library's struct).
-size_t whole_fields(size_t size) {
+// The bytes of the whole fields within `size`, of a struct whose fields end at `ends`.
+template <size_t N>
+size_t whole_fields(const size_t (&ends)[N], size_t size) {
   size_t n = 0;
-  for (size_t end : kOptionsFieldEnds)
+  for (size_t end : ends)
     if (end <= size) n = end;
   return n;
+}
+size_t whole_fields(size_t size) { return whole_fields(kOptionsFieldEnds, size); }
+
+// The same for spmv_plan_info_t.
+#define SPMVJIT_END(f) (offsetof(spmv_plan_info_t, f) + sizeof(spmv_plan_info_t::f))
+constexpr size_t kInfoFieldEnds[] = {
+    SPMVJIT_END(struct_size), SPMVJIT_END(rows),       SPMVJIT_END(cols),    SPMVJIT_END(nnz),
+    SPMVJIT_END(index_type),  SPMVJIT_END(value_type), SPMVJIT_END(backend), SPMVJIT_END(threads)};
+#undef SPMVJIT_END
+static_assert(sizeof(spmv_plan_info_t) - kInfoFieldEnds[std::size(kInfoFieldEnds) - 1] <
+                  alignof(spmv_plan_info_t),
+              "a field of spmv_plan_info_t is missing from kInfoFieldEnds");
+
+const char* value_type_name(spmv_value_type_t t) { return t == SPMV_VALUE_FLOAT ? "float" : "double"; }
+spmv_value_type_t value_type_of(const spmvjit::Plan& p) {
+  return p.value_type() == spmvjit::ValueType::f32 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
 }
 
 // The caller's options over the defaults: only the fields within its struct_size, so a caller
@@ -157,6 +174,47 @@ spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, c
     require(plan != nullptr, "plan is null");
     spmvjit::LogScope scope(plan->log);
     plan->impl->execute(alpha, x, beta, y, stream);
+  });
+}
+
+spmv_status_t spmv_execute_typed(spmv_plan_t plan, spmv_value_type_t value_type, const void* alpha,
+                                 const void* x, const void* beta, void* y, void* stream) {
+  return guarded([&] {
+    require(plan != nullptr, "plan is null");
+    require_enum(value_type, SPMV_VALUE_DOUBLE, "value type");
+    const spmv_value_type_t planned = value_type_of(*plan->impl);
+    if (value_type != planned)
+      spmvjit::fail(SPMV_STATUS_INVALID_VALUE, std::string("spmv_execute_typed: ") +
+                                                   value_type_name(value_type) + " arguments for a plan of " +
+                                                   value_type_name(planned) + " values");
+    spmvjit::LogScope scope(plan->log);
+    plan->impl->execute(alpha, x, beta, y, stream);
+  });
+}
+
+spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
+  return guarded([&] {
+    require(plan != nullptr && info != nullptr, "plan or info is null");
+    size_t size;
+    std::memcpy(&size, info, sizeof size);
+    if (size < kInfoFieldEnds[1])
+      spmvjit::fail(SPMV_STATUS_INVALID_VALUE, "spmv_plan_info: info->struct_size is " +
+                                                   std::to_string(size) +
+                                                   ": set it to sizeof(spmv_plan_info_t)");
+    const spmvjit::Plan& p = *plan->impl;
+    spmv_plan_info_t i;
+    std::memset(&i, 0, sizeof i);
+    i.struct_size = size;
+    i.rows = p.rows();
+    i.cols = p.cols();
+    i.nnz = p.nnz();
+    i.index_type = p.index_type() == spmvjit::IndexType::i32 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
+    i.value_type = value_type_of(p);
+    i.backend = p.backend_kind() == spmvjit::BackendKind::cpu    ? SPMV_BACKEND_CPU
+                : p.backend_kind() == spmvjit::BackendKind::cuda ? SPMV_BACKEND_CUDA
+                                                                 : SPMV_BACKEND_HIP;
+    i.threads = p.backend_kind() == spmvjit::BackendKind::cpu ? p.threads() : 1;
+    std::memcpy(info, &i, whole_fields(kInfoFieldEnds, std::min(size, sizeof i)));
   });
 }
 

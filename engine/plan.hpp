@@ -81,6 +81,11 @@ class Plan {
   const PlanTimings& timings() const { return timings_; }
   BackendKind backend_kind() const { return backend_->kind(); }
   ValueType value_type() const { return value_; }
+  IndexType index_type() const { return index_; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t nnz() const { return nnz_; }
+  int threads() const { return worker_threads_; }  // CPU threads its executes use
   // Bytes one SpMV moves in this format (matrix arrays + x + y read and written).
   int64_t bytes_per_spmv(bool beta_zero) const;
   // The same for plain CSR with this matrix's types: the common yardstick for GB/s.

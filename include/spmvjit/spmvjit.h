@@ -145,6 +145,34 @@ SPMVJIT_API spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, cons
 SPMVJIT_API spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
                                        void* y, void* stream);
 
+/* spmv_execute, checked: value_type must be the plan's (the matrix's), else INVALID_VALUE and
+ * nothing is read or written. alpha, beta, x and y are of that type. The C++ layer's
+ * SpmvPlan::execute<V> calls it; C callers whose scalar type could drift from the matrix's
+ * should too (the check costs a comparison). */
+SPMVJIT_API spmv_status_t spmv_execute_typed(spmv_plan_t plan, spmv_value_type_t value_type,
+                                             const void* alpha, const void* x, const void* beta, void* y,
+                                             void* stream);
+
+/* What a plan computes and where. Designed to grow: the caller sets struct_size to
+ * sizeof(spmv_plan_info_t) (SPMV_PLAN_INFO_INIT does) and spmv_plan_info fills only the fields
+ * within it, so a caller compiled against an older, smaller struct keeps working. */
+typedef struct spmv_plan_info_t {
+  size_t struct_size;
+  int64_t rows;
+  int64_t cols;
+  int64_t nnz;
+  spmv_index_type_t index_type;
+  spmv_value_type_t value_type; /* the type of alpha, beta, x and y in spmv_execute */
+  spmv_backend_t backend;       /* where it runs: CPU, CUDA or HIP (never AUTO) */
+  int threads;                  /* CPU threads its executes use (1 on GPUs) */
+} spmv_plan_info_t;
+#define SPMV_PLAN_INFO_INIT \
+  { sizeof(spmv_plan_info_t), 0, 0, 0, SPMV_INDEX_INT32, SPMV_VALUE_FLOAT, SPMV_BACKEND_AUTO, 0 }
+
+/* Fills *info (the fields within info->struct_size). INVALID_VALUE when plan or info is null or
+ * struct_size is below its first field (0: not set). */
+SPMVJIT_API spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info);
+
 /* New values for the same sparsity pattern (same row_ptr/col_idx as planned); no re-plan. */
 SPMVJIT_API spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv_memory_t memory);
 

@@ -1,12 +1,14 @@
 // The shared CPU thread pool: its size (environment, affinity mask), one pool for every plan,
 // per-plan thread limits, and concurrent callers (correct, never waiting on each other).
 #include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -252,6 +254,42 @@ TEST_CASE("ThreadPool: at most max_threads threads, each part once", "[threads]"
   }
 }
 
+// A job whose parts wait until released: it keeps the pool busy for as long as a test needs.
+struct HeldJob {
+  std::atomic<int> started{0};
+  std::atomic<bool> release{false};
+  static void part(const SpmvArgs* args, long long) {
+    auto* job = static_cast<HeldJob*>(args->scratch);
+    job->started.fetch_add(1);
+    while (!job->release.load()) std::this_thread::yield();
+  }
+};
+
+TEST_CASE("ThreadPool: a caller that finds the pool busy runs its parts alone, at once", "[threads]") {
+  ThreadPool pool(2);
+  HeldJob held;
+  SpmvArgs held_args{};
+  held_args.scratch = &held;
+  std::thread holder([&] { pool.run(&HeldJob::part, &held_args, 2, 2); });
+  while (held.started.load() < 2) std::this_thread::yield();  // both threads of the pool are in it
+  Job job(16);
+  SpmvArgs args{};
+  args.scratch = &job;
+  pool.run(&Job::part, &args, 16, 2);  // returns while the other job still holds the pool
+  CHECK(held.release.load() == false);
+  CHECK(job.each_once());
+  CHECK(job.ids == std::set<std::thread::id>{std::this_thread::get_id()});
+  CHECK(pool.ran_alone() == 1);
+  held.release = true;
+  holder.join();
+  // Free again: the next job gets the pool.
+  Job after(64);
+  args.scratch = &after;
+  pool.run(&Job::part, &args, 64, 2);
+  CHECK(after.each_once());
+  CHECK(pool.ran_alone() == 1);
+}
+
 TEST_CASE("ThreadPool: concurrent callers never wait on each other's jobs", "[threads]") {
   ThreadPool pool(3);
   std::atomic<bool> failed{false};
@@ -268,6 +306,37 @@ TEST_CASE("ThreadPool: concurrent callers never wait on each other's jobs", "[th
     });
   for (auto& t : callers) t.join();
   CHECK(!failed);
+}
+
+// Counts parts in a static array: the forked child below allocates nothing (another thread may
+// have held the allocator's lock at the fork).
+std::atomic<int> g_fork_parts[8];
+void count_fork_part(const SpmvArgs*, long long p) { g_fork_parts[p].fetch_add(1); }
+
+TEST_CASE("ThreadPool: in a child forked after the shared pool started, runs use the caller alone",
+          "[threads]") {
+  ThreadPool& pool = shared_thread_pool();
+  (void)pool;
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // the pool's workers stayed in the parent: waiting for them would hang
+    SpmvArgs args{};
+    shared_thread_pool().run(&count_fork_part, &args, 8, kMaxThreads);
+    for (auto& c : g_fork_parts)
+      if (c.load() != 1) ::_exit(1);
+    ::_exit(0);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 3000 && (done = ::waitpid(pid, &status, WNOHANG)) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL("the forked child hung in ThreadPool::run");
+  }
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 #endif
 
