@@ -191,3 +191,29 @@ TEST_CASE("warmup reports the first failure with its spec and starts nothing aft
 }
 
 }  // namespace spmvjit
+
+namespace spmvjit {
+
+// Hidden (run with "[stress]"): the real CPU compiler on 8 threads whatever the machine, for
+// clang/LLVM state shared between concurrent compiles (run it under TSan or ASan too). Every spec
+// compiles, and the objects match a one-thread warm-up's byte for byte.
+TEST_CASE("warmup on the CPU backend with 8 threads matches one thread", "[.][stress][warmup]") {
+  if (!test::require_cpu_backend()) return;
+  Backend& b = get_backend(BackendKind::cpu, 0);
+  test::TempDir many, one;
+  const int n = warmup_kernels(b, many.path(), {}, 8);
+  CHECK(n == int(all_kernel_specs(b.target()).size()));
+  CHECK(warmup_kernels(b, one.path(), {}, 1) == n);
+  std::set<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(one.path()))
+    files.insert(e.path().filename().string());
+  CHECK(bin_files(many.path()) == int(files.size()));
+  for (const std::string& f : files) {
+    std::ifstream a(many.path() + "/" + f, std::ios::binary), c(one.path() + "/" + f, std::ios::binary);
+    const std::string x((std::istreambuf_iterator<char>(a)), {}), y((std::istreambuf_iterator<char>(c)), {});
+    INFO(f);
+    CHECK((!x.empty() && x == y));
+  }
+}
+
+}  // namespace spmvjit

@@ -1,6 +1,7 @@
 // The progress line: '\r' + text, at most every 100 ms; erased with spaces (any terminal).
 #include "tools/spmvjit/progress.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +16,13 @@ constexpr auto kInterval = std::chrono::milliseconds(100);
 bool stderr_is_terminal() {
   static const bool tty = ::isatty(STDERR_FILENO) == 1;
   return tty;
+}
+
+// The terminal's width, 0 when stderr is not one (or it does not say).
+size_t terminal_columns() {
+  if (!stderr_is_terminal()) return 0;
+  struct winsize w {};
+  return ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 ? size_t(w.ws_col) : 0;
 }
 
 void write_stderr(const std::string& s) {
@@ -47,12 +55,17 @@ void Progress::update(const std::string& text) {
 }
 
 void Progress::draw(std::unique_lock<std::mutex>&) {
-  if (text_ == shown_) return;
+  // A line wider than the terminal would wrap, and '\r' returns to the start of its last row only:
+  // cut at the front, since the counts are at the end.
+  std::string text = text_;
+  if (const size_t cols = terminal_columns(); cols > 8 && text.size() >= cols)
+    text = "..." + text.substr(text.size() - (cols - 4));
+  if (text == shown_) return;
   // '\r' first; spaces over what a longer line left, then the text again.
-  std::string line = "\r" + text_;
-  if (text_.size() < shown_.size()) line += std::string(shown_.size() - text_.size(), ' ') + "\r" + text_;
+  std::string line = "\r" + text;
+  if (text.size() < shown_.size()) line += std::string(shown_.size() - text.size(), ' ') + "\r" + text;
   write_stderr(line);
-  shown_ = text_;
+  shown_ = text;
   last_ = Clock::now();
 }
 
