@@ -88,7 +88,9 @@ WisdomSlot wisdom_slot(const spmv_csr_t& a, const spmv_options_t& o, const std::
       !a.row_ptr || (a.nnz && !a.col_idx) || (!i32 && a.index_type != SPMV_INDEX_INT64))
     return w;
   w.backend = pick_backend(o.backend, o.device);
-  w.target = get_backend(w.backend, o.device).target().target;
+  Backend& backend = get_backend(w.backend, o.device);
+  backend.use_cache_dir(cache_dir);
+  w.target = backend.target().target;
   w.matrix = Json::object({{"rows", a.rows},
                            {"cols", a.cols},
                            {"nnz", a.nnz},

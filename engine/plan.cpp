@@ -57,6 +57,8 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   const auto t_backend = Clock::now();
   backend_ = backend ? backend
                      : &get_backend(pick_backend(options.backend, options.device), options.device);
+  cache_dir_ = resolve_cache_dir(options.cache_dir);
+  backend_->use_cache_dir(cache_dir_);  // the CPU backend: the host, as remembered there
   timings_.backend_init = since(t_backend);
   target_ = backend_->target();
   if (options.threads < 0) fail(SPMV_STATUS_INVALID_VALUE, "threads must be >= 0");
@@ -79,7 +81,6 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   if (!a.row_ptr) fail(SPMV_STATUS_INVALID_VALUE, "row_ptr is null");
   if (a.index_base != 0 && a.index_base != 1)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
-  cache_dir_ = resolve_cache_dir(options.cache_dir);
   deterministic_ = options.deterministic != 0;
   const Format* forced = parse_format_option(options.format);
   SPMVJIT_ASSERT(!params || forced, "parameters given without a format");

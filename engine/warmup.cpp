@@ -18,6 +18,7 @@ int warmup_kernels(Backend& backend, const std::string& cache_dir, const WarmupP
                    int threads) {
   // Once, on this thread: a directory that cannot hold kernels is one error, not one per thread.
   require_disk_cache(cache_dir);
+  backend.use_cache_dir(cache_dir);  // a CPU backend remembers its host there
   const std::vector<KernelSpec> specs = all_kernel_specs(backend.target());
   const int total = int(specs.size());
   if (threads <= 0) threads = process_threads();

@@ -40,6 +40,10 @@ class Backend {
   virtual ~Backend() = default;
   virtual BackendKind kind() const = 0;
   virtual const TargetInfo& target() const = 0;
+  // Called with a plan's kernel-cache folder ("" = memory only) before its first target(): a
+  // backend may read what it remembered about the host there (the CPU backend: LLVM's host
+  // identity, so kernels on disk load without LLVM) and, learning it now, remember it there.
+  virtual void use_cache_dir(const std::string& dir) { (void)dir; }
   // Identifies the compiler that produced a binary: part of every cache key.
   virtual std::string compiler_version() const = 0;
   // Compiler options for a source (part of the cache key).

@@ -1,17 +1,19 @@
-// CPU backend: kernels compiled by clang in process and loaded by ORC LLJIT, both in the LLVM
-// plugin (runtime/cpu/llvm_plugin.hpp), and run by a thread pool here.
+// CPU backend: kernels compiled by clang in process (the LLVM plugin, runtime/cpu/llvm_plugin.hpp),
+// loaded by the built-in ELF loader (ORC LLJIT, also in the plugin, for what it refuses), and run
+// by a thread pool here.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
-#include <future>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "core/cpu_count.hpp"
 #include "core/digest.hpp"
 #include "core/log.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/cpu/elf_loader.hpp"
+#include "runtime/cpu/host_identity.hpp"
 #include "runtime/cpu/llvm_plugin.hpp"
 #include "runtime/cpu/thread_pool.hpp"
 
@@ -25,13 +27,13 @@ struct HostTarget {
   int simd_bytes = 16;
 };
 
-HostTarget detect_host(const spmvjit_llvm_toolchain_v1_t& llvm) {
+HostTarget parse_host(const HostIdentity& id) {
   HostTarget h;
-  h.triple = llvm.host_triple;
-  h.cpu = llvm.host_cpu;
+  h.triple = id.triple;
+  h.cpu = id.cpu;
   // The plugin lists every feature LLVM reports, sorted by name (canonical for the cache key).
   std::map<std::string, bool> on;
-  for (const char *f = llvm.host_features, *end; *f; f = *end ? end + 1 : end) {
+  for (const char *f = id.features.c_str(), *end; *f; f = *end ? end + 1 : end) {
     end = f + std::strcspn(f, ",");
     if (end > f + 1) {
       h.features.emplace_back(f, end);
@@ -73,6 +75,26 @@ class OrcModule final : public LoadedModule {
   mutable std::map<std::string, void*> cache_;
 };
 
+// A kernel object placed by the built-in loader (runtime/cpu/elf_loader.hpp).
+class ElfModule final : public LoadedModule {
+ public:
+  explicit ElfModule(std::unique_ptr<ElfImage> image) : image_(std::move(image)) {}
+  void* entry(const std::string& name) const override {
+    void* p = image_->symbol(name);
+    if (!p) fail(SPMV_STATUS_INTERNAL_ERROR, "CPU kernel object has no entry " + name);
+    return p;
+  }
+
+ private:
+  std::unique_ptr<ElfImage> image_;
+};
+
+// $SPMVJIT_CPU_LOADER=orc loads every kernel with LLVM's ORC JIT instead of the built-in loader.
+bool orc_forced() {
+  const char* e = std::getenv("SPMVJIT_CPU_LOADER");
+  return e && std::strcmp(e, "orc") == 0;
+}
+
 // A plan's share of the process's one pool (runtime/cpu/thread_pool.hpp): at most `threads` of
 // its threads, so many plans (or MPI ranks with their own affinity masks) never multiply threads.
 class CpuExecutor final : public Executor {
@@ -87,35 +109,45 @@ class CpuExecutor final : public Executor {
   int threads_;
 };
 
+// LLVM (the plugin) is loaded only when needed: to compile, to name a host not seen before, or to
+// load an object the built-in loader refuses. A process whose kernels are in the disk cache, on a
+// host remembered there, never loads it.
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(const spmvjit_llvm_toolchain_v1_t& llvm) : llvm_(llvm), host_(detect_host(llvm)) {
+  CpuBackend() : plugin_file_(find_llvm_plugin_file()), fingerprint_(host_fingerprint(plugin_file_)) {
     info_.backend = BackendKind::cpu;
-    info_.simd_bytes = host_.simd_bytes;
     info_.threads = process_threads();  // the shared pool's size (core/cpu_count.hpp)
     info_.bandwidth_gbs = 0;
-    std::string feats;
-    for (const auto& f : host_.features) feats += f;
-    info_.target = host_.triple + ":" + host_.cpu + ":" + digest_hex(feats.data(), feats.size()).substr(0, 12);
-    // The JIT takes 1.5-3 ms to set up: on its own thread while the first plan analyses and
-    // converts its matrix (jit() waits for it).
-    jit_setup_ = std::async(std::launch::async, [&llvm]() -> std::pair<spmvjit_llvm_jit*, std::string> {
-      spmvjit_llvm_bytes error{};
-      spmvjit_llvm_jit* jit = llvm.jit_create(&error);
-      return {jit, jit ? std::string() : take(llvm, error)};
-    });
   }
   ~CpuBackend() override {
-    if (jit_setup_.valid()) jit_ = jit_setup_.get().first;  // never taken: no module was loaded
-    if (jit_) llvm_.jit_destroy(jit_);
+    if (jit_) llvm_plugin().api->jit_destroy(jit_);
   }
 
   BackendKind kind() const override { return BackendKind::cpu; }
-  const TargetInfo& target() const override { return info_; }
+  void use_cache_dir(const std::string& dir) override {
+    if (known_.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(identity_mu_);
+    if (known_.load(std::memory_order_relaxed)) return;
+    HostIdentity id;
+    if (read_host_identity(dir, fingerprint_, &id)) {
+      log_debug("CPU backend: host " + id.cpu + " as remembered in " + dir + " (LLVM not loaded)");
+      set_identity(id);
+      return;
+    }
+    learn_identity();
+    // Remembered only when it came from the plugin file the fingerprint describes.
+    if (llvm_plugin().path == plugin_file_) write_host_identity(dir, fingerprint_, identity_);
+  }
+  const TargetInfo& target() const override {
+    ensure_identity();
+    return info_;
+  }
   std::string compiler_version() const override {
-    return llvm_.clang_version + std::string(" features ") + info_.target;
+    ensure_identity();
+    return identity_.clang_version + std::string(" features ") + info_.target;
   }
   std::vector<std::string> compile_options(const KernelSpec&) const override {
+    ensure_identity();
     std::vector<std::string> o = {"-triple", host_.triple, "-target-cpu", host_.cpu};
     for (const auto& f : host_.features) {
       o.push_back("-target-feature");
@@ -124,38 +156,49 @@ class CpuBackend final : public Backend {
     // -mreassociate lets the vectorizer split CSR's row sums; no finite-math: NaN/Inf propagate.
     // 256-bit vectors: SELL with 16 rows per slice ran 2.2x faster than with 512-bit gathers
     // (Zen 4, single thread, 20 nonzeros/row: 12.3 vs 27.1 ms).
-    for (const char* s : {"-x", "c++", "-std=c++20", "-O3", "-vectorize-loops", "-vectorize-slp",
-                          "-ffp-contract=fast", "-mreassociate", "-mprefer-vector-width=256", "-fno-signed-zeros",
-                          "-mrelocation-model", "pic", "-pic-level", "2", "-nostdsysteminc",
-                          "-nobuiltininc", "-w"})
+    for (const char* s :
+         {"-x", "c++", "-std=c++20", "-O3", "-vectorize-loops", "-vectorize-slp", "-ffp-contract=fast",
+          "-mreassociate", "-mprefer-vector-width=256", "-fno-signed-zeros", "-mrelocation-model", "pic",
+          "-pic-level", "2", "-nostdsysteminc", "-nobuiltininc", "-w"})
       o.push_back(s);
     return o;
   }
 
   std::vector<char> compile(const KernelSource& src) override {
+    const spmvjit_llvm_toolchain_v1_t& llvm = plugin();
     std::vector<const char*> args;
     for (const auto& o : src.options) args.push_back(o.c_str());
     spmvjit_llvm_bytes out{};
     const int rc =
-        llvm_.compile(args.data(), args.size(), src.name.c_str(), src.text.data(), src.text.size(), &out);
-    if (rc != 0) fail(SPMV_STATUS_COMPILE_FAILED, take(llvm_, out));
+        llvm.compile(args.data(), args.size(), src.name.c_str(), src.text.data(), src.text.size(), &out);
+    if (rc != 0) fail(SPMV_STATUS_COMPILE_FAILED, take(llvm, out));
     std::vector<char> object(out.data, out.data + out.size);
-    llvm_.release(&out);
+    llvm.release(&out);
     return object;
   }
 
   std::shared_ptr<LoadedModule> load(const std::vector<char>& binary, const std::string& key) override {
+    // Either way every symbol is resolved and relocated now, so a bad object fails here (the
+    // cache then recompiles), never in execute.
+    std::string why = "forced by SPMVJIT_CPU_LOADER=orc";
+    if (!orc_forced())
+      if (auto image = load_elf_object(binary.data(), binary.size(), &why))
+        return std::make_shared<ElfModule>(std::move(image));
+    log_debug("CPU backend: " + key + " loaded by ORC: " + why);
+    const spmvjit_llvm_toolchain_v1_t& llvm = plugin();
     std::lock_guard lock(mu_);
-    spmvjit_llvm_jit* j = jit();
+    if (!jit_) {  // 1.5-3 ms, once
+      spmvjit_llvm_bytes error{};
+      jit_ = llvm.jit_create(&error);
+      if (!jit_) fail(SPMV_STATUS_INTERNAL_ERROR, take(llvm, error));
+    }
     spmvjit_llvm_module* jd = nullptr;
     spmvjit_llvm_bytes error{};
-    // The plugin links every exported function now, so a bad object fails here (the cache then
-    // recompiles), never in execute.
-    const int rc = llvm_.jit_load(j, key.c_str(), binary.data(), binary.size(), &jd, &error);
+    const int rc = llvm.jit_load(jit_, key.c_str(), binary.data(), binary.size(), &jd, &error);
     if (rc != SPMVJIT_LLVM_OK)
       fail(rc == SPMVJIT_LLVM_BAD_OBJECT ? SPMV_STATUS_COMPILE_FAILED : SPMV_STATUS_INTERNAL_ERROR,
-           take(llvm_, error));
-    return std::make_shared<OrcModule>(llvm_, j, jd);
+           take(llvm, error));
+    return std::make_shared<OrcModule>(llvm, jit_, jd);
   }
 
   std::unique_ptr<Executor> make_executor(int threads) override {
@@ -169,41 +212,61 @@ class CpuBackend final : public Backend {
   bool is_host() const override { return true; }
 
  private:
-  spmvjit_llvm_jit* jit() {  // under mu_
-    if (!jit_) {
-      if (!jit_setup_.valid()) fail(SPMV_STATUS_INTERNAL_ERROR, jit_error_);
-      auto [j, error] = jit_setup_.get();
-      if (!j) fail(SPMV_STATUS_INTERNAL_ERROR, jit_error_ = error);
-      jit_ = j;
-    }
-    return jit_;
+  // The plugin's table, loading it on first use; NO_DEVICE naming every place searched when it
+  // does not load.
+  static const spmvjit_llvm_toolchain_v1_t& plugin() {
+    const LlvmPlugin& p = llvm_plugin();
+    if (!p.api) fail(SPMV_STATUS_NO_DEVICE, p.error);
+    return *p.api;
+  }
+  // The rest under identity_mu_.
+  void learn_identity() const {
+    const spmvjit_llvm_toolchain_v1_t& llvm = plugin();
+    set_identity(HostIdentity{llvm.host_triple, llvm.host_cpu, llvm.host_features, llvm.clang_version});
+  }
+  void set_identity(const HostIdentity& id) const {
+    identity_ = id;
+    host_ = parse_host(id);
+    info_.simd_bytes = host_.simd_bytes;
+    std::string feats;
+    for (const auto& f : host_.features) feats += f;
+    info_.target =
+        host_.triple + ":" + host_.cpu + ":" + digest_hex(feats.data(), feats.size()).substr(0, 12);
+    known_.store(true, std::memory_order_release);
+  }
+  void ensure_identity() const {
+    if (known_.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(identity_mu_);
+    if (!known_.load(std::memory_order_relaxed)) learn_identity();
   }
 
-  const spmvjit_llvm_toolchain_v1_t& llvm_;
-  HostTarget host_;
-  TargetInfo info_;
-  std::mutex mu_;
-  std::future<std::pair<spmvjit_llvm_jit*, std::string>> jit_setup_;
+  const std::string plugin_file_;
+  const std::string fingerprint_;
+  // Written once, under identity_mu_, before known_ is set; read without the lock after.
+  mutable std::mutex identity_mu_;
+  mutable std::atomic<bool> known_{false};
+  mutable HostIdentity identity_;
+  mutable HostTarget host_;
+  mutable TargetInfo info_;
+  std::mutex mu_;  // guards jit_
   spmvjit_llvm_jit* jit_ = nullptr;
-  std::string jit_error_;  // why the JIT could not be created, for every later load
 };
 
 }  // namespace
 
-// Throws NO_DEVICE, naming the plugin and every place searched, when the plugin is missing or
-// does not load: like a GPU backend whose driver is absent, the build has the backend but this
-// machine cannot run it (backend_available is false).
+// Throws NO_DEVICE, naming the plugin and every place searched, when the plugin is missing (one
+// that is there but does not load fails the first call that needs it, the same way): like a GPU backend whose
+// driver is absent, the build has the backend but this machine cannot run it (backend_available is false).
 Backend& cpu_backend() {
-  const LlvmPlugin& plugin = llvm_plugin();
-  if (!plugin.api) fail(SPMV_STATUS_NO_DEVICE, plugin.error);
-  static CpuBackend b(*plugin.api);
+  if (find_llvm_plugin_file().empty()) fail(SPMV_STATUS_NO_DEVICE, llvm_plugin().error);
+  static CpuBackend b;
   return b;
 }
 
 namespace {
 
 const BackendProvider kCpuProvider{
-    BackendKind::cpu, [](int) { return llvm_plugin().api != nullptr; },
+    BackendKind::cpu, [](int) { return !find_llvm_plugin_file().empty(); },
     [](int) -> Backend& { return cpu_backend(); },
     [](const std::string& target) -> Backend& {
       fail(SPMV_STATUS_INVALID_VALUE,

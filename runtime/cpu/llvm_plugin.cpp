@@ -119,6 +119,14 @@ std::vector<std::string> llvm_plugin_dirs() {
   return dirs;
 }
 
+std::string find_llvm_plugin_file() {
+  for (const std::string& dir : llvm_plugin_dirs()) {
+    const std::string path = dir + "/" SPMVJIT_LLVM_PLUGIN_FILE;
+    if (::access(path.c_str(), F_OK) == 0) return path;
+  }
+  return {};
+}
+
 const LlvmPlugin& llvm_plugin() {
   static const LlvmPlugin plugin = load_llvm_plugin(llvm_plugin_dirs());
   return plugin;

@@ -24,8 +24,12 @@ std::vector<std::string> llvm_plugin_dirs();
 // `error` naming the file and every place tried with the reason. Loaded plugins stay loaded.
 LlvmPlugin load_llvm_plugin(const std::vector<std::string>& dirs);
 
+// The plugin file the search finds first ("" when none is there), without loading anything.
+std::string find_llvm_plugin_file();
+
 // The plugin, loaded by the first call (thread-safe); never throws, never unloads it. Loading
-// relocates libLLVM and libclang-cpp: about 100 ms, paid by the first CPU plan of a process.
+// relocates libLLVM and libclang-cpp: about 100 ms, paid only by a process that compiles a kernel
+// (or meets a host it has not seen): kernels from the disk cache load without it.
 const LlvmPlugin& llvm_plugin();
 
 }  // namespace spmvjit
