@@ -1,4 +1,4 @@
-// ThreadPool implementation: generation counter + pending count, spin-then-wait; the shared pool.
+// ThreadPool implementation: generation counter + a join word per job, spin-then-wait; the shared pool.
 #include "runtime/cpu/thread_pool.hpp"
 
 #include <pthread.h>
@@ -34,15 +34,20 @@ void ThreadPool::run(CpuEntry fn, const SpmvArgs* args, int64_t parts, int max_t
   args_ = args;
   parts_ = parts;
   next_.store(0, std::memory_order_relaxed);
-  pending_.store(int(n - 1), std::memory_order_relaxed);
-  // Only the caller holding busy_ writes generation_ (the destructor runs with no caller left).
+  // Only the caller holding busy_ writes generation_ and opens joins_ (the destructor runs with
+  // no caller left).
   const uint64_t g = generation_.load(std::memory_order_relaxed);
-  generation_.store((((g >> kHelperBits) + 1) << kHelperBits) | uint64_t(n - 1), std::memory_order_release);
+  const uint64_t job = (g >> kHelperBits) + 1;
+  joins_.store((job & kJobMask) << kJobShift, std::memory_order_release);
+  generation_.store((job << kHelperBits) | uint64_t(n - 1), std::memory_order_release);
   generation_.notify_all();
   for (int64_t p; (p = next_.fetch_add(1, std::memory_order_relaxed)) < parts;) fn(args, p);
-  while (pending_.load(std::memory_order_acquire) != 0) {
-    // The caller's share is usually the same size as the others': a short spin suffices.
-  }
+  // Every part is taken. Close the job: a worker that has not joined yet (asleep, or not given a
+  // CPU on a loaded machine) no longer can, so only the workers still running a part are waited
+  // for, never one the scheduler has not run yet.
+  joins_.fetch_or(kClosed, std::memory_order_acq_rel);
+  for (int spins = 0; (joins_.load(std::memory_order_acquire) & kInsideMask) != 0; ++spins)
+    if (spins > 1000) std::this_thread::yield();
   busy_.store(false, std::memory_order_release);
 }
 
@@ -64,8 +69,15 @@ void ThreadPool::worker_loop(int id) {
     if (stop_.load()) return;
     spin = uint64_t(id) <= (g & kHelperMask);
     if (!spin) continue;
+    // Join this job unless its caller has closed it (or moved on to a later one).
+    const uint64_t open = ((g >> kHelperBits) & kJobMask) << kJobShift;
+    uint64_t j = joins_.load(std::memory_order_acquire);
+    bool joined = false;
+    while ((j & ~kInsideMask) == open && !joined)
+      joined = joins_.compare_exchange_weak(j, j + 1, std::memory_order_acq_rel, std::memory_order_acquire);
+    if (!joined) continue;
     for (int64_t p; (p = next_.fetch_add(1, std::memory_order_relaxed)) < parts_;) fn_(args_, p);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    joins_.fetch_sub(1, std::memory_order_release);
   }
 }
 

@@ -49,7 +49,14 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  // joins_ = (job number << kJobShift) | kClosed | workers inside the job. A worker joins (+1)
+  // only while its job is open; the caller closes it once every part is taken and waits for those
+  // inside, so one that the scheduler runs late costs nothing.
+  static constexpr int kJobShift = 32;
+  static constexpr uint64_t kJobMask = 0xffffffffu;
+  static constexpr uint64_t kClosed = uint64_t(1) << 31;
+  static constexpr uint64_t kInsideMask = kClosed - 1;
+  std::atomic<uint64_t> joins_{kClosed};
   std::atomic<bool> busy_{false};      // a caller's job owns fn_, args_, parts_ and the workers
   std::atomic<bool> orphaned_{false};  // in a forked child: the workers stayed in the parent
   std::atomic<int64_t> ran_alone_{0};

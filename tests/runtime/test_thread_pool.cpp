@@ -1,6 +1,7 @@
 // The shared CPU thread pool: its size (environment, affinity mask), one pool for every plan,
 // per-plan thread limits, and concurrent callers (correct, never waiting on each other).
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -288,6 +289,67 @@ TEST_CASE("ThreadPool: a caller that finds the pool busy runs its parts alone, a
   pool.run(&Job::part, &args, 64, 2);
   CHECK(after.each_once());
   CHECK(pool.ran_alone() == 1);
+}
+
+// A worker thread held in a signal handler until released: a thread the scheduler does not run.
+std::atomic<bool> g_hold_worker{false};
+std::atomic<int> g_held{0};
+void hold_in_handler(int) {
+  g_held.fetch_add(1);
+  while (g_hold_worker.load()) ::usleep(1000);
+}
+
+void slow_part(const SpmvArgs* args, long long p) {  // ~100 us a part: time for a worker to join
+  Job::part(args, p);
+  ::usleep(100);
+}
+
+std::set<pid_t> task_ids() {
+  std::set<pid_t> ids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task"))
+    ids.insert(pid_t(std::stol(e.path().filename().string())));
+  return ids;
+}
+
+TEST_CASE("ThreadPool: a worker that does not get to run delays no caller", "[threads]") {
+  const std::set<pid_t> before = task_ids();
+  ThreadPool pool(2);
+  std::set<pid_t> workers;
+  for (pid_t t : task_ids())
+    if (!before.count(t)) workers.insert(t);
+  REQUIRE(workers.size() == 1);
+  struct sigaction sa {
+  }, old{};
+  sa.sa_handler = hold_in_handler;
+  REQUIRE(::sigaction(SIGUSR2, &sa, &old) == 0);
+  g_hold_worker = true;
+  REQUIRE(::syscall(SYS_tgkill, ::getpid(), *workers.begin(), SIGUSR2) == 0);
+  while (g_held.load() == 0) std::this_thread::yield();
+  // The worker is woken for each job but cannot join: the caller runs every part and returns.
+  for (int rep = 0; rep < 20; ++rep) {
+    Job job(64);
+    SpmvArgs args{};
+    args.scratch = &job;
+    const auto t0 = std::chrono::steady_clock::now();
+    pool.run(&slow_part, &args, 64, 2);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+    REQUIRE(job.each_once());
+    CHECK(job.ids == std::set<std::thread::id>{std::this_thread::get_id()});
+  }
+  CHECK(pool.ran_alone() == 0);
+  g_hold_worker = false;
+  // Back to work: jobs still run each part once, and the worker takes part again.
+  bool helped = false;
+  for (int rep = 0; rep < 200 && !helped; ++rep) {
+    Job job(64);
+    SpmvArgs args{};
+    args.scratch = &job;
+    pool.run(&slow_part, &args, 64, 2);
+    REQUIRE(job.each_once());
+    helped = job.ids.size() == 2;
+  }
+  CHECK(helped);
+  ::sigaction(SIGUSR2, &old, nullptr);
 }
 
 TEST_CASE("ThreadPool: concurrent callers never wait on each other's jobs", "[threads]") {
