@@ -38,7 +38,8 @@ bool hip_rtc_loaded(std::string* why = nullptr);
 
 // The kernel-argument buffer of one launch: the SpmvArgs block, by value, as the kernel's only
 // parameter (offset 0, 8-byte aligned), handed to hipModuleLaunchKernel through `extra`
-// (HIP_LAUNCH_PARAM_BUFFER_POINTER / _SIZE / _END), which every HIP version takes. Lives on
+// (HIP_LAUNCH_PARAM_BUFFER_POINTER / _SIZE / _END), which every HIP version takes (ROCm 5.2's
+// header: kernelParams "is not yet implemented in HIP. Please use extra instead"). Lives on
 // the caller's stack for the launch call; `config` points into it, so it is neither copied nor
 // moved.
 struct HipLaunchArgs {
