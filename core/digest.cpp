@@ -1,34 +1,20 @@
-// FNV-1a based digests (mixed through splitmix64 finalizers).
+// Digests by XXH3 (xxHash 0.8, header-only: no run-time dependency). XXH3-128 reads a 68 MB
+// pattern in a few ms where the byte-wise FNV-1a it replaced took 187 ms.
 #include "core/digest.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include <cstdio>
 
 namespace spmvjit {
 
-namespace {
-
-uint64_t fnv1a(const void* data, size_t n, uint64_t h) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
-uint64_t checksum64(const void* data, size_t bytes) {
-  return mix(fnv1a(data, bytes, 0xcbf29ce484222325ULL) ^ bytes);
-}
+uint64_t checksum64(const void* data, size_t bytes) { return XXH3_64bits(data, bytes); }
 
 std::string digest_hex(const void* data, size_t bytes) {
-  const uint64_t a = mix(fnv1a(data, bytes, 0xcbf29ce484222325ULL) ^ bytes);
-  const uint64_t b = mix(fnv1a(data, bytes, 0x84222325cbf29ce4ULL) + 0x9e3779b97f4a7c15ULL * bytes);
+  const XXH128_hash_t h = XXH3_128bits(data, bytes);
   char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)h.high64, (unsigned long long)h.low64);
   return buf;
 }
 

@@ -1,4 +1,4 @@
-// Non-cryptographic digests: cache keys, cache-entry checksums, pattern keys for wisdom.
+// Non-cryptographic digests (XXH3): cache keys, cache-entry checksums, pattern keys for wisdom.
 #pragma once
 
 #include <cstddef>

@@ -8,13 +8,16 @@
 #include <thread>
 #include <vector>
 
+#include "core/cpu_count.hpp"
+#include "core/log.hpp"
+
 namespace spmvjit {
 
 // Worker count for plan-time passes over `work` items: one thread per ~256K items, capped by
-// the hardware. Small inputs stay on the calling thread (a thread start costs ~30 us).
+// the process's thread count (core/cpu_count.hpp: the environment, else the affinity mask). Small
+// inputs stay on the calling thread (a thread start costs ~30 us).
 inline int plan_threads(int64_t work) {
-  const int hw = int(std::max(1u, std::thread::hardware_concurrency()));
-  return int(std::clamp<int64_t>(work / (1 << 18), 1, hw));
+  return int(std::clamp<int64_t>(work / (1 << 18), 1, process_threads()));
 }
 
 // Calls f(begin, end, chunk) for `chunks` contiguous pieces of [0, n) in parallel; the first
@@ -28,7 +31,9 @@ void parallel_for(int64_t n, int chunks, F&& f) {
   }
   std::vector<std::exception_ptr> errors(static_cast<size_t>(chunks));
   std::vector<std::thread> threads;
+  const LogSink sink = current_log_sink();  // their messages go where the caller's go
   auto run = [&](int c) {
+    LogScope scope(sink);
     try {
       f(n * c / chunks, n * (c + 1) / chunks, c);
     } catch (...) {

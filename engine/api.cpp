@@ -1,5 +1,8 @@
 // The C API: argument checks, exception-to-status translation, per-thread last error.
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -8,10 +11,13 @@
 #include "engine/measure_planning.hpp"
 #include "engine/plan.hpp"
 #include "engine/planner.hpp"
+#include "engine/warmup.hpp"
+#include "runtime/cache/kernel_cache.hpp"
 #include "spmvjit/spmvjit.h"
 
 struct spmv_plan_s {
   std::unique_ptr<spmvjit::Plan> impl;
+  spmvjit::LogSink log;  // the plan's logging options: every call on it logs through them
 };
 
 namespace spmvjit {
@@ -59,15 +65,85 @@ void require_enum(const E& field, int last, const char* what) {
     spmvjit::fail(SPMV_STATUS_INVALID_VALUE, std::string("unknown ") + what + " " + std::to_string(v));
 }
 
+// Where each field of spmv_options_t ends, in order: a caller's struct_size covers the fields
+// that end within it (one cut in half is not read). A field added to the struct goes here too
+// (the static_assert catches one added at the end and forgotten).
+#define SPMVJIT_END(f) (offsetof(spmv_options_t, f) + sizeof(spmv_options_t::f))
+constexpr size_t kOptionsFieldEnds[] = {
+    SPMVJIT_END(struct_size), SPMVJIT_END(backend),  SPMVJIT_END(device),       SPMVJIT_END(threads),
+    SPMVJIT_END(cache_dir),   SPMVJIT_END(format),   SPMVJIT_END(log_level),    SPMVJIT_END(log_callback),
+    SPMVJIT_END(log_user),    SPMVJIT_END(planning), SPMVJIT_END(deterministic)};
+#undef SPMVJIT_END
+static_assert(sizeof(spmv_options_t) - kOptionsFieldEnds[std::size(kOptionsFieldEnds) - 1] <
+                  alignof(spmv_options_t),
+              "a field of spmv_options_t is missing from kOptionsFieldEnds");
+// Uninitialized memory seldom holds a value this small: a struct_size above it is refused.
+constexpr size_t kOptionsSizeLimit = size_t(1) << 16;
+
+// The bytes of the whole fields within `size`, of a struct whose fields end at `ends`.
+template <size_t N>
+size_t whole_fields(const size_t (&ends)[N], size_t size) {
+  size_t n = 0;
+  for (size_t end : ends)
+    if (end <= size) n = end;
+  return n;
+}
+size_t whole_fields(size_t size) { return whole_fields(kOptionsFieldEnds, size); }
+
+// The same for spmv_plan_info_t.
+#define SPMVJIT_END(f) (offsetof(spmv_plan_info_t, f) + sizeof(spmv_plan_info_t::f))
+constexpr size_t kInfoFieldEnds[] = {
+    SPMVJIT_END(struct_size), SPMVJIT_END(rows),       SPMVJIT_END(cols),    SPMVJIT_END(nnz),
+    SPMVJIT_END(index_type),  SPMVJIT_END(value_type), SPMVJIT_END(backend), SPMVJIT_END(threads)};
+#undef SPMVJIT_END
+static_assert(sizeof(spmv_plan_info_t) - kInfoFieldEnds[std::size(kInfoFieldEnds) - 1] <
+                  alignof(spmv_plan_info_t),
+              "a field of spmv_plan_info_t is missing from kInfoFieldEnds");
+
+const char* value_type_name(spmv_value_type_t t) { return t == SPMV_VALUE_FLOAT ? "float" : "double"; }
+spmv_value_type_t value_type_of(const spmvjit::Plan& p) {
+  return p.value_type() == spmvjit::ValueType::f32 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+}
+
+// The caller's options over the defaults: only the fields within its struct_size, so a caller
+// compiled against an older, smaller struct gets the defaults of the fields it does not know.
+spmv_options_t read_options(const spmv_options_t* given) {
+  spmv_options_t o;
+  spmv_options_init_sized(&o, sizeof o);
+  if (!given) return o;
+  size_t size;
+  std::memcpy(&size, given, sizeof size);
+  if (size < kOptionsFieldEnds[1] || size > kOptionsSizeLimit)
+    spmvjit::fail(SPMV_STATUS_INVALID_VALUE, "options not initialized with spmv_options_init (struct_size " +
+                                                 std::to_string(size) + ")");
+  std::memcpy(&o, given, whole_fields(std::min(size, sizeof o)));
+  o.struct_size = sizeof o;
+  return o;
+}
+
 }  // namespace
 
 extern "C" {
 
-void spmv_options_init(spmv_options_t* o) {
-  if (!o) return;
-  std::memset(o, 0, sizeof *o);
-  o->backend = SPMV_BACKEND_AUTO;
-  o->log_level = SPMV_LOG_WARN;
+void spmv_options_init_sized(spmv_options_t* o, size_t struct_size) {
+  if (!o || struct_size < sizeof(size_t)) return;
+  spmv_options_t d;
+  std::memset(&d, 0, sizeof d);
+  d.struct_size = struct_size;
+  d.backend = SPMV_BACKEND_AUTO;
+  d.log_level = SPMV_LOG_DEFAULT;
+  // Only the caller's bytes: a smaller (older) struct gets its own fields, a larger (newer) one
+  // zeros past the fields this library knows.
+  const size_t known = whole_fields(std::min(struct_size, sizeof d));
+  std::memcpy(o, &d, known);
+  if (struct_size > known) std::memset(reinterpret_cast<char*>(o) + known, 0, struct_size - known);
+}
+
+spmv_status_t spmv_set_logging(spmv_log_level_t level, spmv_log_callback_t callback, void* user) {
+  return guarded([&] {
+    require_enum(level, SPMV_LOG_DEFAULT, "log level");
+    spmvjit::configure_logging(level, callback, user);
+  });
 }
 
 spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options) {
@@ -75,16 +151,16 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
   return guarded([&] {
     require(plan != nullptr, "plan is null");
     require(A != nullptr, "matrix descriptor is null");
-    spmv_options_t defaults;
-    spmv_options_init(&defaults);
+    const spmv_options_t o = read_options(options);
     auto p = std::make_unique<spmv_plan_s>();
-    const spmv_options_t& o = options ? *options : defaults;
     require_enum(A->index_type, SPMV_INDEX_INT64, "index type");
     require_enum(A->value_type, SPMV_VALUE_DOUBLE, "value type");
     require_enum(A->memory, SPMV_MEMORY_DEVICE, "memory kind");
     require_enum(o.backend, SPMV_BACKEND_HIP, "backend");
-    require_enum(o.log_level, SPMV_LOG_OFF, "log level");
+    require_enum(o.log_level, SPMV_LOG_DEFAULT, "log level");
     require_enum(o.planning, SPMV_PLANNING_MEASURE, "planning mode");
+    p->log = spmvjit::LogSink{o.log_level, o.log_callback, o.log_user};
+    spmvjit::LogScope scope(p->log);
     const bool forced = spmvjit::parse_format_option(o.format) != nullptr;
     p->impl = o.planning == SPMV_PLANNING_MEASURE && !forced ? spmvjit::plan_by_measurement(*A, o)
                                                              : std::make_unique<spmvjit::Plan>(*A, o);
@@ -96,7 +172,49 @@ spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, c
                            void* y, void* stream) {
   return guarded([&] {
     require(plan != nullptr, "plan is null");
+    spmvjit::LogScope scope(plan->log);
     plan->impl->execute(alpha, x, beta, y, stream);
+  });
+}
+
+spmv_status_t spmv_execute_typed(spmv_plan_t plan, spmv_value_type_t value_type, const void* alpha,
+                                 const void* x, const void* beta, void* y, void* stream) {
+  return guarded([&] {
+    require(plan != nullptr, "plan is null");
+    require_enum(value_type, SPMV_VALUE_DOUBLE, "value type");
+    const spmv_value_type_t planned = value_type_of(*plan->impl);
+    if (value_type != planned)
+      spmvjit::fail(SPMV_STATUS_INVALID_VALUE, std::string("spmv_execute_typed: ") +
+                                                   value_type_name(value_type) + " arguments for a plan of " +
+                                                   value_type_name(planned) + " values");
+    spmvjit::LogScope scope(plan->log);
+    plan->impl->execute(alpha, x, beta, y, stream);
+  });
+}
+
+spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
+  return guarded([&] {
+    require(plan != nullptr && info != nullptr, "plan or info is null");
+    size_t size;
+    std::memcpy(&size, info, sizeof size);
+    if (size < kInfoFieldEnds[1])
+      spmvjit::fail(SPMV_STATUS_INVALID_VALUE, "spmv_plan_info: info->struct_size is " +
+                                                   std::to_string(size) +
+                                                   ": set it to sizeof(spmv_plan_info_t)");
+    const spmvjit::Plan& p = *plan->impl;
+    spmv_plan_info_t i;
+    std::memset(&i, 0, sizeof i);
+    i.struct_size = size;
+    i.rows = p.rows();
+    i.cols = p.cols();
+    i.nnz = p.nnz();
+    i.index_type = p.index_type() == spmvjit::IndexType::i32 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
+    i.value_type = value_type_of(p);
+    i.backend = p.backend_kind() == spmvjit::BackendKind::cpu    ? SPMV_BACKEND_CPU
+                : p.backend_kind() == spmvjit::BackendKind::cuda ? SPMV_BACKEND_CUDA
+                                                                 : SPMV_BACKEND_HIP;
+    i.threads = p.backend_kind() == spmvjit::BackendKind::cpu ? p.threads() : 1;
+    std::memcpy(info, &i, whole_fields(kInfoFieldEnds, std::min(size, sizeof i)));
   });
 }
 
@@ -104,6 +222,7 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv
   return guarded([&] {
     require(plan != nullptr, "plan is null");
     require_enum(memory, SPMV_MEMORY_DEVICE, "memory kind");
+    spmvjit::LogScope scope(plan->log);
     plan->impl->update_values(values, memory);
   });
 }
@@ -111,12 +230,17 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv
 spmv_status_t spmv_plan_describe(spmv_plan_t plan, const char** json) {
   return guarded([&] {
     require(plan != nullptr && json != nullptr, "plan or json is null");
+    spmvjit::LogScope scope(plan->log);
     *json = plan->impl->describe().c_str();
   });
 }
 
 spmv_status_t spmv_plan_destroy(spmv_plan_t plan) {
-  return guarded([&] { delete plan; });
+  return guarded([&] {
+    if (!plan) return;
+    spmvjit::LogScope scope(plan->log);  // a copy: outlives the plan
+    delete plan;
+  });
 }
 
 const char* spmv_last_error(void) { return g_last_error.c_str(); }
@@ -152,14 +276,7 @@ spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char
                                                            : BackendKind::cpu;
     // GPUs: the compiler alone builds for a named target, no device needed; NULL/"native" = device 0.
     Backend& b = backend_compiler(kind, target);
-    const std::string dir = resolve_cache_dir(cache_dir);
-    require(!dir.empty(), "warmup needs a cache directory");
-    int n = 0;
-    for (const KernelSpec& spec : all_kernel_specs(b.target())) {
-      CacheOutcome o;
-      ensure_cached(b, spec, dir, &o);
-      ++n;
-    }
+    const int n = warmup_kernels(b, resolve_cache_dir(cache_dir));  // on every usable core
     if (count) *count = n;
   });
 }

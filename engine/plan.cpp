@@ -42,9 +42,12 @@ BackendKind pick_backend(spmv_backend_t b, int device) {
 
 Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend, const FormatParams* params) {
   const auto t_start = Clock::now();
-  if (options.log_level < SPMV_LOG_TRACE || options.log_level > SPMV_LOG_OFF)
+  if (options.log_level < SPMV_LOG_TRACE || options.log_level > SPMV_LOG_DEFAULT)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown log level " + std::to_string(int(options.log_level)));
-  configure_logging(options.log_level, options.log_callback, options.log_user);
+  // The plan's own logging options, for its construction (the C API opens the same scope around
+  // every later call on the plan); nothing process-wide changes.
+  log_sink_ = LogSink{options.log_level, options.log_callback, options.log_user};
+  LogScope log_scope(log_sink_);
   if (a.index_type != SPMV_INDEX_INT32 && a.index_type != SPMV_INDEX_INT64)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown index type " + std::to_string(int(a.index_type)));
   if (a.value_type != SPMV_VALUE_FLOAT && a.value_type != SPMV_VALUE_DOUBLE)
@@ -57,7 +60,11 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   timings_.backend_init = since(t_backend);
   target_ = backend_->target();
   if (options.threads < 0) fail(SPMV_STATUS_INVALID_VALUE, "threads must be >= 0");
-  if (options.threads > 0) target_.threads = options.threads;
+  threads_requested_ = options.threads;
+  // CPU: a share of the process's one pool (runtime/cpu/thread_pool.hpp), never more than it has.
+  if (options.threads > 0)
+    target_.threads =
+        backend_->kind() == BackendKind::cpu ? std::min(options.threads, target_.threads) : options.threads;
   rows_ = a.rows;
   cols_ = a.cols;
   nnz_ = a.nnz;
@@ -392,7 +399,10 @@ void Plan::start_kernel_lookup() {
       return;
     }
   }
-  lookup_ = std::async(std::launch::async, [this, spec] { return lookup_kernel(spec); });
+  lookup_ = std::async(std::launch::async, [this, spec, sink = current_log_sink()] {
+    LogScope scope(sink);  // the plan's messages, on this thread too
+    return lookup_kernel(spec);
+  });
 }
 
 void Plan::load_kernels() {
@@ -477,10 +487,11 @@ void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, 
   const std::vector<void*>* table = entries_;
   if (upgrade_ && upgrade_->ready.load(std::memory_order_acquire) && !upgrade_->failed)
     table = upgrade_->entries;
-  // Calls on one plan from several threads: the CPU's thread pool and any plan's scratch are
-  // the plan's own, so those calls take turns (and on a GPU, their streams too).
+  // Calls on one plan from several threads: a plan's scratch (carries) is its own, so calls on a
+  // plan with scratch take turns (and on a GPU, their streams too). The CPU pool is the process's
+  // and takes one call at a time by itself (a call that finds it busy runs alone).
   std::unique_lock<std::mutex> turn(execute_mutex_, std::defer_lock);
-  const bool exclusive = backend_->kind() == BackendKind::cpu || data_.scratch_bytes > 0;
+  const bool exclusive = data_.scratch_bytes > 0;
   if (exclusive) {
     turn.lock();
     executor_->begin_exclusive(stream);
@@ -550,47 +561,57 @@ int64_t Plan::csr_equivalent_bytes(bool beta_zero) const {
 Json Plan::describe_json() const {
   const PlanTimings& t = timings_;
   const CacheOutcome k = cache();  // once: the background compile may finish meanwhile
-  return Json::object({{"format", data_.format},
-                       {"params", params_json(data_.params)},
-                       {"backend", to_string(backend_->kind())},
-                       {"target", target_.target},
-                       {"conversion", converted_on_device_ ? "device" : "host"},
-                       {"threads", worker_threads_},
-                       {"parts", target_.threads},
-                       {"deterministic", deterministic_},
-                       {"index", to_string(index_)},
-                       {"value", to_string(value_)},
-                       {"kernel", Json::object({{"spec", spec_.serialize()},
-                                                {"key", k.key},
-                                                {"cache", k.where},
-                                                {"tier", kernel_tier()},
-                                                {"note", k.note}})},
-                       {"update_values", values_update()},
-                       {"values", Json::object({{"codec", to_string(value_codec())},
-                                                {"table", value_codec() == ValueCodec::plain
-                                                              ? int64_t(0)
-                                                              : int64_t(value_table_.bits.size())}})},
-                       {"bytes", Json::object({{"matrix", data_.matrix_bytes},
-                                               {"per_spmv", bytes_per_spmv(false)},
-                                               {"csr_equivalent", csr_equivalent_bytes(false)},
-                                               {"stored_entries", data_.stored_entries},
-                                               {"device", device_bytes_}})},
-                       {"facts", data_.facts},
-                       {"planner", Json::object({{"why", choice_.why},
-                                                 {"candidates", choice_.considered_json()},
-                                                 {"measured", measured_}})},
-                       {"stats", stats_.to_json()},
-                       {"timings", Json::object({{"backend_init", t.backend_init},
-                                                 {"input_upload", t.input_upload},
-                                                 {"validate", t.validate},
-                                                 {"stats", t.stats},
-                                                 {"plan", t.plan},
-                                                 {"convert", t.convert},
-                                                 {"codegen", t.codegen},
-                                                 {"compile", t.compile},
-                                                 {"load", t.load},
-                                                 {"upload", t.upload},
-                                                 {"total", t.total}})}});
+  Json j = Json::object({{"format", data_.format},
+                         {"params", params_json(data_.params)},
+                         {"backend", to_string(backend_->kind())},
+                         {"target", target_.target},
+                         {"conversion", converted_on_device_ ? "device" : "host"},
+                         {"threads", worker_threads_},
+                         {"parts", target_.threads},
+                         {"deterministic", deterministic_},
+                         {"index", to_string(index_)},
+                         {"value", to_string(value_)},
+                         {"kernel", Json::object({{"spec", spec_.serialize()},
+                                                  {"key", k.key},
+                                                  {"cache", k.where},
+                                                  {"tier", kernel_tier()},
+                                                  {"note", k.note}})},
+                         {"update_values", values_update()},
+                         {"values", Json::object({{"codec", to_string(value_codec())},
+                                                  {"table", value_codec() == ValueCodec::plain
+                                                                ? int64_t(0)
+                                                                : int64_t(value_table_.bits.size())}})},
+                         {"bytes", Json::object({{"matrix", data_.matrix_bytes},
+                                                 {"per_spmv", bytes_per_spmv(false)},
+                                                 {"csr_equivalent", csr_equivalent_bytes(false)},
+                                                 {"stored_entries", data_.stored_entries},
+                                                 {"device", device_bytes_}})},
+                         {"facts", data_.facts},
+                         {"planner", Json::object({{"why", choice_.why},
+                                                   {"candidates", choice_.considered_json()},
+                                                   {"measured", measured_}})},
+                         {"stats", stats_.to_json()},
+                         {"timings", Json::object({{"backend_init", t.backend_init},
+                                                   {"input_upload", t.input_upload},
+                                                   {"validate", t.validate},
+                                                   {"stats", t.stats},
+                                                   {"plan", t.plan},
+                                                   {"convert", t.convert},
+                                                   {"codegen", t.codegen},
+                                                   {"compile", t.compile},
+                                                   {"load", t.load},
+                                                   {"upload", t.upload},
+                                                   {"total", t.total}})}});
+  j["threads_requested"] = threads_requested_;  // options.threads; 0: the pool's size
+  if (backend_->kind() == BackendKind::cpu) {
+    const int pool = backend_->target().threads;
+    j["pool_threads"] = pool;
+    if (threads_requested_ > pool)
+      j["threads_note"] = std::to_string(threads_requested_) +
+                          " threads requested; the process's shared pool has " + std::to_string(pool) +
+                          " ($SPMVJIT_NUM_THREADS, $OMP_NUM_THREADS or the affinity mask)";
+  }
+  return j;
 }
 
 const std::string& Plan::describe() {

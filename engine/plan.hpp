@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/log.hpp"
 #include "engine/planner.hpp"
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
@@ -73,10 +74,18 @@ class Plan {
     measured_ = std::move(measured);
     choice_.why = std::move(why);
   }
+  // The plan's logging options (core/log.hpp). Its constructor logs through them; the C API opens
+  // a LogScope with them around every call on the plan.
+  const LogSink& log_sink() const { return log_sink_; }
   const MatrixStats& stats() const { return stats_; }
   const PlanTimings& timings() const { return timings_; }
   BackendKind backend_kind() const { return backend_->kind(); }
   ValueType value_type() const { return value_; }
+  IndexType index_type() const { return index_; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t nnz() const { return nnz_; }
+  int threads() const { return worker_threads_; }  // CPU threads its executes use
   // Bytes one SpMV moves in this format (matrix arrays + x + y read and written).
   int64_t bytes_per_spmv(bool beta_zero) const;
   // The same for plain CSR with this matrix's types: the common yardstick for GB/s.
@@ -126,9 +135,11 @@ class Plan {
   void use_kernel(KernelLookup k);  // binds its entries (and queues the specialized compile)
   void bind_entries(const std::string& suffix_or_empty);
 
+  LogSink log_sink_;
   Backend* backend_ = nullptr;
   TargetInfo target_;     // target_.threads = parts the CPU formats cut the work into
   int worker_threads_ = 1;  // threads that run them
+  int threads_requested_ = 0;  // options.threads (0: all of the shared pool)
   static constexpr int kPartsPerThread = 4;
   IndexType index_;
   ValueType value_;
@@ -161,7 +172,7 @@ class Plan {
   DeviceBuffer device_pattern_[2];
   bool converted_on_device_ = false;
   bool deterministic_ = false;   // options.deterministic: fixed summation orders only
-  std::mutex execute_mutex_;     // execute's turn when calls share the pool or the scratch
+  std::mutex execute_mutex_;     // execute's turn when calls share the scratch
   void* scale_entry_ = nullptr;  // GPU: y = beta * y, for alpha == 0
   LaunchStep scale_step_;
   std::optional<FormatParams> forced_params_;  // set by the constructor's `params`

@@ -21,7 +21,8 @@ class LoadedModule {
   virtual void* entry(const std::string& name) const = 0;
 };
 
-// Per-plan execution resources: the CPU's thread pool, nothing much on GPUs.
+// Per-plan execution resources: the plan's share of the CPU's shared thread pool (at most
+// make_executor's `threads` of it), nothing much on GPUs.
 class Executor {
  public:
   virtual ~Executor() = default;

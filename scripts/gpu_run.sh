@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on a CUDA machine: unpack deps, build (CUDA only), test, benchmark vs cuSPARSE, memcheck.
-# Usage: scripts/gpu_run.sh   (results in $OUT, default ./out). Needs .deps/catch2_*.deb (apt-get
-# download catch2) since the GPU machine has no network; .deps/matrices/*.mtx are tested if present.
+# Usage: scripts/gpu_run.sh   (results in $OUT, default ./out). Needs .deps/catch2_*.deb and .deps/libxxhash-dev_*.deb (`apt-get
+# download catch2 libxxhash-dev`) since the GPU machine has no network; .deps/matrices/*.mtx are tested if present.
 # STAGES (comma list, default all of them but trace): tests, trace (step timings of warm plans,
 # SPMVJIT_LOG_LEVEL=trace), auto (the large suite, planner's choice + device input + cuSPARSE,
 # with break-even), all (every format on the large suite), warm (warm-cache plan times), cold

@@ -89,15 +89,15 @@ inline int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
   return a * b;
 }
 
-// Runs body(begin, end) over [0, n) in chunks of `grain` on up to hardware_concurrency threads
-// (core/parallel.hpp; each thread a contiguous run of chunks). Chunk boundaries depend on n and
-// grain only, so a body that writes only its own indices gives the same result on any number of
-// threads. The first exception thrown by a body is rethrown here after every thread has stopped.
+// Runs body(begin, end) over [0, n) in chunks of `grain` on up to process_threads() threads
+// (core/cpu_count.hpp; core/parallel.hpp, each thread a contiguous run of chunks). Chunk
+// boundaries depend on n and grain only, so a body that writes only its own indices gives the
+// same result on any number of threads. The first exception thrown by a body is rethrown here
+// after every thread has stopped.
 template <class Body>
 void parallel_for(int64_t n, int64_t grain, Body body) {
   const int64_t chunks = (n + grain - 1) / grain;
-  const int threads =
-      int(std::min<int64_t>({chunks, int64_t(std::max(1u, std::thread::hardware_concurrency())), 64}));
+  const int threads = int(std::min<int64_t>({chunks, int64_t(process_threads()), 64}));
   spmvjit::parallel_for(chunks, threads, [&](int64_t c0, int64_t c1, int) {
     for (int64_t c = c0; c < c1; ++c) body(c * grain, std::min((c + 1) * grain, n));
   });

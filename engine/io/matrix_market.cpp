@@ -119,9 +119,24 @@ struct LineTokens {
 class Reader {
  public:
   Reader(std::string_view text, const std::string& name)
-      : p_(text.data()), end_(text.data() + text.size()), name_(name) {}
+      : begin_(text.data()),
+        p_(text.data()),
+        end_(text.data() + text.size()),
+        report_at_(end_),
+        name_(name) {}
+
+  // Calls `progress` each time another kProgressStep bytes are read (one comparison a line).
+  void set_progress(const std::function<void(uint64_t, uint64_t)>* progress) {
+    progress_ = progress && *progress ? progress : nullptr;
+    if (progress_) report();
+  }
+  // The final call: all bytes read.
+  void report_done() const {
+    if (progress_) (*progress_)(uint64_t(end_ - begin_), uint64_t(end_ - begin_));
+  }
 
   bool next_line(std::string_view& line) {
+    if (p_ > report_at_) report();
     if (p_ == end_) return false;
     const char* nl = static_cast<const char*>(std::memchr(p_, '\n', size_t(end_ - p_)));
     const char* e = nl ? nl : end_;
@@ -154,10 +169,19 @@ class Reader {
   }
 
  private:
+  static constexpr size_t kProgressStep = size_t(4) << 20;
+  const char* begin_;
   const char* p_;
   const char* end_;
+  const char* report_at_;  // report() once past this (end_: never)
+  const std::function<void(uint64_t, uint64_t)>* progress_ = nullptr;
   const std::string& name_;
   int64_t line_no_ = 0;
+
+  void report() {
+    (*progress_)(uint64_t(p_ - begin_), uint64_t(end_ - begin_));
+    report_at_ = size_t(end_ - p_) > kProgressStep ? p_ + kProgressStep : end_;
+  }
 
   std::string where() const {
     return name_ + ":" + std::to_string(std::max<int64_t>(line_no_, 1)) + ": ";
@@ -451,6 +475,7 @@ void report_duplicates(std::string_view text, const std::string& name, const Tri
 HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& name,
                                     const ReadOptions& options) {
   Reader in(text, name);
+  in.set_progress(&options.progress);
   const Header h = parse_banner(in);
 
   std::string_view line;
@@ -491,6 +516,7 @@ HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& na
     in.error("more entries than the size line declares (" +
              std::to_string(h.format == Format::coordinate ? entries : int64_t(trip.row.size())) +
              ")");
+  in.report_done();
   std::vector<mtx::Position> summed;
   HostCsr<int64_t, double> a = build_csr(rows, cols, h.symmetry, trip, summed);
   if (!summed.empty()) report_duplicates(text, name, trip, h.symmetry, std::move(summed), options.duplicates);
@@ -569,9 +595,11 @@ HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadO
                                    ", not a regular file (write the matrix to a file first)");
   const uint64_t limit = options.memory_limit ? options.memory_limit : default_read_memory_limit();
   if (st.st_size > 0) {
-    // Mapping the page cache saves copying the text into fresh (zeroed, faulted) memory.
+    // Mapping the page cache saves copying the text into fresh (zeroed, faulted) memory. With a
+    // progress callback the pages are read as the parser reaches them (MADV_SEQUENTIAL reads
+    // ahead), not all before it starts, so the progress counts the reading of a cold file too.
     const size_t size = size_t(st.st_size);
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (options.progress ? 0 : MAP_POPULATE), fd, 0);
     if (map != MAP_FAILED) {
       ::madvise(map, size, MADV_SEQUENTIAL);
       struct Unmap {

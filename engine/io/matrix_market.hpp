@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,9 @@ struct ReadOptions {
   // Most bytes the reader's arrays may take (the file's text aside); a file needing more is
   // refused before anything is allocated. 0: default_read_memory_limit().
   uint64_t memory_limit = 0;
+  // Optional: called with (bytes of the text read so far, its size) every few MB and once at the
+  // end of the text, on the reading thread (the command line's progress line).
+  std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
 // The default ReadOptions::memory_limit: the machine's physical memory, or the process's

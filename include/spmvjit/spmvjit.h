@@ -51,7 +51,8 @@ typedef enum spmv_log_level_t {
   SPMV_LOG_INFO = 2,
   SPMV_LOG_WARN = 3,
   SPMV_LOG_ERROR = 4,
-  SPMV_LOG_OFF = 5
+  SPMV_LOG_OFF = 5,
+  SPMV_LOG_DEFAULT = 6 /* in options: the process-wide level (spmv_set_logging); there: warn */
 } spmv_log_level_t;
 
 /* A CSR matrix owned by the caller. The plan copies what it needs; the caller may free the
@@ -71,6 +72,16 @@ typedef struct spmv_csr_t {
   spmv_memory_t memory; /* where the three arrays live */
 } spmv_csr_t;
 
+/* Logging. Messages go to a callback (level, text, user) or, without one, to stderr. The
+ * process-wide setting (spmv_set_logging; default: warn, stderr) takes messages outside any plan
+ * (spmv_warmup, a process's first use of a backend) and is the default of every plan. A plan's
+ * options.log_callback and options.log_level take every message logged while working for that
+ * plan: in spmv_plan, spmv_execute, spmv_plan_update_values, spmv_plan_describe and
+ * spmv_plan_destroy on it, and on the threads working for it meanwhile or later (the kernel
+ * compile that spmv_plan may leave running in the background). A plan that sets neither changes
+ * nothing: its messages go where the process-wide setting says. $SPMVJIT_LOG_LEVEL (trace,
+ * debug, info, warn, error, off or 0-5), when set, overrides every level. Callbacks are called
+ * one at a time, possibly on a library thread, and must not call spmvjit. */
 typedef void (*spmv_log_callback_t)(int level, const char* message, void* user);
 
 /* How spmv_plan picks the format (FFTW's convention). ESTIMATE ranks candidates by a byte-based
@@ -79,16 +90,22 @@ typedef void (*spmv_log_callback_t)(int level, const char* message, void* user);
  * matrix again (same pattern, types and device) skips the timing. */
 typedef enum spmv_planning_t { SPMV_PLANNING_ESTIMATE = 0, SPMV_PLANNING_MEASURE = 1 } spmv_planning_t;
 
+/* Options carry their size, so that a library with more fields still reads an older caller's
+ * struct: spmv_options_init sets struct_size to sizeof(spmv_options_t) as the caller was
+ * compiled, and the library reads only the fields within struct_size (the others take their
+ * defaults). Always start from spmv_options_init (or the C++ spmvjit::Options). */
 typedef struct spmv_options_t {
+  size_t struct_size; /* set by spmv_options_init; 0 = not initialized: INVALID_VALUE */
   spmv_backend_t backend;
   int device;                       /* GPU ordinal */
-  int threads;                      /* CPU threads; 0 = hardware concurrency */
+  int threads;                      /* CPU: at most this many threads of the shared pool; 0 = all
+                                       of them (more than the pool has = all; describe says so) */
   const char* cache_dir;            /* NULL = $SPMVJIT_CACHE_DIR, $XDG_CACHE_HOME/spmvjit, ~/.cache/spmvjit;
                                        "" = memory only */
   const char* format;               /* NULL or "auto" = planner decides; else a format name, e.g. "sell" */
-  spmv_log_level_t log_level;       /* overridden by $SPMVJIT_LOG_LEVEL when set */
-  spmv_log_callback_t log_callback; /* NULL = stderr */
-  void* log_user;
+  spmv_log_level_t log_level;       /* this plan's messages; DEFAULT = the process-wide level */
+  spmv_log_callback_t log_callback; /* this plan's messages; NULL = the process-wide callback */
+  void* log_user;                   /* passed to log_callback */
   spmv_planning_t planning; /* ESTIMATE (default) or MEASURE; ignored when format is forced */
   int deterministic;        /* nonzero: bitwise-identical y on every run of this plan with the
                                same inputs on the same device (no atomics in the sums: formats
@@ -97,11 +114,17 @@ typedef struct spmv_options_t {
 
 typedef struct spmv_plan_s* spmv_plan_t;
 
-/* Fills defaults: backend auto, device 0, all threads, default cache, format auto, warn. */
-SPMVJIT_API void spmv_options_init(spmv_options_t* options);
+/* Fills defaults: backend auto, device 0, all threads, default cache, format auto, the
+ * process-wide logging; and struct_size. A macro, so that struct_size is the size of the struct
+ * this caller was compiled with; spmv_options_init_sized writes only the first struct_size bytes
+ * (zeros past the fields it knows). Bindings that cannot expand macros call it with their size. */
+SPMVJIT_API void spmv_options_init_sized(spmv_options_t* options, size_t struct_size);
+#define spmv_options_init(options) spmv_options_init_sized((options), sizeof(spmv_options_t))
 
 /* Validates A, computes statistics, picks a format, converts, compiles or loads the kernels.
- * On failure *plan is NULL and nothing else changed. options may be NULL (defaults). */
+ * On failure *plan is NULL and nothing else changed. options may be NULL (defaults); else it must
+ * have been set up by spmv_options_init (a struct_size below its first option, 0 included, is
+ * INVALID_VALUE). */
 SPMVJIT_API spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options);
 
 /* y = alpha*A*x + beta*y. alpha and beta point to scalars of the matrix's value type (host).
@@ -110,10 +133,45 @@ SPMVJIT_API spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, cons
  * alpha == 0 means y = beta*y with A and x not read (BLAS), so an inf or nan in x stays out.
  * stream is a cudaStream_t/hipStream_t for GPU plans, ignored on the CPU. Allocates nothing.
  * Safe to call concurrently, on distinct plans or on one: calls on one plan that would share
- * its CPU threads or its scratch (carries) take turns, and on a GPU each such call's stream
- * waits for the previous call's work, whatever stream that was queued on. */
+ * its scratch (carries) take turns, and on a GPU each such call's stream waits for the previous
+ * call's work, whatever stream that was queued on.
+ * CPU threads: every CPU plan of the process shares one pool, started by the first CPU plan and
+ * sized by $SPMVJIT_NUM_THREADS, else the first number of $OMP_NUM_THREADS, else the CPUs in
+ * the process's affinity mask (taskset, cpusets, MPI rank binding); invalid values are ignored
+ * with a warning on stderr. The pool runs one execute at a time; an execute that finds it busy
+ * runs on its caller's thread alone, so concurrent executes never wait for each other's SpMV
+ * and never start more threads than the pool and the callers. In a child forked after the pool
+ * started, executes run on the caller's thread. */
 SPMVJIT_API spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
                                        void* y, void* stream);
+
+/* spmv_execute, checked: value_type must be the plan's (the matrix's), else INVALID_VALUE and
+ * nothing is read or written. alpha, beta, x and y are of that type. The C++ layer's
+ * SpmvPlan::execute<V> calls it; C callers whose scalar type could drift from the matrix's
+ * should too (the check costs a comparison). */
+SPMVJIT_API spmv_status_t spmv_execute_typed(spmv_plan_t plan, spmv_value_type_t value_type,
+                                             const void* alpha, const void* x, const void* beta, void* y,
+                                             void* stream);
+
+/* What a plan computes and where. Designed to grow: the caller sets struct_size to
+ * sizeof(spmv_plan_info_t) (SPMV_PLAN_INFO_INIT does) and spmv_plan_info fills only the fields
+ * within it, so a caller compiled against an older, smaller struct keeps working. */
+typedef struct spmv_plan_info_t {
+  size_t struct_size;
+  int64_t rows;
+  int64_t cols;
+  int64_t nnz;
+  spmv_index_type_t index_type;
+  spmv_value_type_t value_type; /* the type of alpha, beta, x and y in spmv_execute */
+  spmv_backend_t backend;       /* where it runs: CPU, CUDA or HIP (never AUTO) */
+  int threads;                  /* CPU threads its executes use (1 on GPUs) */
+} spmv_plan_info_t;
+#define SPMV_PLAN_INFO_INIT \
+  { sizeof(spmv_plan_info_t), 0, 0, 0, SPMV_INDEX_INT32, SPMV_VALUE_FLOAT, SPMV_BACKEND_AUTO, 0 }
+
+/* Fills *info (the fields within info->struct_size). INVALID_VALUE when plan or info is null or
+ * struct_size is below its first field (0: not set). */
+SPMVJIT_API spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info);
 
 /* New values for the same sparsity pattern (same row_ptr/col_idx as planned); no re-plan. */
 SPMVJIT_API spmv_status_t spmv_plan_update_values(spmv_plan_t plan, const void* values, spmv_memory_t memory);
@@ -133,6 +191,11 @@ SPMVJIT_API spmv_status_t spmv_plan_destroy(spmv_plan_t plan);
  * others, or not writable (plans in such a directory keep kernels in memory only). */
 SPMVJIT_API spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir,
                                       int* count);
+
+/* The process-wide logging (see spmv_log_callback_t): level (DEFAULT = warn) and callback
+ * (NULL = stderr) for messages outside any plan and of plans that set none of their own.
+ * Replaces the previous setting; plans' own options are unaffected. */
+SPMVJIT_API spmv_status_t spmv_set_logging(spmv_log_level_t level, spmv_log_callback_t callback, void* user);
 
 /* Message of the last failed call on this thread ("" if none). */
 SPMVJIT_API const char* spmv_last_error(void);

@@ -1,4 +1,4 @@
-// Thin C++ layer over the C API: RAII plan, exceptions instead of status codes.
+// Thin C++ layer over the C API: RAII plan, exceptions instead of status codes. C++14 or later.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +33,9 @@ struct Options : spmv_options_t {
 template <class I, class V>
 spmv_csr_t csr_view(int64_t rows, int64_t cols, int64_t nnz, const I* row_ptr, const I* col_idx,
                     const V* values, int index_base = 0, spmv_memory_t memory = SPMV_MEMORY_HOST) {
-  static_assert(std::is_same_v<I, int32_t> || std::is_same_v<I, int64_t>, "int32_t or int64_t indices");
-  static_assert(std::is_same_v<V, float> || std::is_same_v<V, double>, "float or double values");
+  static_assert(std::is_same<I, int32_t>::value || std::is_same<I, int64_t>::value,
+                "int32_t or int64_t indices");
+  static_assert(std::is_same<V, float>::value || std::is_same<V, double>::value, "float or double values");
   spmv_csr_t a{};
   a.rows = rows;
   a.cols = cols;
@@ -42,19 +43,26 @@ spmv_csr_t csr_view(int64_t rows, int64_t cols, int64_t nnz, const I* row_ptr, c
   a.row_ptr = row_ptr;
   a.col_idx = col_idx;
   a.values = values;
-  a.index_type = std::is_same_v<I, int32_t> ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
-  a.value_type = std::is_same_v<V, float> ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+  a.index_type = std::is_same<I, int32_t>::value ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
+  a.value_type = std::is_same<V, float>::value ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
   a.index_base = index_base;
   a.memory = memory;
   return a;
 }
 
+inline const char* value_type_name(spmv_value_type_t t) { return t == SPMV_VALUE_FLOAT ? "float" : "double"; }
+
 class SpmvPlan {
  public:
-  explicit SpmvPlan(const spmv_csr_t& a, const Options& o = Options()) { check(spmv_plan(&plan_, &a, &o)); }
-  SpmvPlan(SpmvPlan&& o) noexcept : plan_(std::exchange(o.plan_, nullptr)) {}
+  // The plan's value type is kept: execute<V> with another V throws before calling the library.
+  explicit SpmvPlan(const spmv_csr_t& a, const Options& o = Options()) {
+    check(spmv_plan(&plan_, &a, &o));
+    value_type_ = a.value_type;  // read once spmv_plan has checked it is a valid enum value
+  }
+  SpmvPlan(SpmvPlan&& o) noexcept : plan_(std::exchange(o.plan_, nullptr)), value_type_(o.value_type_) {}
   SpmvPlan& operator=(SpmvPlan&& o) noexcept {
     std::swap(plan_, o.plan_);
+    std::swap(value_type_, o.value_type_);
     return *this;
   }
   SpmvPlan(const SpmvPlan&) = delete;
@@ -63,10 +71,25 @@ class SpmvPlan {
     if (plan_) spmv_plan_destroy(plan_);
   }
 
-  // y = alpha*A*x + beta*y; V must be the plan's value type.
+  // y = alpha*A*x + beta*y; V must be the plan's value type (the matrix's): another throws
+  // ApiError(SPMV_STATUS_INVALID_VALUE) and writes nothing (checked here and by the library).
   template <class V>
   void execute(V alpha, const V* x, V beta, V* y, void* stream = nullptr) const {
-    check(spmv_execute(plan_, &alpha, x, &beta, y, stream));
+    static_assert(std::is_same<V, float>::value || std::is_same<V, double>::value, "float or double values");
+    const spmv_value_type_t t = std::is_same<V, float>::value ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+    if (plan_ && t != value_type_)
+      throw ApiError(SPMV_STATUS_INVALID_VALUE, std::string("spmvjit::SpmvPlan::execute<") +
+                                                    value_type_name(t) + ">: the plan's values are " +
+                                                    value_type_name(value_type_) +
+                                                    "; alpha, x, beta and y must be too");
+    check(spmv_execute_typed(plan_, t, &alpha, x, &beta, y, stream));
+  }
+  spmv_value_type_t value_type() const { return value_type_; }
+  // Sizes, types, backend and threads (spmv_plan_info).
+  spmv_plan_info_t info() const {
+    spmv_plan_info_t i = SPMV_PLAN_INFO_INIT;
+    check(spmv_plan_info(plan_, &i));
+    return i;
   }
   void update_values(const void* values, spmv_memory_t memory = SPMV_MEMORY_HOST) {
     check(spmv_plan_update_values(plan_, values, memory));
@@ -80,6 +103,7 @@ class SpmvPlan {
 
  private:
   spmv_plan_t plan_ = nullptr;
+  spmv_value_type_t value_type_ = SPMV_VALUE_DOUBLE;
 };
 
 }  // namespace spmvjit

@@ -19,6 +19,7 @@ struct Job {
   std::string dir;
   std::vector<std::string> entries;
   std::shared_ptr<KernelUpgrade> upgrade;
+  LogSink log;  // the queuing plan's: the compile's messages are that plan's
 };
 
 struct Worker {
@@ -46,6 +47,7 @@ void run(Worker& w) {
     w.busy = true;
     lock.unlock();
     KernelUpgrade& u = *job.upgrade;
+    LogScope scope(job.log);
     try {
       CacheOutcome& o = u.outcome;
       u.module = get_kernel(*job.backend, job.spec, job.dir, &o);
@@ -106,7 +108,7 @@ void compile_in_background(Backend& backend, const KernelSpec& spec, const std::
       upgrade->ready.store(true, std::memory_order_release);
       return;
     }
-    w.jobs.push_back({&backend, spec, cache_dir, std::move(entries), std::move(upgrade)});
+    w.jobs.push_back({&backend, spec, cache_dir, std::move(entries), std::move(upgrade), current_log_sink()});
   }
   std::atexit(stop_worker);  // idempotent; see worker()
   w.cv.notify_one();

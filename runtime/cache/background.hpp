@@ -26,7 +26,8 @@ struct KernelUpgrade {
 // Queues `spec` for the worker: it goes through the cache (get_kernel, so the entry lands on
 // disk), resolves `<entry>_<e>` for each of `entries` and each epilogue into upgrade->entries,
 // then sets upgrade->ready. Jobs run in order, one at a time; at process exit jobs not yet begun
-// are dropped and the one running is waited for.
+// are dropped and the one running is waited for. The job logs to the caller's current sink
+// (core/log.hpp: the plan's callback when it has one).
 void compile_in_background(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                            std::vector<std::string> entries, std::shared_ptr<KernelUpgrade> upgrade);
 

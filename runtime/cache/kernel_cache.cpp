@@ -291,11 +291,16 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
   return mod;
 }
 
+void require_disk_cache(const std::string& cache_dir) {
+  if (cache_dir.empty()) fail(SPMV_STATUS_INVALID_VALUE, "warmup needs a cache directory");
+  if (std::string why; usable_dir(cache_dir, &why).empty())
+    fail(SPMV_STATUS_IO_ERROR, "cannot cache kernels on disk: " + why);
+}
+
 bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                    CacheOutcome* outcome) {
   // Warmup exists to fill the disk: compiling into memory only would be time spent for nothing.
-  if (std::string why; !cache_dir.empty() && usable_dir(cache_dir, &why).empty())
-    fail(SPMV_STATUS_IO_ERROR, "cannot cache kernels on disk: " + why);
+  if (!cache_dir.empty()) require_disk_cache(cache_dir);
   CacheOutcome o;
   const KernelSource src = generate_source_for(backend, spec);
   o.key = cache_key(spec, src, backend.compiler_version());
@@ -303,6 +308,8 @@ bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& 
   std::lock_guard key_guard(*lock);
   bool from_disk = false;
   obtain_binary(backend, spec, src, cache_dir, o, &from_disk);
+  // A failed write turned the directory to memory only (warned once): this kernel is not on disk.
+  if (!cache_dir.empty()) require_disk_cache(cache_dir);
   o.where = from_disk ? "disk" : "compiled";
   if (outcome) *outcome = o;
   return !from_disk;

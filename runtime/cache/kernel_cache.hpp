@@ -38,9 +38,12 @@ std::shared_ptr<LoadedModule> find_loaded_kernel(Backend& backend, const KernelS
 
 // Compiles into the disk cache without loading (warmup). Returns true if it compiled. Throws
 // IO_ERROR when `cache_dir` is not usable (not ours, writable by others, cannot be created, or a
-// write there failed before), where get_kernel goes on with memory only.
+// write there failed, this one included), where get_kernel goes on with memory only. Thread-safe:
+// distinct specs compile concurrently, one spec once.
 bool ensure_cached(Backend& backend, const KernelSpec& spec, const std::string& cache_dir,
                    CacheOutcome* outcome);
+// Throws as ensure_cached does when `cache_dir` cannot hold kernels on disk; INVALID_VALUE for "".
+void require_disk_cache(const std::string& cache_dir);
 
 // The largest disk entry read: a bigger file (or a header claiming more) is refused unread.
 constexpr size_t kMaxCacheEntryBytes = size_t(256) << 20;

@@ -125,6 +125,37 @@ TEST_CASE("parse_matrix_market uses the given name in messages", "[io][mtx]") {
   CHECK(to_dense(a) == Dense{{0, 0.25}});
 }
 
+TEST_CASE("the reader reports progress every few MB when asked, through the end", "[io][mtx]") {
+  // About 14 MB of entries (a dense 1000 x 1000 block, ~14 bytes a line), written to a file:
+  // the mapped path with its own page reads.
+  std::string text = "%%MatrixMarket matrix coordinate real general\n1000 1000 1000000\n";
+  for (int i = 1; i <= 1000; ++i)
+    for (int j = 1; j <= 1000; ++j) text += std::to_string(i) + " " + std::to_string(j) + " 0.5\n";
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("spmvjit_progress_" + std::to_string(::getpid()) + ".mtx"))
+          .string();
+  std::ofstream(path) << text;
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  spmvjit::ReadOptions o;
+  o.progress = [&](uint64_t done, uint64_t total) { calls.emplace_back(done, total); };
+  const Csr a = spmvjit::read_matrix_market(path, o);
+  std::filesystem::remove(path);
+  CHECK(a.nnz() == 1000000);
+  REQUIRE(calls.size() >= 4);
+  CHECK(calls.front() == std::make_pair(uint64_t(0), uint64_t(text.size())));
+  CHECK(calls.back() == std::make_pair(uint64_t(text.size()), uint64_t(text.size())));
+  for (size_t k = 1; k < calls.size(); ++k) {
+    CHECK(calls[k].first > calls[k - 1].first);
+    CHECK(calls[k].second == text.size());
+  }
+  CHECK(calls.size() <= text.size() / (size_t(4) << 20) + 2);  // every 4 MB, not every line
+  // The same text in memory, and none at all without a callback (the default).
+  calls.clear();
+  spmvjit::parse_matrix_market(text, "inline", o);
+  CHECK(calls.size() >= 4);
+  CHECK(spmvjit::parse_matrix_market(text, "inline").nnz() == 1000000);
+}
+
 TEST_CASE("missing files are I/O errors", "[io][mtx]") {
   try {
     spmvjit::read_matrix_market(data_file("does_not_exist.mtx"));

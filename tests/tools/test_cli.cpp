@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -163,6 +164,41 @@ TEST_CASE("command-line numbers out of range and unknown log levels are named", 
   CHECK(test::run_command(
             "SPMVJIT_LOG_LEVEL=loud " + cli() + " run --gen poisson2d:5 --backend cpu --iters 1", &out) == 0);
   CHECK(out.find("ignoring SPMVJIT_LOG_LEVEL=loud") != std::string::npos);
+}
+
+TEST_CASE("progress lines go to stderr on a terminal or with SPMVJIT_PROGRESS=1, never otherwise", "[cli]") {
+  if (!test::require_cpu_backend()) return;
+  test::TempDir dir;
+  const std::string m = write_file(dir, "m.mtx", subnormal_matrix(""));
+  // stderr alone (stdout to /dev/null inside the subshell); popen's pipe is not a terminal.
+  auto stderr_of = [&](const std::string& env, const std::string& args) {
+    std::string err;
+    CHECK(test::run_command("(" + env + " " + cli() + args + " >/dev/null)", &err) == 0);
+    return err;
+  };
+  const std::string inspect = " inspect '" + m + "' --backend cpu";
+  const std::string bench = " bench --gen poisson2d:5 --backend cpu --formats csr,auto --iters 1 --no-peers";
+  for (const char* env : {"env -u SPMVJIT_PROGRESS", "SPMVJIT_PROGRESS=0"})
+    for (const std::string& args : {inspect, bench}) {
+      INFO(env << args);
+      CHECK(stderr_of(env, args) == "");
+    }
+  // Forced on into a pipe: each Progress's first state at once, its last one when it ends, then a
+  // newline (a terminal would get the line erased instead).
+  char kb[32];
+  std::snprintf(kb, sizeof kb, "%.0f", double(std::filesystem::file_size(m)) / 1e3);
+  std::string err = stderr_of("SPMVJIT_PROGRESS=1", inspect);
+  INFO(err);
+  CHECK(err.rfind(
+            std::string("\rreading m.mtx: 0 / ") + kb + " KB\rreading m.mtx: " + kb + " / " + kb + " KB\n",
+            0) == 0);
+  err = stderr_of("SPMVJIT_PROGRESS=1", bench);
+  INFO(err);
+  CHECK(
+      err.rfind("\rbench: generating matrix 1/1 poisson2d:5\n\rbench: matrix 1/1 poisson2d:5, format 1/2 csr",
+                0) == 0);
+  const std::string last = "\rbench: matrix 1/1 poisson2d:5, format 2/2 auto\n";
+  CHECK((err.size() >= last.size() && err.compare(err.size() - last.size(), last.size(), last) == 0));
 }
 
 }  // namespace spmvjit

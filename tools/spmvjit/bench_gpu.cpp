@@ -6,6 +6,7 @@
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/gpu_bench.hpp"
 #include "tools/spmvjit/measure.hpp"
+#include "tools/spmvjit/progress.hpp"
 
 namespace spmvjit::cli {
 namespace {
@@ -30,9 +31,18 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
   const int device = options.device;
   if (!gpu_timing_available(device)) fail(SPMV_STATUS_NO_DEVICE, "no CUDA device/driver for --backend cuda");
   const std::string device_name = gpu_device_name(device);
+  std::string peer_name;
+  if (peers) {
+    // cuSPARSE is loaded at run time: without it, said once, and every matrix runs without it.
+    std::string why;
+    peer_name = cusparse_peer(&why);
+    if (peer_name.empty()) std::fprintf(stderr, "spmvjit bench: cuSPARSE not compared: %s\n", why.c_str());
+    peers = !peer_name.empty();
+  }
   const double copy_gbs = gpu_copy_bandwidth_gbs(device, kCopyBytes);
   std::printf("device %d: %s\ndevice-to-device copy: %.1f GB/s (cuMemcpyDtoD of %zu bytes, read + written)\n",
               device, device_name.c_str(), copy_gbs, kCopyBytes);
+  if (peers) std::printf("peer: %s\n", peer_name.c_str());
   std::printf(
       "index %s, value %s; times are medians of CUDA-event intervals: 'ms' between back-to-back SpMVs%s%s\n",
       to_string(index), to_string(value),
@@ -41,6 +51,7 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
   std::fflush(stdout);
   std::vector<std::vector<std::string>> rows;
   Json json = Json::object({{"device", device_name},
+                            {"peer", peers ? Json(peer_name) : Json()},
                             {"copy_gbs", copy_gbs},
                             {"index", to_string(index)},
                             {"value", to_string(value)},
@@ -79,17 +90,24 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     if (runs.back().empty() && std::find(formats.begin(), formats.end(), "device") == formats.end())
       runs.push_back("device");
   }
-  for (const auto& [name, a] : matrices) {
+  Progress progress;
+  for (size_t m = 0; m < matrices.size(); ++m) {
+    const auto& [name, a] = matrices[m];
     const size_t first_row = rows.size();
     CusparseResult peer;
-    if (peers) peer = cusparse_spmv(device, a, index, value, iters, 0.2, timing);
+    if (peers) {
+      progress.update(bench_step(m, matrices.size(), name, 0, 0, "cuSPARSE"));
+      peer = cusparse_spmv(device, a, index, value, iters, 0.2, timing);
+    }
     if (!peer.ok && peer.error.find("WRONG") != std::string::npos) any_wrong = true;
     const double alg1 = peer.ok ? peer.s[0] : 0, alg1_cold = peer.ok ? peer.cold_s[0] : 0;
     const int faster = peer.ok && peer.s[1] < peer.s[0] ? 1 : 0;
     const double peer_s = peer.s[faster], peer_setup_s = peer.setup_s[faster];
     double csr_bytes = 0, best_s = 0, best_cold_s = 0;
     std::string best, best_cold;
-    for (const auto& f : runs) {
+    for (size_t k = 0; k < runs.size(); ++k) {
+      const std::string& f = runs[k];
+      progress.update(bench_step(m, matrices.size(), name, k, runs.size(), f.empty() ? "auto" : f));
       const MeasureResult r = measure(a, index, value, options, f, iters, 0.2, timing);
       const std::string label =
           f.empty() || f == "measure" || f == "device" ? (f.empty() ? "auto" : f) + ":" + r.format : r.format;
@@ -174,9 +192,11 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
                           ratio(alg1_cold, best_cold_s), "", "", "", "", "", ""}));
     }
     // One table per matrix as it completes: a long suite shows progress and survives a timeout.
+    progress.clear();
     std::fputs(format_table(header, {rows.begin() + long(first_row), rows.end()}).c_str(), stdout);
     std::fflush(stdout);
   }
+  progress.done();
   if (matrices.size() > 1) std::fputs(("\nall matrices:\n" + format_table(header, rows)).c_str(), stdout);
   if (!json_path.empty()) write_json_file(json_path, json);
   return any_wrong ? 1 : 0;

@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/io/matrix_market.hpp"
+#include "tools/spmvjit/progress.hpp"
 
 namespace spmvjit::cli {
 
@@ -88,6 +89,12 @@ HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name) {
     o.duplicates = DuplicatePolicy::error;
   else if (dup != "sum")
     usage_error("unknown --duplicates policy '" + dup + "' (sum, error)");
+  Progress progress;
+  if (progress.on())
+    o.progress = [&](uint64_t done, uint64_t total) {
+      progress.update("reading " + *name + ": " + progress_bytes(done, total));
+      if (done == total) progress.done();  // before the reader's own messages (duplicates)
+    };
   return read_matrix_market(path, o);
 }
 

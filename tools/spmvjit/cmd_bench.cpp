@@ -10,6 +10,7 @@
 #include "tools/spmvjit/gpu_bench.hpp"
 #include "tools/spmvjit/measure.hpp"
 #include "tools/spmvjit/peers_cpu.hpp"
+#include "tools/spmvjit/progress.hpp"
 
 namespace spmvjit::cli {
 namespace {
@@ -121,9 +122,13 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
     return matrices;
   }
   const uint64_t seed = uint64_t(args.get_int("seed", 1, 0));
+  Progress progress;
+  const size_t total = specs.size() * kinds.size();
   for (const auto& [name, spec] : specs)
     for (const std::string& k : kinds) {
       const std::string suffix = k.empty() ? "" : "@" + k;
+      progress.update("bench: generating matrix " + std::to_string(matrices.size() + 1) + "/" +
+                      std::to_string(total) + " " + name + suffix);
       matrices.emplace_back(name + suffix, generate_matrix(spec + suffix, seed));
     }
   return matrices;
@@ -160,10 +165,14 @@ int cmd_bench(int argc, char** argv) {
   std::vector<std::vector<std::string>> rows;
   Json json = Json::array();
   bool any_wrong = false;
-  for (const auto& [name, a] : matrices) {
+  Progress progress;
+  for (size_t m = 0; m < matrices.size(); ++m) {
+    const auto& [name, a] = matrices[m];
     double csr_time = 0, csr_bytes = 0;
     std::vector<MeasureResult> results;
     for (const auto& f : formats) {
+      progress.update(
+          bench_step(m, matrices.size(), name, results.size(), formats.size(), f.empty() ? "auto" : f));
       results.push_back(measure(a, index, value, o, f, int(args.get_int("iters", 20, 1, 1000000000)), 0.2));
       // The CSR-equivalent bytes are the matrix's, whichever format measured them (peers' GB/s).
       if (results.back().ok && csr_bytes == 0) csr_bytes = results.back().csr_bytes;
@@ -207,6 +216,7 @@ int cmd_bench(int argc, char** argv) {
     const bool on_cpu = o.backend == SPMV_BACKEND_CPU ||
                         (o.backend == SPMV_BACKEND_AUTO && !backend_available(BackendKind::cuda, o.device));
     if (on_cpu && !args.has("no-peers")) {
+      progress.update(bench_step(m, matrices.size(), name, 0, 0, "peers"));
       for (const PeerResult& p :
            run_cpu_peers(a, value, o.threads, int(args.get_int("iters", 20, 1, 1000000000)), 0.2)) {
         if (!p.ok) {
@@ -229,6 +239,7 @@ int cmd_bench(int argc, char** argv) {
       }
     }
   }
+  progress.done();
   std::fputs(format_table({"matrix", "format", "ms", "GB/s", "CSR-eq GB/s", "plan ms", "plan/SpMV",
                            "convert ms", "upd/SpMV", "vs csr", "params"},
                           rows)

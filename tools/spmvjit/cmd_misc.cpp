@@ -1,4 +1,5 @@
 // `spmvjit inspect`, `gen` and `warmup`: the small subcommands.
+#include <chrono>
 #include <cstdio>
 
 #include "engine/formats/format.hpp"
@@ -6,9 +7,12 @@
 #include "engine/io/matrix_market.hpp"
 #include "engine/planner.hpp"
 #include "engine/stats.hpp"
+#include "engine/warmup.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/cache/kernel_cache.hpp"
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/commands.hpp"
+#include "tools/spmvjit/progress.hpp"
 
 namespace spmvjit::cli {
 
@@ -99,16 +103,29 @@ int cmd_warmup(int argc, char** argv) {
     std::fputs(
         "usage: spmvjit warmup [--backend cpu|cuda|hip] [--target native|sm_90|gfx90a|...]\n"
         "                      [--cache-dir DIR]\n"
-        "  compiles every kernel a plan may ask for into the disk cache\n",
+        "  compiles every kernel a plan may ask for into the disk cache, on every core this\n"
+        "  process may use (progress on stderr when it is a terminal; SPMVJIT_PROGRESS=0|1)\n",
         stdout);
     return 0;
   }
   const std::string dir = args.get("cache-dir"), target = args.get("target", "native");
-  int count = 0;
-  const spmv_status_t s = spmv_warmup(backend_from(args.get("backend", "cpu")), target.c_str(),
-                                      args.has("cache-dir") ? dir.c_str() : nullptr, &count);
-  if (s != SPMV_STATUS_SUCCESS) fail(s, spmv_last_error());
-  std::printf("warmup: %d kernels in the cache\n", count);
+  // What spmv_warmup does, with the progress line: the same function, given a callback.
+  const spmv_backend_t backend = backend_from(args.get("backend", "cpu"));
+  const BackendKind kind = backend == SPMV_BACKEND_CUDA  ? BackendKind::cuda
+                           : backend == SPMV_BACKEND_HIP ? BackendKind::hip
+                                                         : BackendKind::cpu;
+  Backend& b = backend_compiler(kind, target.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  Progress progress;
+  WarmupProgress show;
+  if (progress.on())
+    show = [&](int done, int total) {
+      progress.update("warmup: kernels compiled " + std::to_string(done) + "/" + std::to_string(total));
+    };
+  const int count = warmup_kernels(b, resolve_cache_dir(args.has("cache-dir") ? dir.c_str() : nullptr), show);
+  progress.done();
+  std::printf("warmup: %d kernels in the cache (%.1f s)\n", count,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;
 }
 

@@ -55,7 +55,9 @@ struct CusparseResult {
 // and in the requested modes.
 CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
                              int min_iters, double min_seconds, TimingModes timing);
-bool cusparse_available();
+// "cuSPARSE 12.6.3 (libcusparse.so.12)" when the peer can run (the library loads: it is dlopen'ed,
+// tools/spmvjit/cusparse_api.hpp), else "" with `why` (the files looked for, or a build without it).
+std::string cusparse_peer(std::string* why);
 
 // `spmvjit bench` on a CUDA device: our formats (CUDA-event medians), cuSPARSE ALG1/ALG2 and
 // the device copy bandwidth, as a table and optionally JSON. Returns the exit code.

@@ -1,9 +1,10 @@
 // Eigen 3.4 (row-major SparseMatrix * vector, OpenMP) and librsb 1.3 as CPU benchmark peers.
 #include "tools/spmvjit/peers_cpu.hpp"
 
+#include <algorithm>
 #include <chrono>
-#include <thread>
 
+#include "core/cpu_count.hpp"
 #include "engine/reference.hpp"
 #include "tools/spmvjit/cli.hpp"
 
@@ -98,7 +99,9 @@ PeerResult rsb_peer(const HostCsr<int32_t, V>& a, int threads, int min_iters, do
 std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueType value, int threads,
                                       int min_iters, double min_seconds) {
   std::vector<PeerResult> out;
-  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  // The threads spmvjit's plans get (core/cpu_count.hpp; options.threads capped by the shared
+  // pool's size), so both sides of the comparison run on the same number of cores.
+  threads = threads <= 0 ? process_threads() : std::min(threads, process_threads());
   // Both peers take 32-bit indices; matrices beyond int32 are reported, not run.
   if (a.nnz() > INT32_MAX || a.rows > INT32_MAX || a.cols > INT32_MAX) {
     out.push_back({"peers", false, "matrix exceeds 32-bit indices", 0, 0});
