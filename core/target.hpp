@@ -21,11 +21,14 @@ inline const char* to_string(BackendKind b) {
 // templates never assume a width: codegen bakes warp_size into the prelude (SPMVJIT_WARP).
 struct TargetInfo {
   BackendKind backend = BackendKind::cpu;
-  std::string target;   // "x86_64-...:znver4:<features digest>" for CPU, "sm_90", "gfx90a:sramecc+:xnack-"
+  // "x86_64-...:znver4:<features digest>" for CPU, "sm_90"; on AMD GPUs the processor and its
+  // feature flags, exactly as hipRTC's --offload-arch takes them ("gfx90a:sramecc+:xnack-").
+  std::string target;
   int simd_bytes = 32;  // CPU vector register width
   int threads = 1;      // CPU worker threads (partitions)
   int warp_size = 32;   // GPU threads that run in lockstep (32 on NVIDIA and RDNA, 64 on CDNA)
-  int sm_count = 0;     // GPU multiprocessors / compute units
+  int sm_count = 0;     // GPU multiprocessors / compute units (0: unknown, a device-less compiler)
+  int shared_bytes = 0;      // GPU shared memory (LDS on AMD) a block may use; 0: unknown
   double bandwidth_gbs = 0;  // measured or nominal memory bandwidth, for the cost model
   bool gpu() const { return backend != BackendKind::cpu; }
 };

@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 mode="${1:-run}"
 build_dir="${SPMVJIT_BUILD_DIR:-build}"
+# libamdhip64-dev: the HIP headers and hipRTC (ROCm 5.2), for the HIP backend and its tests.
 packages=(cmake ninja-build g++ ccache catch2 libspdlog-dev llvm-19-dev libclang-19-dev
-          libclang-cpp19-dev libeigen3-dev librsb-dev libxxhash-dev pkg-config)
+          libclang-cpp19-dev libeigen3-dev librsb-dev libxxhash-dev pkg-config libamdhip64-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -38,6 +38,16 @@ int64_t omega_of(const TargetInfo& t, size_t value_bytes) {
 
 inline int64_t decode_row(int64_t v) { return v < 0 ? ~v : v; }
 
+// Why a GPU tile of `omega` lanes cannot be built: "" when it can. A tile is one warp, and the
+// tile descriptors and the device build (templates/contract/csr5.h, CSR5_MAX_OMEGA) hold at most
+// 32 lanes, so wavefronts of 64 (AMD CDNA) are out until the contract grows to 64.
+std::string wave_limit(int64_t omega) {
+  if (omega <= CSR5_MAX_OMEGA) return "";
+  return "inapplicable on wavefront " + std::to_string(omega) +
+         ": a GPU tile is one wavefront, and CSR5's tile descriptors and device build hold at most " +
+         std::to_string(CSR5_MAX_OMEGA) + " lanes";
+}
+
 // Expected entries of empty_offset: a tile lists every segment's row when empty rows lie between
 // its segments, i.e. when one of the row starts inside it follows an empty row. The chance of that
 // per row start is counted on the row sample (consecutive non-empty rows of a sampled group with
@@ -87,6 +97,11 @@ class Csr5Format final : public Format {
     const int64_t ntiles = tile ? a.nnz / tile : 0;
     Estimate e;
     e.stored_entries = a.nnz;
+    if (t.gpu() && !wave_limit(p.at("omega")).empty()) {
+      e.applicable = false;
+      e.reason = wave_limit(p.at("omega"));
+      return e;
+    }
     // col/val, tile_ptr + eo_ptr, one descriptor word per lane; aux: empty_offset, empty rows and
     // the CSR tail's row pointers.
     const double eo = empty_offset_entries(s, tile, ntiles);
@@ -109,6 +124,7 @@ class Csr5Format final : public Format {
 
   std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
     std::vector<FormatParams> out;
+    if (t.gpu() && !wave_limit(omega_of(t, size_of(v))).empty()) return out;  // no plan bakes one
     for (int64_t s = 4; s <= CSR5_MAX_SIGMA; s += 4)
       out.push_back({{"OMEGA", omega_of(t, size_of(v))}, {"SIGMA", s}});
     return out;
@@ -148,11 +164,11 @@ class Csr5Format final : public Format {
     return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
-  // Every (omega, sigma) the host converter takes, so host and device input pick the same plan.
+  // Every (omega, sigma) the host converter takes, so host and device input pick the same plan;
+  // and a wavefront of 64 lanes, which both refuse (the estimate says why, for device input too).
   bool converts_on_device() const override { return true; }
   bool device_convertible(const FormatParams& p) const override {
-    return p.at("omega") >= 1 && p.at("omega") <= CSR5_MAX_OMEGA && p.at("sigma") >= 1 &&
-           p.at("sigma") <= CSR5_MAX_SIGMA;
+    return p.at("omega") >= 1 && p.at("omega") <= 64 && p.at("sigma") >= 1 && p.at("sigma") <= CSR5_MAX_SIGMA;
   }
   std::vector<std::string> device_build_modules() const override { return {"csr5_build"}; }
   // Passes (templates/gpu/csr5_build.cu): the transposed entries; per tile its first row,
@@ -210,6 +226,8 @@ class Csr5Format final : public Format {
  private:
   static void check_params(const FormatParams& p, const TargetInfo& tg) {
     const int64_t w = p.at("omega"), sg = p.at("sigma");
+    if (tg.gpu() && w == tg.warp_size && !wave_limit(w).empty())
+      fail(SPMV_STATUS_UNSUPPORTED, "csr5: " + wave_limit(w));
     if (w < 1 || w > CSR5_MAX_OMEGA || sg < 1 || sg > CSR5_MAX_SIGMA)
       fail(SPMV_STATUS_INVALID_VALUE, "csr5: omega must lie in [1, " + std::to_string(CSR5_MAX_OMEGA) +
                                           "] and sigma in [1, " + std::to_string(CSR5_MAX_SIGMA) +

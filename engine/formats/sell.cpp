@@ -21,7 +21,8 @@ namespace {
 
 using namespace slice_util;
 
-bool power_of_two_slice(int64_t c) { return c >= 1 && c <= 64 && (c & (c - 1)) == 0; }
+// Slices the device build lays out: up to two wavefronts of 64 rows (sell's C = 2 * warp).
+bool power_of_two_slice(int64_t c) { return c >= 1 && c <= 128 && (c & (c - 1)) == 0; }
 
 class SellFormat final : public Format {
  public:

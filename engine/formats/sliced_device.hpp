@@ -44,7 +44,7 @@ struct SlicedArrays {
   int64_t slices = 0, stored = 0;
 };
 
-// The host converters' arrays for slices of c rows (c a power of two <= 64), windows of sigma
+// The host converters' arrays for slices of c rows (c a power of two <= 128), windows of sigma
 // rows sorted (sigma > 1, a multiple of c) and widths rounded up to multiples of t. Fails as the
 // host does when padding passes slice_util::check_padding with `slack` slots.
 inline SlicedArrays build_sliced_on_device(DeviceConverter& dc, const char* format, int64_t c, int64_t sigma,

@@ -160,6 +160,7 @@ class CudaBackendBase : public Backend {
     info_.warp_size = 32;
     info_.threads = 1;
     info_.simd_bytes = 0;
+    info_.shared_bytes = 48 << 10;  // static shared memory per block on every sm_XY
   }
   BackendKind kind() const override { return BackendKind::cuda; }
   const TargetInfo& target() const override { return info_; }
@@ -183,6 +184,9 @@ class CudaBackend final : public CudaBackendBase {
     info_.warp_size = v ? v : 32;
     api_->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev_);
     info_.sm_count = v;
+    v = 0;
+    api_->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, dev_);
+    if (v > 0) info_.shared_bytes = v;
     int clock_khz = 0, bus_bits = 0;
     api_->cuDeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev_);
     api_->cuDeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev_);

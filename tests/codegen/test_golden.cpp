@@ -82,6 +82,10 @@ TargetInfo golden_target(BackendKind b) {
     t.target = "golden-cpu";
     t.simd_bytes = 32;
     t.warp_size = 0;
+  } else if (b == BackendKind::hip) {  // CDNA: wavefronts of 64, the feature flags in the name
+    t.target = "gfx90a:sramecc+:xnack-";
+    t.simd_bytes = 0;
+    t.warp_size = 64;
   } else {
     t.target = "sm_90";
     t.simd_bytes = 0;
@@ -93,6 +97,7 @@ TargetInfo golden_target(BackendKind b) {
 // Fixed compile options and compiler version: the key's other inputs, never the host's.
 std::vector<std::string> golden_options(BackendKind b) {
   if (b == BackendKind::cpu) return {"-x", "c++", "-std=c++20", "-O3"};
+  if (b == BackendKind::hip) return {"--offload-arch=gfx90a:sramecc+:xnack-", "-O3", "-std=c++17"};
   return {"--gpu-architecture=sm_90", "-std=c++17"};
 }
 const char* const kGoldenCompiler = "golden-compiler 1.0";
@@ -108,7 +113,7 @@ struct GoldenModule {
 // backend: int32 indices, double values, the first variant. Sorted by id.
 std::vector<GoldenModule> golden_modules() {
   std::map<std::string, GoldenModule> by_id;
-  for (BackendKind b : {BackendKind::cpu, BackendKind::cuda})
+  for (BackendKind b : {BackendKind::cpu, BackendKind::cuda, BackendKind::hip})
     for (const KernelSpec& s : all_kernel_specs(golden_target(b))) {
       if (s.index != IndexType::i32 || s.value != ValueType::f64) continue;
       const std::string id = s.format + "." + to_string(b);

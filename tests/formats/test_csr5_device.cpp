@@ -8,6 +8,7 @@
 #include <random>
 
 #include "engine/gen/generators.hpp"
+#include "engine/planner.hpp"
 #include "engine/stats.hpp"
 #include "tests/formats/emulated_device.hpp"
 #include "tests/test_support.hpp"
@@ -137,4 +138,49 @@ TEST_CASE("csr5 plans device input as host input: candidates and estimates read 
       CHECK(dev.imbalance == host.imbalance);
     }
   }
+}
+
+TEST_CASE("csr5 on wavefronts of 64: inapplicable, and the planner says why", "[formats][device]") {
+  TargetInfo t;
+  t.backend = BackendKind::hip;
+  t.target = "gfx90a";
+  t.warp_size = 64;
+  t.sm_count = 104;
+  t.simd_bytes = 0;
+  const Format* csr5 = find_format("csr5");
+  REQUIRE(csr5 != nullptr);
+  const auto a = generate_matrix("powerlaw:5000", 3).cast<int32_t, double>();
+  const MatrixStats s = compute_stats(a.ref());
+  const auto cands = csr5->candidates(a.ref(), s, t);
+  REQUIRE(cands.size() == 1);
+  CHECK(cands[0].at("omega") == 64);  // a tile is one wavefront
+  for (bool device_input : {false, true}) {
+    INFO("device input " << device_input);
+    const PlanChoice all = choose_format(a.ref(), s, t, nullptr, {device_input});
+    CHECK(all.format->name() != "csr5");
+    bool listed = false;
+    for (const Candidate& c : all.considered)
+      if (c.format == csr5) {
+        listed = true;
+        CHECK_FALSE(c.estimate.applicable);
+        CHECK(c.estimate.reason.find("inapplicable on wavefront 64") != std::string::npos);
+      }
+    CHECK(listed);
+    try {
+      choose_format(a.ref(), s, t, csr5, {device_input});
+      FAIL("csr5 forced on a wavefront of 64 was planned");
+    } catch (const Error& e) {
+      CHECK(e.status() == SPMV_STATUS_UNSUPPORTED);
+      CHECK(std::string(e.what()).find("inapplicable on wavefront 64") != std::string::npos);
+    }
+  }
+  try {  // the converter refuses too, with the same reason
+    csr5->convert(a.ref(), cands[0], t);
+    FAIL("csr5 converted for a wavefront of 64");
+  } catch (const Error& e) {
+    CHECK(e.status() == SPMV_STATUS_UNSUPPORTED);
+  }
+  CHECK(csr5->kernel_variants(t, ValueType::f64).empty());
+  t.warp_size = 32;  // RDNA: a tile of 32 lanes, as on NVIDIA GPUs
+  CHECK(csr5->kernel_variants(t, ValueType::f64).size() == 8);
 }

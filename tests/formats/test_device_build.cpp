@@ -16,11 +16,12 @@ namespace {
 
 using namespace spmvjit;
 
-TargetInfo gpu_target() {
+// An NVIDIA GPU (warps of 32), or an AMD CDNA one (wavefronts of 64: wider slices and groups).
+TargetInfo gpu_target(int warp) {
   TargetInfo t;
-  t.backend = BackendKind::cuda;
-  t.target = "sm_90";
-  t.warp_size = 32;
+  t.backend = warp == 64 ? BackendKind::hip : BackendKind::cuda;
+  t.target = warp == 64 ? "gfx90a" : "sm_90";
+  t.warp_size = warp;
   t.sm_count = 132;
   t.simd_bytes = 0;
   return t;
@@ -88,9 +89,9 @@ HostCsr<int64_t, double> scrambled(const HostCsr<int64_t, double>& a) {
 }
 
 template <class I, class V>
-void device_builds_match_host() {
+void device_builds_match_host(int warp = 32) {
   if (!test::require_cpu_backend()) return;
-  const TargetInfo t = gpu_target();
+  const TargetInfo t = gpu_target(warp);
   int built = 0;
   std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
   for (const char* spec :
@@ -155,4 +156,12 @@ TEST_CASE("device builds (emulated on the CPU) match the host: int64 double", "[
 }
 TEST_CASE("device builds (emulated on the CPU) match the host: int64 float", "[formats][device]") {
   device_builds_match_host<int64_t, float>();
+}
+TEST_CASE("device builds (emulated on the CPU) match the host on wavefronts of 64: int32 double",
+          "[formats][device]") {
+  device_builds_match_host<int32_t, double>(64);
+}
+TEST_CASE("device builds (emulated on the CPU) match the host on wavefronts of 64: int64 float",
+          "[formats][device]") {
+  device_builds_match_host<int64_t, float>(64);
 }

@@ -20,14 +20,14 @@ int cmd_inspect(int argc, char** argv) {
   Args args(argc, argv, 2, {"help", "json"}, {"gen", "seed", "backend", "target", "index", "duplicates"});
   if (args.has("help")) {
     std::fputs(
-        "usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda] [--target sm_XY]\n"
-        "                       [--index int32|int64] [--duplicates sum|error]\n"
+        "usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda|hip]\n"
+        "                       [--target sm_XY|gfxNNN] [--index int32|int64] [--duplicates sum|error]\n"
         "  prints MatrixStats and, when the backend exists, the planner's ranking (--json: both\n"
         "  as one JSON object, \"planner\" null without a backend); with\n"
-        "  --backend cuda --target, ranks for that GPU without one (the GPU cost model reads\n"
-        "  no device facts); --index: the planner's index type (default int32, int64 when the\n"
-        "  matrix needs it); --duplicates: a file's repeated entries summed with a warning (default)\n"
-        "  or refused\n",
+        "  --backend cuda|hip --target, ranks for that GPU without one (the GPU cost model reads\n"
+        "  no device facts but the warp width); --index: the planner's index type (default int32,\n"
+        "  int64 when the matrix needs it); --duplicates: a file's repeated entries summed with a\n"
+        "  warning (default) or refused\n",
         stdout);
     return 0;
   }
@@ -40,10 +40,11 @@ int cmd_inspect(int argc, char** argv) {
   if (!json) std::printf("matrix             %s\n%s", name.c_str(), s.to_text().c_str());
   const spmv_backend_t b = backend_from(args.get("backend", "auto"));
   const BackendKind kind = b == SPMV_BACKEND_CUDA                    ? BackendKind::cuda
+                           : b == SPMV_BACKEND_HIP                   ? BackendKind::hip
                            : b == SPMV_BACKEND_CPU                   ? BackendKind::cpu
                            : backend_available(BackendKind::cuda, 0) ? BackendKind::cuda
                                                                      : BackendKind::cpu;
-  const bool nominal = kind == BackendKind::cuda && args.has("target");
+  const bool nominal = kind != BackendKind::cpu && args.has("target");
   if (!nominal && !backend_available(kind, 0)) {
     if (json) std::printf("%s\n", out.dump().c_str());  // "planner": null, no backend to rank for
     return 0;
@@ -53,8 +54,10 @@ int cmd_inspect(int argc, char** argv) {
   if (index == IndexType::i32) i32 = a.cast<int32_t, double>();
   const CsrRef ref = index == IndexType::i32 ? i32.ref() : a.ref();
   TargetInfo t;
-  if (nominal)
+  if (nominal && kind == BackendKind::cuda)
     t.backend = BackendKind::cuda, t.target = args.get("target"), t.simd_bytes = 0;
+  else if (nominal)  // HIP: the compiler for that target knows its wavefront
+    t = backend_compiler(kind, args.get("target").c_str()).target();
   else
     t = get_backend(kind, 0).target();
   const PlanChoice c = choose_format(ref, s, t, nullptr);
@@ -98,7 +101,8 @@ int cmd_warmup(int argc, char** argv) {
   Args args(argc, argv, 2, {"help"}, {"backend", "target", "cache-dir"});
   if (args.has("help")) {
     std::fputs(
-        "usage: spmvjit warmup [--backend cpu|cuda] [--target native|sm_90|...] [--cache-dir DIR]\n"
+        "usage: spmvjit warmup [--backend cpu|cuda|hip] [--target native|sm_90|gfx90a|...]\n"
+        "                      [--cache-dir DIR]\n"
         "  compiles every kernel a plan may ask for into the disk cache, on every core this\n"
         "  process may use (progress on stderr when it is a terminal; SPMVJIT_PROGRESS=0|1)\n",
         stdout);

@@ -29,14 +29,19 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   if (cmd == "--version") {
-    std::printf("spmvjit %s (library %s); backends:%s%s\n", SPMVJIT_VERSION_STRING, spmv_version(),
+    std::printf("spmvjit %s (library %s); backends:%s%s%s\n", SPMVJIT_VERSION_STRING, spmv_version(),
 #ifdef SPMVJIT_WITH_CPU
                 " cpu",
 #else
                 "",
 #endif
 #ifdef SPMVJIT_WITH_CUDA
-                " cuda");
+                " cuda",
+#else
+                "",
+#endif
+#ifdef SPMVJIT_WITH_HIP
+                " hip");
 #else
                 "");
 #endif
