@@ -79,7 +79,7 @@ TEST_CASE("elf loader: places, relocates and runs a compiled object", "[cpu][loa
     static int counter = 41;
     const double got = fn(x.data(), n, tmp.data());
     CHECK(got == Approx(expected_sum(x, ++counter)).epsilon(1e-12));
-    CHECK(std::memcmp(tmp.data(), x.data(), sizeof(double) * size_t(n)) == 0);
+    if (n > 0) CHECK(std::memcmp(tmp.data(), x.data(), sizeof(double) * size_t(n)) == 0);
   }
   // Two images of one object are independent (each has its own writable data).
   auto second = load_elf_object(object.data(), object.size(), &why);
