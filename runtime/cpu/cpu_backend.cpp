@@ -114,7 +114,8 @@ class CpuExecutor final : public Executor {
 // host remembered there, never loads it.
 class CpuBackend final : public Backend {
  public:
-  CpuBackend() : plugin_file_(find_llvm_plugin_file()), fingerprint_(host_fingerprint(plugin_file_)) {
+  explicit CpuBackend(std::string plugin_file)
+      : plugin_file_(std::move(plugin_file)), fingerprint_(host_fingerprint(plugin_file_)) {
     info_.backend = BackendKind::cpu;
     info_.threads = process_threads();  // the shared pool's size (core/cpu_count.hpp)
     info_.bandwidth_gbs = 0;
@@ -252,21 +253,27 @@ class CpuBackend final : public Backend {
   spmvjit_llvm_jit* jit_ = nullptr;
 };
 
+// The plugin file, searched once per process (as the plugin is loaded once): not on every plan.
+const std::string& plugin_file() {
+  static const std::string file = find_llvm_plugin_file();
+  return file;
+}
+
 }  // namespace
 
 // Throws NO_DEVICE, naming the plugin and every place searched, when the plugin is missing (one
 // that is there but does not load fails the first call that needs it, the same way): like a GPU backend whose
 // driver is absent, the build has the backend but this machine cannot run it (backend_available is false).
 Backend& cpu_backend() {
-  if (find_llvm_plugin_file().empty()) fail(SPMV_STATUS_NO_DEVICE, llvm_plugin().error);
-  static CpuBackend b;
+  if (plugin_file().empty()) fail(SPMV_STATUS_NO_DEVICE, llvm_plugin().error);
+  static CpuBackend b(plugin_file());
   return b;
 }
 
 namespace {
 
 const BackendProvider kCpuProvider{
-    BackendKind::cpu, [](int) { return !find_llvm_plugin_file().empty(); },
+    BackendKind::cpu, [](int) { return !plugin_file().empty(); },
     [](int) -> Backend& { return cpu_backend(); },
     [](const std::string& target) -> Backend& {
       fail(SPMV_STATUS_INVALID_VALUE,
