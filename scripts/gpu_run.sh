@@ -10,7 +10,10 @@
 # random,few,ones, compression on; then the kinds in $VALUES_OFF, default few,ones, compression
 # off; every bench times warm and cold), memcheck, sanitize (racecheck, synccheck and initcheck
 # on every format; not in the default list), det (deterministic mode's cost; not in the default
-# list). BASELINE_TREE=dir (a source tree of an older commit) is
+# list), hip (not in the default list: the HIP backend built for HIP's NVIDIA platform from
+# .deps/libamdhip64-dev_*.deb, `apt-get download libamdhip64-dev`; the whole [cuda] device suite
+# run through it, the [hip] tests, and the large suite benched with --backend hip beside
+# --backend cuda and cuSPARSE from the same build). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -41,9 +44,9 @@ MATRICES=$DEPS/matrices
 
 step "configure + build"
 export PATH=/usr/local/cuda/bin:$PATH
-configure_build() {  # source dir, build dir
+configure_build() {  # source dir, build dir, jobs, more cmake options
   cmake -S "$1" -B "$2" -G Ninja -USPMVJIT_WITH_CUDA -USPMVJIT_BENCH_CUSPARSE -DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_BUILD_TYPE=Release -DSPMVJIT_WITH_CPU=OFF \
-    -DCMAKE_PREFIX_PATH="$PREFIX/usr" -DSPMVJIT_MATRICES_DIR="$MATRICES" | grep -E "spmvjit|Error|error|CUDA"
+    -DCMAKE_PREFIX_PATH="$PREFIX/usr" -DSPMVJIT_MATRICES_DIR="$MATRICES" ${4:-} | grep -E "spmvjit|Error|error|CUDA"
   grep -q "SPMVJIT_WITH_CUDA:BOOL=ON" "$2/CMakeCache.txt" || { echo "CUDA backend not enabled in $2"; return 2; }
   ninja -C "$2" -j"$3" 2>&1 | grep -Ev "^\[[0-9]+/[0-9]+\] (Building|Linking)" ; return "${PIPESTATUS[0]}"
 }
@@ -52,7 +55,7 @@ if [ -n "${BASELINE_TREE:-}" ]; then
   configure_build "$BASELINE_TREE" "$BUILD-base" $((JOBS / 2)) > /tmp/base_build.log 2>&1 &
   BASE_PID=$!
 fi
-configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3
+if [ "$STAGES" != hip ]; then configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3; fi
 if [ -n "${BASELINE_TREE:-}" ]; then
   if wait $BASE_PID; then BASE_CLI=$BUILD-base/tools/spmvjit; else echo "baseline build failed"; tail -20 /tmp/base_build.log; fi
 fi
@@ -213,6 +216,35 @@ for tool in racecheck synccheck initcheck; do
   echo "$tool exit $? (0 clean, 9 errors found, 124 time limit)"
   tail -n 12 /tmp/$tool.txt
 done
+fi
+
+if has hip; then
+  step "HIP backend on HIP's NVIDIA platform: build"
+  HIPB=$BUILD-hip
+  configure_build "$ROOT" "$HIPB" "$JOBS" "-DSPMVJIT_WITH_HIP=ON -DSPMVJIT_HIP_PLATFORM=nvidia" || exit 3
+  grep -E "SPMVJIT_HIP_PLATFORM|SPMVJIT_HIP_INCLUDE" "$HIPB/CMakeCache.txt"
+  step "[cuda] device tests through the HIP backend (SPMVJIT_TEST_GPU=hip)"
+  SPMVJIT_TEST_GPU=hip SPMVJIT_CACHE_DIR=/tmp/spmvjit-hip-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" \
+    timeout "${T_TESTS:-240}" "$HIPB/tests/spmvjit_tests" "[cuda]" -d yes 2>&1 | grep -Ev "^\s*$|^[0-9.]+ s: " | tail -n 60 || status=1
+  step "[hip] tests (device tests, the NVIDIA platform's compiler facts; the sm_90 compile-everything skipped here)"
+  SPMVJIT_CACHE_DIR=/tmp/spmvjit-hip-test-cache timeout 120 "$HIPB/tests/spmvjit_tests" "[hip]" \
+    "~hip: every GPU kernel spec compiles*" -d yes 2>&1 | grep -Ev "^\s*$|^[0-9.]+ s: " | tail -n 30 || status=1
+  for b in hip cuda; do
+    step "bench: large suite, auto + device input, --backend $b (HIP build; warm kernel cache after a first pass)"
+    timeout 150 "$HIPB/tools/spmvjit" bench --suite --large --backend $b --formats auto --no-peers --iters 3 \
+      --cache-dir /tmp/spmvjit-hip-bench-cache > /dev/null 2>&1
+    timeout "${T_BENCH:-300}" "$HIPB/tools/spmvjit" bench --suite --large --backend $b --formats auto --iters 30 \
+      --cache-dir /tmp/spmvjit-hip-bench-cache --json "$OUT/bench_hip_$b.json" > /tmp/bench_hip_$b.txt 2>&1 || status=1
+    cat /tmp/bench_hip_$b.txt
+  done
+  if [ -n "${HIP_MEMCHECK:-}" ]; then
+    step "compute-sanitizer memcheck through the HIP backend: every format int32 double, device planning"
+    SPMVJIT_TEST_GPU=hip SPMVJIT_CACHE_DIR=/tmp/spmvjit-hip-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_MEMCHECK:-60}" \
+      compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 20 "$HIPB/tests/spmvjit_tests" \
+      "cuda device: every format int32 double,cuda device planning: int32 double*,cuda sanitizer set*" > /tmp/memcheck_hip.txt 2>&1
+    echo "memcheck exit $? (0 clean, 9 errors found, 124 time limit)"
+    tail -n 20 /tmp/memcheck_hip.txt
+  fi
 fi
 
 step "done, status $status"

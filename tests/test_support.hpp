@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,6 +15,8 @@
 #include <string_view>
 
 #include "core/json.hpp"
+#include "runtime/backend.hpp"
+#include "spmvjit/spmvjit.h"
 
 // Catch prints Json values in failed checks as their text.
 namespace Catch {
@@ -25,10 +28,10 @@ struct StringMaker<spmvjit::Json> {
 
 // A test that cannot run here (no device, no compiler, no backend in this build) says why and
 // returns; ctest reports it as skipped, not passed (SKIP_REGULAR_EXPRESSION in tests/CMakeLists.txt).
-#define SPMVJIT_SKIP(why)                   \
-  do {                                      \
-    WARN("SPMVJIT_SKIPPED: " << why);       \
-    return;                                 \
+#define SPMVJIT_SKIP(why)             \
+  do {                                \
+    WARN("SPMVJIT_SKIPPED: " << why); \
+    return;                           \
   } while (0)
 
 namespace spmvjit::test {
@@ -164,15 +167,13 @@ class JsonChecker {
   }
   bool peek(char c) const { return pos_ < s_.size() && s_[pos_] == c; }
   void skip_ws() {
-    while (pos_ < s_.size() &&
-           (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r'))
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r'))
       ++pos_;
   }
   std::string fail(const std::string& what) {
     if (error_.empty()) {
       const size_t b = pos_ > 30 ? pos_ - 30 : 0;
-      error_ = what + " at offset " + std::to_string(pos_) + " near '" +
-               std::string(s_.substr(b, 60)) + "'";
+      error_ = what + " at offset " + std::to_string(pos_) + " near '" + std::string(s_.substr(b, 60)) + "'";
     }
     return error_;
   }
@@ -231,5 +232,18 @@ inline Json read_json_file(const std::string& path) {
   REQUIRE(in);
   return Json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
 }
+
+// The GPU backend the device tests ([cuda]) run on: CUDA, or the HIP backend when
+// SPMVJIT_TEST_GPU=hip. A build for HIP's NVIDIA platform (SPMVJIT_HIP_PLATFORM=nvidia) runs the
+// whole device suite through the HIP backend this way on an NVIDIA GPU (scripts/gpu_run.sh).
+inline BackendKind gpu_kind() {
+  const char* e = std::getenv("SPMVJIT_TEST_GPU");
+  return e && std::string(e) == "hip" ? BackendKind::hip : BackendKind::cuda;
+}
+inline spmv_backend_t gpu_api() {
+  return gpu_kind() == BackendKind::hip ? SPMV_BACKEND_HIP : SPMV_BACKEND_CUDA;
+}
+inline bool gpu_available() { return backend_available(gpu_kind(), 0); }
+inline Backend& gpu_backend() { return get_backend(gpu_kind(), 0); }
 
 }  // namespace spmvjit::test

@@ -141,4 +141,21 @@ bool read_kernel_descriptor(const std::vector<char>& b, const std::string& kerne
   return false;
 }
 
+bool is_ptx_module(const std::vector<char>& bytes, const std::string& target, std::string* why) {
+  auto no = [&](const std::string& w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (bytes.empty() || bytes.back() != '\0') return no("not NUL-terminated text");
+  const std::string text(bytes.data(), bytes.size() - 1);
+  if (text.find('\0') != std::string::npos) return no("binary data, not text");
+  if (text.find(".version ") == std::string::npos) return no("no .version directive");
+  // ".target sm_90" or, from a virtual architecture, ".target sm_90" as well (PTX names it so).
+  const size_t t = text.find(".target ");
+  if (t == std::string::npos) return no("no .target directive");
+  const std::string named = text.substr(t + 8, text.find_first_of(", \n", t + 8) - (t + 8));
+  if (named != target) return no("compiled for " + named + ", not " + target);
+  return true;
+}
+
 }  // namespace spmvjit::hip

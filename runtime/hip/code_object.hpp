@@ -45,4 +45,8 @@ bool parse_code_object(const std::vector<char>& bytes, CodeObject* out, std::str
 bool read_kernel_descriptor(const std::vector<char>& bytes, const std::string& kernel, KernelDescriptor* out,
                             std::string* why);
 
+// HIP's NVIDIA platform: whether `bytes` is a PTX module (NUL-terminated text with .version and
+// ".target <target>", e.g. sm_90) as hipRTC there returns; false with `why` otherwise.
+bool is_ptx_module(const std::vector<char>& bytes, const std::string& target, std::string* why);
+
 }  // namespace spmvjit::hip

@@ -78,8 +78,44 @@ Loaded<RuntimeApi> load_runtime_from(const std::vector<std::string>& names) {
   return l;
 }
 
+#if defined(SPMVJIT_HIP_NVIDIA)
+// HIP's NVIDIA platform: the entry points are the headers' inline wrappers over the CUDA runtime
+// and driver (linked), so there is nothing to open; the device check is the same.
+#define SPMVJIT_HIP_WRAPPER(fn) api.fn = &::fn;
+
+std::string cuda_versions() {
+  int runtime = 0, driver = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  auto v = [](int x) { return std::to_string(x / 1000) + "." + std::to_string(x % 1000 / 10); };
+  return "CUDA runtime " + v(runtime) + ", driver " + v(driver);
+}
+
+Loaded<RuntimeApi> load_nvidia_runtime() {
+  Loaded<RuntimeApi> l;
+  RuntimeApi& api = l.api;
+  SPMVJIT_HIP_RUNTIME_FUNCTIONS(SPMVJIT_HIP_WRAPPER)
+  api.hipMalloc = [](void** p, size_t bytes) { return ::hipMalloc(p, bytes); };
+  const hipError_t init = api.hipInit(0);
+  int count = 0;
+  const hipError_t r = api.hipGetDeviceCount(&count);
+  if (init != hipSuccess || r != hipSuccess || count == 0) {
+    const hipError_t e = init != hipSuccess ? init : r;
+    l.why = "no HIP device: HIP's NVIDIA platform (" + cuda_versions() + ") finds no NVIDIA GPU" +
+            (e != hipSuccess ? std::string(" (") + api.hipGetErrorName(e) + ")" : std::string());
+    return l;
+  }
+  l.ok = true;
+  return l;
+}
+#endif
+
 const Loaded<RuntimeApi>& load_runtime() {
+#if defined(SPMVJIT_HIP_NVIDIA)
+  static const Loaded<RuntimeApi> loaded = load_nvidia_runtime();
+#else
   static const Loaded<RuntimeApi> loaded = load_runtime_from(runtime_candidates());
+#endif
   return loaded;
 }
 
@@ -106,7 +142,19 @@ Loaded<RtcApi> load_rtc_from(const std::vector<std::string>& names) {
 }
 
 const Loaded<RtcApi>& load_rtc() {
+#if defined(SPMVJIT_HIP_NVIDIA)
+  static const Loaded<RtcApi> loaded = [] {
+    Loaded<RtcApi> l;
+    RtcApi& api = l.api;
+    SPMVJIT_HIPRTC_FUNCTIONS(SPMVJIT_HIP_WRAPPER)
+    api.library = "hipRTC over NVRTC (HIP's NVIDIA platform)";
+    api.runtime_version = &::hipRuntimeGetVersion;
+    l.ok = true;
+    return l;
+  }();
+#else
   static const Loaded<RtcApi> loaded = load_rtc_from(rtc_candidates());
+#endif
   return loaded;
 }
 

@@ -1,8 +1,19 @@
 // The HIP runtime and hipRTC entry points, resolved at run time with dlopen (no link dependency).
 // The HIP headers give only types and prototypes; a machine without ROCm still starts.
+//
+// Built with SPMVJIT_HIP_NVIDIA (CMake: -DSPMVJIT_HIP_PLATFORM=nvidia), the same backend runs on
+// HIP's NVIDIA platform instead: the HIP headers' inline wrappers (hipRTC over NVRTC, the module
+// API over the CUDA driver) fill the same tables, and the library links the CUDA runtime, driver
+// and NVRTC. That build exists to run the HIP backend's host code and the templates' HIP prelude
+// on an NVIDIA GPU; the default build is the AMD platform.
 #pragma once
 
-#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_PLATFORM_NVIDIA__)
+#if defined(SPMVJIT_HIP_NVIDIA)
+#ifndef __HIP_PLATFORM_NVIDIA__
+#define __HIP_PLATFORM_NVIDIA__ 1
+#endif
+#include "runtime/hip/nvidia_compat.h"
+#elif !defined(__HIP_PLATFORM_AMD__)
 #define __HIP_PLATFORM_AMD__ 1
 #endif
 #include <hip/hip_runtime_api.h>
@@ -20,21 +31,25 @@ namespace spmvjit::hip {
 #define SPMVJIT_HIP_NAME(x) SPMVJIT_HIP_STR2(x)
 #define SPMVJIT_HIP_MEMBER(fn) decltype(&::fn) fn = nullptr;
 
-#define SPMVJIT_HIP_RUNTIME_FUNCTIONS(X)                                                                \
-  X(hipInit)                                                                                            \
-  X(hipRuntimeGetVersion)                                                                               \
-  X(hipGetErrorName)                                                                                    \
-  X(hipGetErrorString) X(hipGetDeviceCount) X(hipGetDeviceProperties) X(hipDeviceGetAttribute)          \
-      X(hipSetDevice) X(hipGetDevice) X(hipDeviceSynchronize) X(hipModuleLoadData) X(hipModuleUnload)   \
-          X(hipModuleGetFunction) X(hipModuleLaunchKernel) X(hipFree) X(hipMemcpyHtoD) X(hipMemcpyDtoH) \
-              X(hipStreamSynchronize) X(hipEventCreateWithFlags) X(hipEventRecord) X(hipEventDestroy)   \
-                  X(hipStreamWaitEvent)
+#define SPMVJIT_HIP_RUNTIME_FUNCTIONS(X)                                                                     \
+  X(hipInit)                                                                                                 \
+  X(hipRuntimeGetVersion)                                                                                    \
+  X(hipGetErrorName)                                                                                         \
+  X(hipGetErrorString)                                                                                       \
+  X(hipGetDeviceCount)                                                                                       \
+  X(hipGetDeviceProperties) X(hipDeviceGetAttribute) X(hipSetDevice) X(hipGetDevice) X(hipDeviceSynchronize) \
+      X(hipModuleLoadData) X(hipModuleUnload) X(hipModuleGetFunction) X(hipModuleLaunchKernel) X(hipFree)    \
+          X(hipMemcpyHtoD) X(hipMemcpyDtoH) X(hipStreamSynchronize) X(hipEventCreateWithFlags)               \
+              X(hipEventRecord) X(hipEventDestroy) X(hipStreamWaitEvent) X(hipEventSynchronize)              \
+                  X(hipEventElapsedTime) X(hipMemset) X(hipMemcpy)
 
-#define SPMVJIT_HIPRTC_FUNCTIONS(X)                                                                 \
-  X(hiprtcVersion)                                                                                  \
-  X(hiprtcGetErrorString)                                                                           \
-  X(hiprtcCreateProgram) X(hiprtcCompileProgram) X(hiprtcDestroyProgram) X(hiprtcGetProgramLogSize) \
-      X(hiprtcGetProgramLog) X(hiprtcGetCodeSize) X(hiprtcGetCode)
+#define SPMVJIT_HIPRTC_FUNCTIONS(X)                                                              \
+  X(hiprtcVersion)                                                                               \
+  X(hiprtcGetErrorString)                                                                        \
+  X(hiprtcCreateProgram)                                                                         \
+  X(hiprtcCompileProgram)                                                                        \
+  X(hiprtcDestroyProgram) X(hiprtcGetProgramLogSize) X(hiprtcGetProgramLog) X(hiprtcGetCodeSize) \
+      X(hiprtcGetCode)
 
 struct RuntimeApi {
   SPMVJIT_HIP_RUNTIME_FUNCTIONS(SPMVJIT_HIP_MEMBER)
@@ -47,6 +62,13 @@ struct RtcApi {
   // Optional: present where hipRTC lives in the runtime library (ROCm 5.2), for the version.
   decltype(&::hipRuntimeGetVersion) runtime_version = nullptr;
 };
+
+// True when this build runs on HIP's NVIDIA platform (see above).
+#if defined(SPMVJIT_HIP_NVIDIA)
+inline constexpr bool kNvidiaPlatform = true;
+#else
+inline constexpr bool kNvidiaPlatform = false;
+#endif
 
 // The HIP major version these headers describe: only a runtime of the same major version (its
 // soname, libamdhip64.so.<major>) has the structure layouts and enum values compiled in here.

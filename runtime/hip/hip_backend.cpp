@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 #include "core/log.hpp"
 #include "runtime/block_cache.hpp"
@@ -31,9 +32,20 @@ HipTarget parse_hip_target(const std::string& target) {
   auto bad = [&](const std::string& why) -> HipTarget {
     fail(SPMV_STATUS_INVALID_VALUE, "hip: malformed target '" + target + "': " + why +
                                         " (expected gfxNNN[:sramecc+|-][:xnack+|-], e.g. gfx90a, "
-                                        "gfx90a:sramecc+:xnack-, gfx1030)");
+                                        "gfx90a:sramecc+:xnack-, gfx1030; or sm_NN on HIP's NVIDIA "
+                                        "platform)");
   };
   HipTarget t;
+  // HIP's NVIDIA platform: an NVIDIA architecture, warps of 32, no feature settings.
+  if (target.compare(0, 3, "sm_") == 0) {
+    const std::string digits = target.substr(3);
+    if (digits.size() < 2 || digits.size() > 3 || digits[0] == '0' ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return bad("an NVIDIA architecture is sm_ and 2 or 3 digits");
+    t.processor = target;
+    t.wavefront = 32;
+    return t;
+  }
   const size_t colon = target.find(':');
   t.processor = target.substr(0, colon);
   // "gfx" and 3 or 4 lower-case hex digits, the first a decimal one (gfx900, gfx90a, gfx1030).
@@ -86,15 +98,32 @@ namespace {
 
 using hip::check;
 
+// hipDeviceptr_t is void* on AMD GPUs and CUdeviceptr (an integer) on HIP's NVIDIA platform.
+template <class P = hipDeviceptr_t>
+P device_ptr(void* p) {
+  if constexpr (std::is_pointer_v<P>)
+    return p;
+  else
+    return P(reinterpret_cast<uintptr_t>(p));
+}
+
 // hipRTC for one target: a code object for exactly that processor and feature settings.
 class HiprtcCompiler {
  public:
   explicit HiprtcCompiler(const HipTarget& t) : target_(t) {
+    const bool nvidia_target = t.processor.compare(0, 3, "sm_") == 0;
+    if (nvidia_target != hip::kNvidiaPlatform)
+      fail(SPMV_STATUS_UNSUPPORTED,
+           "hip: this build's hipRTC compiles for " +
+               std::string(hip::kNvidiaPlatform ? "NVIDIA GPUs (sm_NN: HIP's NVIDIA platform)"
+                                                : "AMD GPUs (gfxNNN)") +
+               ", not " + t.str() + " (SPMVJIT_HIP_PLATFORM chooses the platform at build time)");
     std::string why;
     api_ = hip::rtc(&why);
     if (!api_) fail(SPMV_STATUS_UNSUPPORTED, "hip: " + why);
     std::string comgr;
-    const std::vector<std::string>& known = hip::comgr_processors(&comgr);
+    static const std::vector<std::string> none;
+    const std::vector<std::string>& known = hip::kNvidiaPlatform ? none : hip::comgr_processors(&comgr);
     // An unknown processor aborts hipRTC (ROCm 5.2) instead of failing: refuse it here.
     if (!known.empty() && std::find(known.begin(), known.end(), t.processor) == known.end())
       fail(SPMV_STATUS_UNSUPPORTED, "hip: hipRTC (" + api_->library + ", " + comgr + ") cannot compile for " +
@@ -108,7 +137,7 @@ class HiprtcCompiler {
       if (api_->runtime_version(&v) == hipSuccess) version_ += " hip " + std::to_string(v);
     }
     if (!comgr.empty()) version_ += " " + comgr;
-    version_ += " code object for " + t.str();
+    version_ += hip::kNvidiaPlatform ? " (NVRTC) PTX for " + t.str() : " code object for " + t.str();
   }
 
   const std::string& version() const { return version_; }
@@ -116,6 +145,9 @@ class HiprtcCompiler {
   std::vector<std::string> options() const {
     // No fast-math: NaN/Inf must propagate like the reference. The processor with its feature
     // settings, explicitly: hipRTC would otherwise ask the (absent) device.
+    if (hip::kNvidiaPlatform)  // NVRTC's options; hipRTC there returns PTX (nvrtcGetPTX)
+      return {"--gpu-architecture=compute_" + target_.processor.substr(3), "-std=c++17",
+              "-D__HIP_PLATFORM_NVIDIA__=1"};
     return {"--offload-arch=" + target_.str(), "-O3", "-std=c++17"};
   }
 
@@ -123,8 +155,10 @@ class HiprtcCompiler {
     // hipRTC is not thread-safe: ROCm 5.2's corrupts the heap when two programs compile at once
     // (seen in the compile-everything test), and later ones serialize internally anyway. One
     // compile at a time per process, for every target.
+    // (NVRTC, hipRTC on HIP's NVIDIA platform, is thread-safe.)
     static std::mutex serial;
-    std::lock_guard lock(serial);
+    std::unique_lock lock(serial, std::defer_lock);
+    if (!hip::kNvidiaPlatform) lock.lock();
     hiprtcProgram prog = nullptr;
     hiprtcResult r =
         api_->hiprtcCreateProgram(&prog, src.text.c_str(), src.name.c_str(), 0, nullptr, nullptr);
@@ -255,10 +289,15 @@ class HipBackend final : public HipBackendBase {
 
   std::shared_ptr<LoadedModule> load(const std::vector<char>& binary, const std::string& key) override {
     // COMPILE_FAILED: the cache drops the entry and recompiles.
-    hip::CodeObject co;
     std::string why;
-    if (!hip::parse_code_object(binary, &co, &why))
-      fail(SPMV_STATUS_COMPILE_FAILED, "hip: kernel " + key + " is no AMDGPU code object: " + why);
+    if (hip::kNvidiaPlatform) {
+      if (!hip::is_ptx_module(binary, target().target, &why))
+        fail(SPMV_STATUS_COMPILE_FAILED, "hip: kernel " + key + " is no PTX module: " + why);
+    } else {
+      hip::CodeObject co;
+      if (!hip::parse_code_object(binary, &co, &why))
+        fail(SPMV_STATUS_COMPILE_FAILED, "hip: kernel " + key + " is no AMDGPU code object: " + why);
+    }
     make_current();
     hipModule_t m = nullptr;
     const hipError_t r = api_->hipModuleLoadData(&m, binary.data());
@@ -287,12 +326,12 @@ class HipBackend final : public HipBackendBase {
   void upload(void* dst, const void* src, size_t bytes) override {
     if (!bytes) return;
     make_current();
-    check(api_->hipMemcpyHtoD(dst, const_cast<void*>(src), bytes), "hipMemcpyHtoD");
+    check(api_->hipMemcpyHtoD(device_ptr(dst), const_cast<void*>(src), bytes), "hipMemcpyHtoD");
   }
   void download(void* dst, const void* src, size_t bytes) override {
     if (!bytes) return;
     make_current();
-    check(api_->hipMemcpyDtoH(dst, const_cast<void*>(src), bytes), "hipMemcpyDtoH");
+    check(api_->hipMemcpyDtoH(dst, device_ptr(const_cast<void*>(src)), bytes), "hipMemcpyDtoH");
   }
   void synchronize(void* stream) override {
     make_current();
@@ -438,7 +477,10 @@ Backend& hip_backend(int device) {
   const hip::RuntimeApi* api = nullptr;
   const hipDeviceProp_t prop = find_device(api, device);
   // gcnArchName is the full target ID ("gfx90a:sramecc+:xnack-"): the code objects must match it.
-  const HipTarget t = parse_hip_target(prop.gcnArchName);
+  // On HIP's NVIDIA platform, the compute capability.
+  const HipTarget t =
+      parse_hip_target(hip::kNvidiaPlatform ? "sm_" + std::to_string(prop.major * 10 + prop.minor)
+                                            : std::string(prop.gcnArchName));
   check(api->hipSetDevice(device), "hipSetDevice", SPMV_STATUS_NO_DEVICE);
   auto b = std::make_unique<HipBackend>(api, device, t, prop);
   return *(r.devices[device] = std::move(b));

@@ -14,6 +14,8 @@
 #include "engine/value_codec.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 #include "runtime/hip/code_object.hpp"
+#include "runtime/hip/hip_api.hpp"
+#include "runtime/hip/hip_backend.hpp"
 
 namespace spmvjit::test {
 
@@ -78,6 +80,17 @@ std::string check_kernels(Backend& b, const KernelSpec& spec, const std::string&
   const HipTarget t = parse_hip_target(b.target().target);
   hip::CodeObject co;
   std::string why;
+  if (hip::kNvidiaPlatform) {  // PTX: every kernel an .entry
+    if (!hip::is_ptx_module(bin, t.str(), &why)) return "PTX: " + why;
+    const std::string ptx(bin.data());
+    const std::set<std::string> want = hip_expected_kernels(spec, text);
+    if (want.size() < 2) return "the source defines only " + std::to_string(want.size()) + " kernels";
+    for (const std::string& name : want)
+      if (ptx.find(".entry " + prefix + name + "(") == std::string::npos)
+        return "no kernel entry " + prefix + name;
+    *kernels = int(want.size());
+    return "";
+  }
   if (!hip::parse_code_object(bin, &co, &why)) return "code object: " + why;
   static const std::map<std::string, int> kMach = {{"gfx90a", 0x3f}, {"gfx1030", 0x36}, {"gfx908", 0x30}};
   if (kMach.count(t.processor) && co.mach() != kMach.at(t.processor))

@@ -1,15 +1,15 @@
 // CUDA backend tests: every GPU kernel spec compiles through NVRTC without a device (CI);
 // with a device, every format matches the long-double reference on device-resident x/y.
 #ifdef SPMVJIT_WITH_CUDA
-#include <catch2/catch.hpp>
+#include <dirent.h>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
-#include <map>
 #include <cstdio>
 #include <cstdlib>
-#include <dirent.h>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <thread>
 
 #include "engine/device_plan.hpp"
@@ -46,7 +46,7 @@ spmv_status_t status_of(F&& f, std::string* message = nullptr) {
 std::vector<const Format*> gpu_formats() {
   std::vector<const Format*> out;
   for (const Format* f : all_formats())
-    if (f->supports(BackendKind::cuda)) out.push_back(f);
+    if (f->supports(test::gpu_kind())) out.push_back(f);
   return out;
 }
 
@@ -77,7 +77,8 @@ std::vector<CompileJob> compile_all(const std::string& arch, const std::string& 
         ensure_cached(b, j.spec, dir, &o);
         std::vector<char> bin;
         std::string why;
-        if (!read_cache_entry(cache_entry_path(dir, o.key), o.key, &bin, &why)) j.error = "cache entry: " + why;
+        if (!read_cache_entry(cache_entry_path(dir, o.key), o.key, &bin, &why))
+          j.error = "cache entry: " + why;
         j.bytes = bin.size();
         // A cubin is an ELF image (PTX only for devices newer than this NVRTC).
         j.elf = bin.size() > 4 && bin[0] == 0x7f && bin[1] == 'E' && bin[2] == 'L' && bin[3] == 'F';
@@ -95,12 +96,14 @@ std::vector<CompileJob> compile_all(const std::string& arch, const std::string& 
 
 }  // namespace
 
-TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_90 and warmup finds them", "[cuda]") {
+TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_90 and warmup finds them",
+          "[cuda]") {
   if (!have_nvrtc()) {
     SPMVJIT_SKIP("NVRTC not found");
   }
   REQUIRE(!gpu_formats().empty());
-  const auto dir = std::filesystem::temp_directory_path() / ("spmvjit_cuda_compile_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("spmvjit_cuda_compile_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   const auto t0 = std::chrono::steady_clock::now();
   std::map<std::string, std::pair<int, double>> per_format;  // specs, seconds
@@ -121,8 +124,9 @@ TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_9
   }
   const int n = per_arch["sm_80"] + per_arch["sm_90"];
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("cuda: %d kernel specs compiled for sm_80 + sm_90 in %.2f s wall on %u threads (slowest %.0f ms)\n",
-              n, total, std::max(1u, std::thread::hardware_concurrency()), 1e3 * slowest);
+  std::printf(
+      "cuda: %d kernel specs compiled for sm_80 + sm_90 in %.2f s wall on %u threads (slowest %.0f ms)\n", n,
+      total, std::max(1u, std::thread::hardware_concurrency()), 1e3 * slowest);
   for (const auto& [f, c] : per_format)
     std::printf("  %-12s %3d specs, %5.0f ms each\n", f.c_str(), c.first, 1e3 * c.second / c.first);
   CHECK(per_arch["sm_90"] > per_arch["sm_80"]);
@@ -160,7 +164,8 @@ TEST_CASE("cuda: compiler-only backend facts and failures", "[cuda]") {
   CHECK(status_of([] { cuda_compiler("sm_"); }) == SPMV_STATUS_INVALID_VALUE);
   CHECK(parse_cuda_arch("sm_120") == 120);
   // The compile log travels with the error.
-  KernelSource bad{"bad.cu", "extern \"C\" __global__ void k() { undeclared_thing += 1; }\n", b.compile_options(KernelSpec{})};
+  KernelSource bad{"bad.cu", "extern \"C\" __global__ void k() { undeclared_thing += 1; }\n",
+                   b.compile_options(KernelSpec{})};
   std::string msg;
   CHECK(status_of([&] { b.compile(bad); }, &msg) == SPMV_STATUS_COMPILE_FAILED);
   CHECK(msg.find("undeclared_thing") != std::string::npos);
@@ -177,8 +182,16 @@ TEST_CASE("cuda: without a device, plans report NO_DEVICE clearly", "[cuda]") {
   CHECK_FALSE(cuda_available(0));
   CHECK_FALSE(backend_available(BackendKind::cuda, 0));
   const auto a = generate_matrix("poisson2d:10");
-  spmv_csr_t d{a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data(),
-               SPMV_INDEX_INT64, SPMV_VALUE_DOUBLE, 0, SPMV_MEMORY_HOST};
+  spmv_csr_t d{a.rows,
+               a.cols,
+               a.nnz(),
+               a.row_ptr.data(),
+               a.col_idx.data(),
+               a.val.data(),
+               SPMV_INDEX_INT64,
+               SPMV_VALUE_DOUBLE,
+               0,
+               SPMV_MEMORY_HOST};
   spmv_options_t o;
   spmv_options_init(&o);
   o.backend = SPMV_BACKEND_CUDA;
@@ -191,7 +204,6 @@ TEST_CASE("cuda: without a device, plans report NO_DEVICE clearly", "[cuda]") {
   CHECK(status_of([] { cuda_backend(0); }, &msg) == SPMV_STATUS_NO_DEVICE);
   CHECK(msg.find("no CUDA device/driver") != std::string::npos);
 }
-
 
 TEST_CASE("cuda: one-thread-per-row formats charge the longest row on the GPU", "[cuda]") {
   TargetInfo gpu;
@@ -207,7 +219,8 @@ TEST_CASE("cuda: one-thread-per-row formats charge the longest row on the GPU", 
     const MatrixStats sr = compute_stats(r), sk = compute_stats(k);
     INFO(name << ": longest row " << sk.row_max);
     for (const FormatParams& p : f->candidates(r, sr, gpu)) CHECK(f->estimate(r, sr, p, gpu).imbalance < 1.1);
-    for (const FormatParams& p : f->candidates(k, sk, gpu)) CHECK(f->estimate(k, sk, p, gpu).imbalance > 10.0);
+    for (const FormatParams& p : f->candidates(k, sk, gpu))
+      CHECK(f->estimate(k, sk, p, gpu).imbalance > 10.0);
   }
 }
 
@@ -216,8 +229,8 @@ namespace {
 
 template <class I, class V>
 void run_all_formats_on_device() {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
   uint64_t seed = 500;
   int planned = 0, refused = 0;
@@ -227,10 +240,11 @@ void run_all_formats_on_device() {
     std::vector<std::string> names = {"auto"};
     for (const Format* f : gpu_formats()) names.push_back(f->name());
     for (const std::string& name : names) {
-      INFO("format " << name << ", matrix " << m.name << " (" << a.rows << " x " << a.cols << ", nnz " << a.nnz() << ")");
+      INFO("format " << name << ", matrix " << m.name << " (" << a.rows << " x " << a.cols << ", nnz "
+                     << a.nnz() << ")");
       spmv_options_t o;
       spmv_options_init(&o);
-      o.backend = SPMV_BACKEND_CUDA;
+      o.backend = test::gpu_api();
       o.format = name.c_str();
       spmv_plan_t p = nullptr;
       const spmv_status_t st = spmv_plan(&p, &desc, &o);
@@ -258,16 +272,20 @@ void run_all_formats_on_device() {
 
 }  // namespace
 
-TEST_CASE("cuda device: every format int32 double", "[cuda]") { run_all_formats_on_device<int32_t, double>(); }
+TEST_CASE("cuda device: every format int32 double", "[cuda]") {
+  run_all_formats_on_device<int32_t, double>();
+}
 TEST_CASE("cuda device: every format int32 float", "[cuda]") { run_all_formats_on_device<int32_t, float>(); }
-TEST_CASE("cuda device: every format int64 double", "[cuda]") { run_all_formats_on_device<int64_t, double>(); }
+TEST_CASE("cuda device: every format int64 double", "[cuda]") {
+  run_all_formats_on_device<int64_t, double>();
+}
 TEST_CASE("cuda device: every format int64 float", "[cuda]") { run_all_formats_on_device<int64_t, float>(); }
 
 TEST_CASE("cuda device: matrix arrays in device memory then OOM and bad binaries", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   CHECK(b.target().target.rfind("sm_", 0) == 0);
   CHECK(b.target().sm_count > 0);
   const HostCsr<int32_t, double> a = generate_matrix("powerlaw:4000", 9).cast<int32_t, double>();
@@ -279,7 +297,7 @@ TEST_CASE("cuda device: matrix arrays in device memory then OOM and bad binaries
   d.row_ptr = rp.get(), d.col_idx = ci.get(), d.values = va.get(), d.memory = SPMV_MEMORY_DEVICE;
   spmv_options_t o;
   spmv_options_init(&o);
-  o.backend = SPMV_BACKEND_CUDA;
+  o.backend = test::gpu_api();
   spmv_plan_t p = nullptr;
   REQUIRE(spmv_plan(&p, &d, &o) == SPMV_STATUS_SUCCESS);
   CHECK(check_plan(p, a, 3) == "");
@@ -299,8 +317,9 @@ TEST_CASE("cuda device: matrix arrays in device memory then OOM and bad binaries
   CHECK(status_of([&] { DeviceBuffer huge(b, size_t(1) << 52); }, &msg) == SPMV_STATUS_OUT_OF_MEMORY);
   CHECK(msg.find(std::to_string(size_t(1) << 52)) != std::string::npos);
   // A binary the driver rejects throws (the cache then recompiles); it is never "loaded".
-  CHECK(status_of([&] { b.load({'n', 'o', 't', ' ', 'a', ' ', 'c', 'u', 'b', 'i', 'n', '\0'}, "bad"); }) ==
-        SPMV_STATUS_COMPILE_FAILED);
+  CHECK(status_of([&] {
+          b.load({'n', 'o', 't', ' ', 'a', ' ', 'c', 'u', 'b', 'i', 'n', '\0'}, "bad");
+        }) == SPMV_STATUS_COMPILE_FAILED);
 }
 
 #endif  // SPMVJIT_WITH_CUDA

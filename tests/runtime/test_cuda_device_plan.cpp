@@ -44,7 +44,7 @@ struct DeviceCsr {
 spmv_options_t cuda_options(const char* format) {
   spmv_options_t o;
   spmv_options_init(&o);
-  o.backend = SPMV_BACKEND_CUDA;
+  o.backend = test::gpu_api();
   o.format = format;
   return o;
 }
@@ -109,10 +109,10 @@ void check_same_data(const FormatData& dev, const FormatData& host) {
 
 template <class I, class V>
 void device_plans_match_host() {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   uint64_t seed = 900;
   int planned = 0, refused = 0;
   for (const TestMatrix& m : test_matrices()) {
@@ -172,10 +172,10 @@ TEST_CASE("cuda device planning: int64 float matches the host", "[cuda]") {
 }
 
 TEST_CASE("cuda device planning: the exclusive scan at tile boundaries and beyond", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   CsrRef none{};  // the scan reads no matrix
   none.index = IndexType::i32;
   none.value = ValueType::f64;
@@ -202,10 +202,10 @@ TEST_CASE("cuda device planning: the exclusive scan at tile boundaries and beyon
 }
 
 TEST_CASE("cuda device planning: a bad device CSR fails with the host's message", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   const HostCsr<int32_t, double> good = generate_matrix("random:300:1:9", 3).cast<int32_t, double>();
   struct Case {
     const char* what;
@@ -252,10 +252,10 @@ TEST_CASE("cuda device planning: a bad device CSR fails with the host's message"
 }
 
 TEST_CASE("cuda device planning: update_values, describe, and formats the device cannot build", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   // Rows of 1-40 nonzeros: every format here applies (powerlaw's long rows pad SELL too much).
   const HostCsr<int32_t, double> a = generate_matrix("random:6000:1:40", 4).cast<int32_t, double>();
   const DeviceCsr<int32_t, double> d(b, a, 1);
@@ -303,10 +303,10 @@ TEST_CASE("cuda device planning: update_values, describe, and formats the device
 }
 
 TEST_CASE("cuda device planning: compressed values through updates", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   HostCsr<int32_t, double> a = generate_matrix("random:6000:1:40@ones", 4).cast<int32_t, double>();
   const DeviceCsr<int32_t, double> d(b, a, 0);
   auto codec = [](spmv_plan_t p) {

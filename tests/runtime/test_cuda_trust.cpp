@@ -57,7 +57,7 @@ Csr long_rows_matrix(int64_t n, int long_rows, int64_t long_len) {
 spmv_options_t cuda_options(const char* format, bool deterministic) {
   spmv_options_t o;
   spmv_options_init(&o);
-  o.backend = SPMV_BACKEND_CUDA;
+  o.backend = test::gpu_api();
   o.format = format;
   o.deterministic = deterministic;
   return o;
@@ -71,7 +71,7 @@ std::string describe(spmv_plan_t p) {
 // y = alpha*A*x + beta*y on the device with y_in, downloaded.
 std::vector<double> run(spmv_plan_t p, const Csr& a, const std::vector<double>& x,
                         const std::vector<double>& y_in, double alpha, double beta) {
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   DeviceVectors<double> d(b, a.cols, a.rows);
   b.upload(d.x.get(), x.data(), x.size() * 8);
   b.upload(d.y.get(), y_in.data(), y_in.size() * 8);
@@ -85,15 +85,15 @@ std::vector<double> run(spmv_plan_t p, const Csr& a, const std::vector<double>& 
 std::vector<std::string> gpu_format_names() {
   std::vector<std::string> out;
   for (const Format* f : all_formats())
-    if (f->supports(BackendKind::cuda)) out.push_back(f->name());
+    if (f->supports(test::gpu_kind())) out.push_back(f->name());
   return out;
 }
 
 }  // namespace
 
 TEST_CASE("cuda deterministic: every format bitwise equal run to run, atomic ones refused", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
   const Csr a = long_rows_matrix(400000, 4, 200000);
   const auto x = random_vector<double>(a.cols, 3);
@@ -145,8 +145,8 @@ TEST_CASE("cuda deterministic: every format bitwise equal run to run, atomic one
 }
 
 TEST_CASE("cuda alpha == 0: y = beta * y for every format, inf and nan in A and x unread", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
   Csr a = long_rows_matrix(20000, 2, 5000);
   a.val[3] = std::numeric_limits<double>::infinity();
@@ -177,12 +177,12 @@ TEST_CASE("cuda alpha == 0: y = beta * y for every format, inf and nan in A and 
 }
 
 TEST_CASE("cuda: one plan from 8 threads on 8 streams, every result right", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
   const auto* api = cuda::driver();
   REQUIRE(api);
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   const Csr a = long_rows_matrix(200000, 4, 50000);
   const spmv_csr_t d = view(a);
   for (const std::string& name : gpu_format_names()) {
@@ -233,12 +233,12 @@ TEST_CASE("cuda: one plan from 8 threads on 8 streams, every result right", "[cu
 }
 
 TEST_CASE("cuda: device out of memory in plan and update_values is reported, changes nothing", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
   const auto* api = cuda::driver();
   REQUIRE(api);
-  Backend& b = cuda_backend(0);
+  Backend& b = test::gpu_backend();
   const Csr small = generate_matrix("random:200000:5:20", 21).cast<int32_t, double>();
   const Csr big = generate_matrix("random:1000000:5:15", 22).cast<int32_t, double>();
   PlanGuard p1;
@@ -289,8 +289,8 @@ TEST_CASE("cuda: device out of memory in plan and update_values is reported, cha
 // Small enough for compute-sanitizer's racecheck and synccheck (scripts/gpu_run.sh): every
 // format, plain and deterministic, on matrices that take each format's long-row and tail paths.
 TEST_CASE("cuda sanitizer set: every format on small matrices", "[cuda]") {
-  if (!cuda_available(0)) {
-    SPMVJIT_SKIP("no CUDA device");
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
   }
   std::vector<std::pair<std::string, Csr>> ms;
   ms.push_back({"long rows", long_rows_matrix(20000, 2, 5000)});

@@ -39,6 +39,19 @@ namespace {
 
 bool have_hiprtc() { return hip_rtc_loaded(); }
 
+// Tests of AMD targets (gfx): a build for HIP's NVIDIA platform compiles for sm_NN instead.
+#define SPMVJIT_AMD_PLATFORM_ONLY()                                                             \
+  do {                                                                                          \
+    if (hip::kNvidiaPlatform) SPMVJIT_SKIP("AMD targets: this build is HIP's NVIDIA platform"); \
+  } while (0)
+// Tests of the NVIDIA platform build.
+#define SPMVJIT_NVIDIA_PLATFORM_ONLY()                                                              \
+  do {                                                                                              \
+    if (!hip::kNvidiaPlatform) SPMVJIT_SKIP("HIP's NVIDIA platform (SPMVJIT_HIP_PLATFORM=nvidia)"); \
+  } while (0)
+// A target this build's hipRTC compiles for.
+const char* native_compile_target() { return hip::kNvidiaPlatform ? "sm_90" : "gfx90a"; }
+
 template <class F>
 spmv_status_t status_of(F&& f, std::string* message = nullptr) {
   try {
@@ -162,6 +175,7 @@ TEST_CASE("hip: missing libraries are reported with what was tried", "[hip]") {
 }
 
 TEST_CASE("hip: compiler-only backend facts and failures", "[hip]") {
+  SPMVJIT_AMD_PLATFORM_ONLY();
   if (!have_hiprtc()) {
     SPMVJIT_SKIP("hipRTC not found");
   }
@@ -220,7 +234,7 @@ TEST_CASE("hip: the code-object reader refuses what is not an AMDGPU image", "[h
   REQUIRE(exe.size() > 64);
   CHECK_FALSE(hip::parse_code_object(exe, &co, &why));
   CHECK(why.find("not AMDGPU") != std::string::npos);
-  if (!have_hiprtc()) return;
+  if (!have_hiprtc() || hip::kNvidiaPlatform) return;
   Backend& b = hip_compiler("gfx90a");
   const std::vector<char> bin = b.compile(generate_source_for(
       b, spec_for(b.target(), "csr", "csr", IndexType::i32, ValueType::f64, {{"RUNTIME_EPILOGUE", 1}})));
@@ -244,6 +258,9 @@ namespace {
 constexpr size_t kSpecsPerProgram = 12;
 
 void compile_everything(const char* target, ValueType value, bool plain_only) {
+  if (hip::kNvidiaPlatform != (std::string(target).rfind("sm_", 0) == 0)) {
+    SPMVJIT_SKIP("not a target of this build's HIP platform");
+  }
   if (!have_hiprtc()) {
     SPMVJIT_SKIP("hipRTC not found");
   }
@@ -293,7 +310,7 @@ TEST_CASE("hip: a spec's source shares a program with others only renamed and cl
   if (!have_hiprtc()) {
     SPMVJIT_SKIP("hipRTC not found");
   }
-  Backend& b = hip_compiler("gfx90a");
+  Backend& b = hip_compiler(native_compile_target());
   std::set<std::string> seen;  // one spec of each template: the rewrite reads lines, not formats
   for (const KernelSpec& spec : all_kernel_specs(b.target())) {
     if (!seen.insert(spec.template_name).second) continue;
@@ -330,7 +347,43 @@ TEST_CASE("hip: every GPU kernel spec compiles through hipRTC: gfx1030, float", 
   compile_everything("gfx1030", ValueType::f32, true);
 }
 
+// HIP's NVIDIA platform: hipRTC is NVRTC, the code is PTX for the device's architecture.
+TEST_CASE("hip: every GPU kernel spec compiles through hipRTC over NVRTC: sm_90, double", "[hip]") {
+  compile_everything("sm_90", ValueType::f64, false);
+}
+TEST_CASE("hip: every GPU kernel spec compiles through hipRTC over NVRTC: sm_90, float", "[hip]") {
+  compile_everything("sm_90", ValueType::f32, true);
+}
+
+TEST_CASE("hip: the NVIDIA platform build compiles PTX for sm_NN and refuses gfx targets", "[hip]") {
+  SPMVJIT_NVIDIA_PLATFORM_ONLY();
+  Backend& b = hip_compiler("sm_90");
+  CHECK(b.target().target == "sm_90");
+  CHECK(b.target().warp_size == 32);
+  CHECK(b.compiler_version().find("(NVRTC) PTX for sm_90") != std::string::npos);
+  const auto opts = b.compile_options(KernelSpec{});
+  CHECK(std::find(opts.begin(), opts.end(), "--gpu-architecture=compute_90") != opts.end());
+  CHECK(std::find(opts.begin(), opts.end(), "-D__HIP_PLATFORM_NVIDIA__=1") != opts.end());
+  std::string msg;
+  CHECK(status_of([] { hip_compiler("gfx90a"); }, &msg) == SPMV_STATUS_UNSUPPORTED);
+  CHECK(msg.find("compiles for NVIDIA GPUs") != std::string::npos);
+  CHECK(status_of([] { hip_compiler("sm_9"); }) == SPMV_STATUS_INVALID_VALUE);
+  const std::vector<char> bin = b.compile(generate_source_for(
+      b, spec_for(b.target(), "csr", "csr", IndexType::i32, ValueType::f64, {{"RUNTIME_EPILOGUE", 1}})));
+  std::string why;
+  CHECK(hip::is_ptx_module(bin, "sm_90", &why));
+  CHECK_FALSE(hip::is_ptx_module(bin, "sm_80", &why));
+  CHECK(why == "compiled for sm_90, not sm_80");
+  CHECK_FALSE(hip::is_ptx_module({'x'}, "sm_90", &why));
+  // The compile log travels with the error.
+  KernelSource bad{"bad.cu", "extern \"C\" __global__ void k() { undeclared_thing += 1; }\n",
+                   b.compile_options(KernelSpec{})};
+  CHECK(status_of([&] { b.compile(bad); }, &msg) == SPMV_STATUS_COMPILE_FAILED);
+  CHECK(msg.find("undeclared_thing") != std::string::npos);
+}
+
 TEST_CASE("hip: csr5's kernel compiles for a wavefront of 64 though no plan takes it yet", "[hip]") {
+  SPMVJIT_AMD_PLATFORM_ONLY();
   if (!have_hiprtc()) {
     SPMVJIT_SKIP("hipRTC not found");
   }
@@ -348,6 +401,7 @@ TEST_CASE("hip: csr5's kernel compiles for a wavefront of 64 though no plan take
 }
 
 TEST_CASE("hip: warmup for a named target enumerates every spec and finds them on disk", "[hip]") {
+  SPMVJIT_AMD_PLATFORM_ONLY();
   if (!have_hiprtc()) {
     SPMVJIT_SKIP("hipRTC not found");
   }

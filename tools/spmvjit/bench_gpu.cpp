@@ -1,4 +1,5 @@
-// `spmvjit bench --backend cuda`: our formats vs cuSPARSE and the device's copy bandwidth.
+// `spmvjit bench --backend cuda|hip`: our formats vs the vendor library and the device's copy
+// bandwidth.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -8,13 +9,19 @@
 #include "tools/spmvjit/measure.hpp"
 #include "tools/spmvjit/progress.hpp"
 
+#ifdef SPMVJIT_WITH_HIP
+#include "runtime/hip/hip_backend.hpp"
+#endif
+
 namespace spmvjit::cli {
 namespace {
 
 // Buffer size of the copy-bandwidth probe: far beyond any L2.
 constexpr size_t kCopyBytes = size_t(1) << 30;
 
-std::string pct(double part, double whole) { return whole > 0 && part > 0 ? fmt(100.0 * part / whole, 1) : "-"; }
+std::string pct(double part, double whole) {
+  return whole > 0 && part > 0 ? fmt(100.0 * part / whole, 1) : "-";
+}
 
 // The number of SpMVs after which plan + N * t costs no more than the peer's setup + N * its time:
 // -1 when never (not faster per SpMV).
@@ -25,27 +32,37 @@ double break_even(double plan, double t, double setup, double peer_t) {
 
 }  // namespace
 
-int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>& matrices,
+int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>& matrices,
               const std::vector<std::string>& formats, const spmv_options_t& options, IndexType index,
               ValueType value, int iters, TimingModes timing, bool peers, const std::string& json_path) {
   const int device = options.device;
-  if (!gpu_timing_available(device)) fail(SPMV_STATUS_NO_DEVICE, "no CUDA device/driver for --backend cuda");
-  const std::string device_name = gpu_device_name(device);
+  const bool hip = kind == BackendKind::hip;
+  if (!gpu_timing_available(kind, device)) {
+    std::string why = "no CUDA device/driver for --backend cuda";
+#ifdef SPMVJIT_WITH_HIP
+    if (hip && !hip_runtime_loaded(&why)) fail(SPMV_STATUS_NO_DEVICE, why);
+#endif
+    fail(SPMV_STATUS_NO_DEVICE, hip ? "no HIP device for --backend hip" : why);
+  }
+  const std::string device_name = gpu_device_name(kind, device);
   std::string peer_name;
   if (peers) {
-    // cuSPARSE is loaded at run time: without it, said once, and every matrix runs without it.
+    // The peer library is loaded at run time: without it, said once, and every matrix runs
+    // without it.
     std::string why;
-    peer_name = cusparse_peer(&why);
-    if (peer_name.empty()) std::fprintf(stderr, "spmvjit bench: cuSPARSE not compared: %s\n", why.c_str());
+    peer_name = hip ? rocsparse_peer(&why) : cusparse_peer(&why);
+    if (peer_name.empty())
+      std::fprintf(stderr, "spmvjit bench: %s not compared: %s\n", hip ? "rocSPARSE" : "cuSPARSE",
+                   why.c_str());
     peers = !peer_name.empty();
   }
-  const double copy_gbs = gpu_copy_bandwidth_gbs(device, kCopyBytes);
-  std::printf("device %d: %s\ndevice-to-device copy: %.1f GB/s (cuMemcpyDtoD of %zu bytes, read + written)\n",
-              device, device_name.c_str(), copy_gbs, kCopyBytes);
+  const double copy_gbs = gpu_copy_bandwidth_gbs(kind, device, kCopyBytes);
+  std::printf("device %d: %s\ndevice-to-device copy: %.1f GB/s (%s of %zu bytes, read + written)\n", device,
+              device_name.c_str(), copy_gbs, hip ? "hipMemcpy" : "cuMemcpyDtoD", kCopyBytes);
   if (peers) std::printf("peer: %s\n", peer_name.c_str());
   std::printf(
-      "index %s, value %s; times are medians of CUDA-event intervals: 'ms' between back-to-back SpMVs%s%s\n",
-      to_string(index), to_string(value),
+      "index %s, value %s; times are medians of %s-event intervals: 'ms' between back-to-back SpMVs%s%s\n",
+      to_string(index), to_string(value), hip ? "HIP" : "CUDA",
       timing.cold ? ", 'cold ms' with the L2 flushed before each SpMV" : "",
       timing.sync ? ", 'sync ms' one SpMV per synchronization" : "");
   std::fflush(stdout);
@@ -73,8 +90,9 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     return r;
   };
   const std::vector<std::string> header =
-      row({"matrix", "format", "ms", "cold ms", "sync ms", "CSR-eq GB/s", "% copy", "vs ALG1", "cold vs ALG1",
-           "plan ms", "plan/SpMV", "break-even", "upd/SpMV", "compile ms", "params"});
+      row({"matrix", "format", "ms", "cold ms", "sync ms", "CSR-eq GB/s", "% copy",
+           hip ? "vs stream" : "vs ALG1", hip ? "cold vs stream" : "cold vs ALG1", "plan ms", "plan/SpMV",
+           "break-even", "upd/SpMV", "compile ms", "params"});
   auto failed = [&](const std::string& name, const std::string& label, const std::string& why) {
     std::vector<std::string> r(15, "-");
     r[0] = name, r[1] = label, r[14] = why.substr(0, 70);
@@ -96,8 +114,9 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     const size_t first_row = rows.size();
     CusparseResult peer;
     if (peers) {
-      progress.update(bench_step(m, matrices.size(), name, 0, 0, "cuSPARSE"));
-      peer = cusparse_spmv(device, a, index, value, iters, 0.2, timing);
+      progress.update(bench_step(m, matrices.size(), name, 0, 0, hip ? "rocSPARSE" : "cuSPARSE"));
+      peer = hip ? rocsparse_spmv(device, a, index, value, iters, 0.2, timing)
+                 : cusparse_spmv(device, a, index, value, iters, 0.2, timing);
     }
     if (!peer.ok && peer.error.find("WRONG") != std::string::npos) any_wrong = true;
     const double alg1 = peer.ok ? peer.s[0] : 0, alg1_cold = peer.ok ? peer.cold_s[0] : 0;
@@ -160,14 +179,17 @@ int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>
     }
     if (peers) {
       if (!peer.ok) {
-        rows.push_back(failed(name, "cusparse", peer.error));
-        results.push_back(
-            Json::object({{"matrix", name}, {"format", "cusparse"}, {"ok", false}, {"reason", peer.error}}));
+        rows.push_back(failed(name, hip ? "rocsparse" : "cusparse", peer.error));
+        results.push_back(Json::object({{"matrix", name},
+                                        {"format", hip ? "rocsparse" : "cusparse"},
+                                        {"ok", false},
+                                        {"reason", peer.error}}));
       } else {
         for (int k = 0; k < 2; ++k) {
           const double s = peer.s[k], setup = peer.setup_s[k];
           const double gbs = csr_bytes > 0 ? csr_bytes / s * 1e-9 : 0;
-          const std::string label = k ? "cusparse-alg2" : "cusparse-alg1";
+          const std::string label =
+              hip ? (k ? "rocsparse-adaptive" : "rocsparse-stream") : (k ? "cusparse-alg2" : "cusparse-alg1");
           rows.push_back(row({name, label, ms(s), ms(peer.cold_s[k]), ms(peer.sync_s[k]), fmt(gbs, 1),
                               pct(gbs, copy_gbs), ratio(alg1, s), ratio(alg1_cold, peer.cold_s[k]),
                               fmt(setup * 1e3, 1), fmt(setup / s, 0), "-", "-", "-", "peer (plan = setup)"}));

@@ -158,10 +158,12 @@ int cmd_bench(int argc, char** argv) {
   for (const auto& m : matrices) check_run_memory(m.second, index, value);
   const bool on_cuda = o.backend == SPMV_BACKEND_CUDA ||
                        (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));
-  if (!on_cuda && args.has("timing")) usage_error("--timing is for CUDA devices (the CPU times wall clock)");
-  if (on_cuda)  // CUDA-event timing, copy bandwidth and the cuSPARSE peer (bench_gpu.cpp)
-    return bench_gpu(matrices, formats, o, index, value, int(args.get_int("iters", 20, 1, 1000000000)),
-                     timing, !args.has("no-peers"), args.get("json"));
+  const bool on_gpu = on_cuda || o.backend == SPMV_BACKEND_HIP;
+  if (!on_gpu && args.has("timing")) usage_error("--timing is for GPUs (the CPU times wall clock)");
+  if (on_gpu)  // device-event timing, copy bandwidth and the vendor peer (bench_gpu.cpp)
+    return bench_gpu(on_cuda ? BackendKind::cuda : BackendKind::hip, matrices, formats, o, index, value,
+                     int(args.get_int("iters", 20, 1, 1000000000)), timing, !args.has("no-peers"),
+                     args.get("json"));
   std::vector<std::vector<std::string>> rows;
   Json json = Json::array();
   bool any_wrong = false;

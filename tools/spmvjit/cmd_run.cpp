@@ -47,8 +47,8 @@ int cmd_run(int argc, char** argv) {
   check_run_memory(a, index, value);
   const auto r = measure(a, index, value, o, args.has("measure") ? "measure" : args.get("format"),
                          int(args.get_int("iters", 20, 1, 1000000000)), 0.2);
-  std::printf("matrix   %s: %lld x %lld, %lld nonzeros\n", name.c_str(), (long long)a.rows,
-              (long long)a.cols, (long long)a.nnz());
+  std::printf("matrix   %s: %lld x %lld, %lld nonzeros\n", name.c_str(), (long long)a.rows, (long long)a.cols,
+              (long long)a.nnz());
   if (!r.ok) {
     std::fprintf(stderr, "spmvjit run: %s\n", r.error.c_str());
     return 1;
@@ -57,10 +57,10 @@ int cmd_run(int argc, char** argv) {
               r.cache.c_str());
   std::printf("why      %s\n", r.describe["planner"]["why"].as_string().c_str());
   std::vector<std::vector<std::string>> rows = {
-      {"plan total", fmt(r.plan_s * 1e3)},  {"  validate", fmt(r.validate_s * 1e3)},
-      {"  stats", fmt(r.stats_s * 1e3)},     {"  estimate", fmt(r.estimate_s * 1e3)},
-      {"  convert", fmt(r.convert_s * 1e3)}, {"  compile", fmt(r.compile_s * 1e3)},
-      {"  load", fmt(r.load_s * 1e3)},       {"  upload", fmt(r.upload_s * 1e3)},
+      {"plan total", fmt(r.plan_s * 1e3)},      {"  validate", fmt(r.validate_s * 1e3)},
+      {"  stats", fmt(r.stats_s * 1e3)},        {"  estimate", fmt(r.estimate_s * 1e3)},
+      {"  convert", fmt(r.convert_s * 1e3)},    {"  compile", fmt(r.compile_s * 1e3)},
+      {"  load", fmt(r.load_s * 1e3)},          {"  upload", fmt(r.upload_s * 1e3)},
       {"spmv (median)", fmt(r.exec_s * 1e3, 4)}};
   std::fputs(format_table({"stage", "ms"}, rows).c_str(), stdout);
   std::printf("rate     %.2f GB/s on format bytes (%.1f MB), %.2f GB/s CSR-equivalent, %.2f GFLOP/s\n",

@@ -114,11 +114,13 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, in
     };
     for (int i = 0; i < 3; ++i) spmv();
     const int k = alg == CUSPARSE_SPMV_CSR_ALG1 ? 0 : 1;
-    r.s[k] = gpu_median_seconds(device, spmv, min_iters, min_seconds);
+    r.s[k] = gpu_median_seconds(BackendKind::cuda, device, spmv, min_iters, min_seconds);
     if (timing.cold)
-      r.cold_s[k] = gpu_median_seconds(device, spmv, min_iters, min_seconds / 2, GpuTiming::cold);
+      r.cold_s[k] =
+          gpu_median_seconds(BackendKind::cuda, device, spmv, min_iters, min_seconds / 2, GpuTiming::cold);
     if (timing.sync)
-      r.sync_s[k] = gpu_median_seconds(device, spmv, min_iters, min_seconds, GpuTiming::synchronized);
+      r.sync_s[k] = gpu_median_seconds(BackendKind::cuda, device, spmv, min_iters, min_seconds,
+                                       GpuTiming::synchronized);
   }
   r.ok = true;
   return r;

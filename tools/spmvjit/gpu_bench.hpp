@@ -1,4 +1,5 @@
-// GPU timing for `spmvjit bench`: CUDA events, copy bandwidth, and the cuSPARSE peer.
+// GPU timing for `spmvjit bench` on CUDA and HIP: device events, copy bandwidth, and the
+// vendor peers (cuSPARSE; rocSPARSE).
 #pragma once
 
 #include <functional>
@@ -6,16 +7,17 @@
 #include <utility>
 #include <vector>
 
+#include "core/target.hpp"
 #include "engine/csr.hpp"
 #include "spmvjit/spmvjit.h"
 #include "tools/spmvjit/measure.hpp"
 
 namespace spmvjit::cli {
 
-// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)", or "" without a device.
-std::string gpu_device_name(int device);
-// True when this build can time on a CUDA device (and one is present).
-bool gpu_timing_available(int device);
+// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, ...)", or "" without a device. kind: cuda or hip.
+std::string gpu_device_name(BackendKind kind, int device);
+// True when this build can time on a device of that backend (and one is present).
+bool gpu_timing_available(BackendKind kind, int device);
 // How an SpMV is timed on the device; spmvjit and cuSPARSE are always timed alike.
 enum class GpuTiming {
   // Calls enqueued back to back on the default stream with a CUDA event between each pair
@@ -33,11 +35,11 @@ const char* to_string(GpuTiming mode);
 
 // Median seconds of one fn() call under `mode`: at least `min_iters` calls and `min_seconds` of
 // device time. fn must enqueue work and not block.
-double gpu_median_seconds(int device, const std::function<void()>& fn, int min_iters, double min_seconds,
-                          GpuTiming mode = GpuTiming::warm);
-// Device-to-device copy bandwidth in GB/s counting bytes read plus written (cuMemcpyDtoD of
-// `bytes`, median of several). 0 when there is no device.
-double gpu_copy_bandwidth_gbs(int device, size_t bytes);
+double gpu_median_seconds(BackendKind kind, int device, const std::function<void()>& fn, int min_iters,
+                          double min_seconds, GpuTiming mode = GpuTiming::warm);
+// Device-to-device copy bandwidth in GB/s counting bytes read plus written (a device-to-device
+// copy of `bytes`, median of several). 0 when there is no device.
+double gpu_copy_bandwidth_gbs(BackendKind kind, int device, size_t bytes);
 
 // Per algorithm: [0] CUSPARSE_SPMV_CSR_ALG1, [1] ALG2.
 struct CusparseResult {
@@ -59,9 +61,18 @@ CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, Inde
 // tools/spmvjit/cusparse_api.hpp), else "" with `why` (the files looked for, or a build without it).
 std::string cusparse_peer(std::string* why);
 
-// `spmvjit bench` on a CUDA device: our formats (CUDA-event medians), cuSPARSE ALG1/ALG2 and
-// the device copy bandwidth, as a table and optionally JSON. Returns the exit code.
-int bench_gpu(const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>& matrices,
+// rocsparse_spmv on the same CSR: [0] rocsparse_spmv_alg_csr_stream, [1] csr_adaptive (its
+// analysis in the setup), as cusparse_spmv does for cuSPARSE. rocSPARSE is dlopen'ed
+// (tools/spmvjit/rocsparse_peer.cpp); it runs on AMD GPUs only.
+CusparseResult rocsparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
+                              int min_iters, double min_seconds, TimingModes timing);
+// "rocSPARSE 2.3.2 (librocsparse.so.0)" when the peer can run, else "" with `why`.
+std::string rocsparse_peer(std::string* why);
+
+// `spmvjit bench` on a CUDA or HIP device: our formats (device-event medians), the vendor peer
+// (cuSPARSE ALG1/ALG2 on CUDA; rocSPARSE on HIP where it exists) and the device copy bandwidth,
+// as a table and optionally JSON. Returns the exit code.
+int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>& matrices,
               const std::vector<std::string>& formats, const spmv_options_t& options, IndexType index,
               ValueType value, int iters, TimingModes timing, bool peers, const std::string& json_path);
 

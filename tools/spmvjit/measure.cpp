@@ -57,7 +57,8 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
   DeviceBuffer device_csr[3];  // declared before the plan: outlives it
   if (device_input) {
-    Backend& b = get_backend(BackendKind::cuda, options.device);
+    Backend& b = get_backend(options.backend == SPMV_BACKEND_HIP ? BackendKind::hip : BackendKind::cuda,
+                             options.device);
     const void* host[3] = {a.row_ptr.data(), a.col_idx.data(), a.val.data()};
     const size_t bytes[3] = {a.row_ptr.size() * sizeof(I), a.col_idx.size() * sizeof(I),
                              a.val.size() * sizeof(V)};
@@ -131,17 +132,19 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   beta = V(0);
   for (int i = 0; i < 3; ++i) spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr);  // warm up
   if (backend.is_host()) {
-    r.exec_s = median_seconds([&] { spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr); }, min_iters, min_seconds);
+    r.exec_s =
+        median_seconds([&] { spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr); }, min_iters, min_seconds);
   } else {
-    // Device time between CUDA events of back-to-back SpMVs: host clocks would add launch and
+    // Device time between events of back-to-back SpMVs: host clocks would add launch and
     // synchronization latency that a solver loop never pays.
     auto spmv = [&] { spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr); };
-    r.exec_s = gpu_median_seconds(options.device, spmv, min_iters, min_seconds);
+    r.exec_s = gpu_median_seconds(p.backend_kind(), options.device, spmv, min_iters, min_seconds);
     if (timing.cold)
-      r.exec_cold_s = gpu_median_seconds(options.device, spmv, min_iters, min_seconds / 2, GpuTiming::cold);
+      r.exec_cold_s = gpu_median_seconds(p.backend_kind(), options.device, spmv, min_iters, min_seconds / 2,
+                                         GpuTiming::cold);
     if (timing.sync)
-      r.exec_sync_s =
-          gpu_median_seconds(options.device, spmv, min_iters, min_seconds, GpuTiming::synchronized);
+      r.exec_sync_s = gpu_median_seconds(p.backend_kind(), options.device, spmv, min_iters, min_seconds,
+                                         GpuTiming::synchronized);
   }
   // The planner's own plans: spmv_plan_update_values with new values in the input's memory. The
   // first update finds the value map; later ones are timed (host clock, through the synchronize

@@ -15,16 +15,16 @@ struct MeasureResult {
   std::string cache;   // memory / disk / compiled
   bool ok = false;     // planned and verified
   std::string error;   // why not
-  double plan_s = 0, validate_s = 0, stats_s = 0, estimate_s = 0, convert_s = 0, compile_s = 0,
-         load_s = 0, upload_s = 0;
+  double plan_s = 0, validate_s = 0, stats_s = 0, estimate_s = 0, convert_s = 0, compile_s = 0, load_s = 0,
+         upload_s = 0;
   double exec_s = 0;                        // median seconds of one SpMV (beta = 0), warm (back to back)
   double exec_cold_s = 0, exec_sync_s = 0;  // the same, GPU timing modes cold and sync; 0 when not run
   // Planner's choices only: spmv_plan_update_values in the input's memory, the first (finds the
   // value map) and the median of later ones; 0 when not measured.
   double update_first_s = 0, update_s = 0;
-  double bytes = 0;           // bytes this format moves per SpMV
-  double csr_bytes = 0;       // CSR-equivalent bytes per SpMV
-  Json describe;              // the plan's describe_json()
+  double bytes = 0;      // bytes this format moves per SpMV
+  double csr_bytes = 0;  // CSR-equivalent bytes per SpMV
+  Json describe;         // the plan's describe_json()
   double gbs() const { return exec_s > 0 ? bytes / exec_s * 1e-9 : 0; }
   double csr_gbs() const { return exec_s > 0 ? csr_bytes / exec_s * 1e-9 : 0; }
 };

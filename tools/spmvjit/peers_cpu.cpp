@@ -85,8 +85,8 @@ PeerResult rsb_peer(const HostCsr<int32_t, V>& a, int threads, int min_iters, do
   rsb_spmv(RSB_TRANSPOSITION_N, &one, m, x.data(), 1, &zero, y.data(), 1);
   r.error = verify(a, x, y);
   if (r.error.empty()) {
-    r.exec_s = median_seconds([&] { rsb_spmv(RSB_TRANSPOSITION_N, &one, m, x.data(), 1, &zero, y.data(), 1); },
-                              min_iters, min_s);
+    r.exec_s = median_seconds(
+        [&] { rsb_spmv(RSB_TRANSPOSITION_N, &one, m, x.data(), 1, &zero, y.data(), 1); }, min_iters, min_s);
     r.ok = true;
   }
   rsb_mtx_free(m);
