@@ -282,6 +282,13 @@ class HipBackend final : public HipBackendBase {
   // For destructors: never throws; false when the device could not be made current.
   bool try_make_current() const noexcept {
     int cur = -1;
+#if defined(SPMVJIT_HIP_NVIDIA)
+    // On HIP's NVIDIA platform the module API is the CUDA driver's, which needs a context
+    // current on this thread; the runtime's device number says 0 on a thread that has none
+    // (a library thread, a background compile), and hipSetDevice makes the primary one current.
+    hipCtx_t context = nullptr;
+    if (hipCtxGetCurrent(&context) != hipSuccess || !context) return api_->hipSetDevice(device_) == hipSuccess;
+#endif
     if (api_->hipGetDevice(&cur) == hipSuccess && cur == device_) return true;
     return api_->hipSetDevice(device_) == hipSuccess;
   }
