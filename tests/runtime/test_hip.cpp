@@ -90,9 +90,33 @@ TEST_CASE("hip: target strings", "[hip]") {
   CHECK(parse_hip_target("gfx90a:xnack-:sramecc+").str() == "gfx90a:sramecc+:xnack-");
   CHECK(parse_hip_target("gfx942:xnack+").features == std::vector<std::string>{"xnack+"});
   CHECK(parse_hip_target("gfx1010:xnack-").wavefront == 32);
-  for (const char* bad : {"", "gfx", "gfx9", "gfx90", "gfx90A", "gfx12345", "sm_90", "gfx090a", "GFX90a",
-                          "gfx90a:", "gfx90a:xnack", "gfx90a:xnack*", "gfx90a:foo+", "gfx90a:xnack+:xnack-",
-                          "gfx1030:xnack+", "gfx1030:sramecc-", "gfx900:sramecc+", "gfx90a::xnack+"}) {
+  // HIP's NVIDIA platform: sm_NN, warps of 32, no features (either build parses them; only the
+  // NVIDIA platform's compiles for them).
+  CHECK(parse_hip_target("sm_90").str() == "sm_90");
+  CHECK(parse_hip_target("sm_90").wavefront == 32);
+  CHECK(parse_hip_target("sm_100").features.empty());
+  for (const char* bad : {"",
+                          "gfx",
+                          "gfx9",
+                          "gfx90",
+                          "gfx90A",
+                          "gfx12345",
+                          "sm_9",
+                          "sm_090",
+                          "sm_90a",
+                          "sm_90:xnack+",
+                          "sm_1000",
+                          "gfx090a",
+                          "GFX90a",
+                          "gfx90a:",
+                          "gfx90a:xnack",
+                          "gfx90a:xnack*",
+                          "gfx90a:foo+",
+                          "gfx90a:xnack+:xnack-",
+                          "gfx1030:xnack+",
+                          "gfx1030:sramecc-",
+                          "gfx900:sramecc+",
+                          "gfx90a::xnack+"}) {
     std::string msg;
     INFO(bad);
     CHECK(status_of([&] { parse_hip_target(bad); }, &msg) == SPMV_STATUS_INVALID_VALUE);
