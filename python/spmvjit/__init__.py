@@ -69,11 +69,18 @@ def _index_dtype(index, indptr, indices):
     return np.dtype(np.int64) if wide else np.dtype(np.int32)
 
 
+def _as_numpy(a):
+    """A host array as numpy: DLPack (kDLCPU) producers without a copy, else np.asarray."""
+    if not isinstance(a, np.ndarray) and hasattr(a, "__dlpack__") and hasattr(np, "from_dlpack"):
+        return np.from_dlpack(a)
+    return np.asarray(a)
+
+
 def _host_arrays(indptr, indices, data, index, cols):
-    data = np.asarray(data)
+    data = _as_numpy(data)
     if data.dtype not in (np.float32, np.float64):
         raise TypeError(f"data must be float32 or float64, got {data.dtype} (convert it, e.g. A.astype(np.float64))")
-    indptr, indices = np.asarray(indptr), np.asarray(indices)
+    indptr, indices = _as_numpy(indptr), _as_numpy(indices)
     for name, a in (("indptr", indptr), ("indices", indices), ("data", data)):
         if a.ndim != 1:
             raise ValueError(f"{name} must be 1-D, got shape {a.shape}")
