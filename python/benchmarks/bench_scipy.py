@@ -8,7 +8,8 @@ default_suite(false); keep the two lists alike), made by ``spmvjit gen SPEC -o F
 read with scipy.io.mmread and kept as .npz beside the .mtx. For each: plan (backend cpu, a kernel
 cache in the build tree: run twice and the plan times are warm), then rounds of `iters` calls of
 scipy's ``A @ x``, spmvjit's ``p @ x`` (allocates y, like scipy) and ``p.matvec(x, y)``
-(preallocated y), interleaved; the median round gives the time of one call. The result is checked
+(preallocated y), interleaved; the median round gives the time of one call. ``--runs N`` repeats
+the whole suite and reports per-matrix medians (speedup: the median of the runs' ratios). The result is checked
 against scipy's. Also a tiny matrix: the Python overhead of one call against spmv_execute called
 from C++ on the same plan (Plan._execute_loop_ns).
 """
@@ -105,7 +106,7 @@ def bench_matrix(A, threads, cache_dir, rounds, budget_s):
 
 
 def overhead(cache_dir, rounds, calls):
-    """Per-call times on a tiny matrix (3x3 tridiagonal... 10x10): Python vs spmv_execute from C++."""
+    """Per-call times on a tiny matrix (10 x 10 tridiagonal): Python vs spmv_execute from C++."""
     n = 10
     A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
     p = spmvjit.plan(A, backend="cpu", cache_dir=cache_dir)
@@ -128,7 +129,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=2, help="spmvjit threads (scipy uses one)")
     ap.add_argument("--build", default=str(ROOT / "build"), help="build folder (the CLI, caches)")
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds per method and matrix")
+    ap.add_argument("--runs", type=int, default=1, help="whole-suite repeats (medians over them)")
     ap.add_argument("--budget", type=float, default=1.5, help="seconds per method and matrix")
     ap.add_argument("--only", default="", help="comma-separated matrix names")
     ap.add_argument("--json", help="write the results here")
@@ -143,27 +145,38 @@ def main():
           f"p @ x {ov['matmul_ns']:.0f}, scipy A @ x {ov['scipy_ns']:.0f}; Python overhead: matvec "
           f"{ov['matvec_overhead_ns']:.0f}, @ {ov['matmul_overhead_ns']:.0f}")
 
-    rows = []
     only = set(filter(None, args.only.split(",")))
-    header = f"{'matrix':16} {'nnz':>9} {'scipy ms':>9} {'spmvjit ms':>10} {'matvec ms':>9} {'speedup':>7} " \
-             f"{'plan ms':>8}  format"
-    print(header)
-    for name, spec in suite():
-        if only and name not in only:
-            continue
-        A = load(name, spec, build / "tools" / "spmvjit", build / "bench-matrices")
-        r = bench_matrix(A, args.threads, cache_dir, args.rounds, args.budget)
-        r["matrix"] = name
-        r["speedup"] = r["scipy_ms"] / r["spmvjit_ms"]
+    names = [(n, spec) for n, spec in suite() if not only or n in only]
+    mats = {n: load(n, spec, build / "tools" / "spmvjit", build / "bench-matrices") for n, spec in names}
+    runs = {n: [] for n, _ in names}
+    for run in range(args.runs):  # whole-suite repeats: the load of a shared machine drifts over minutes
+        for n, _ in names:
+            r = bench_matrix(mats[n], args.threads, cache_dir, args.rounds, args.budget)
+            r["speedup"] = r["scipy_ms"] / r["spmvjit_ms"]
+            runs[n].append(r)
+            print(f"run {run + 1}/{args.runs} {n}: scipy {r['scipy_ms']:.3f} ms, spmvjit {r['spmvjit_ms']:.3f} ms "
+                  f"(matvec {r['matvec_ms']:.3f}), x{r['speedup']:.2f}", file=sys.stderr, flush=True)
+    rows = []
+    print(f"{'matrix':16} {'nnz':>9} {'scipy ms':>9} {'spmvjit ms':>10} {'matvec ms':>9} {'speedup':>7} "
+          f"{'plan ms':>8}  format")
+    for n, _ in names:
+        rs = runs[n]
+        r = dict(rs[0])  # plan time, format, tier, cache: the first (a fresh process's) plan
+        for k in ("scipy_ms", "spmvjit_ms", "matvec_ms", "speedup"):
+            r[k] = statistics.median(x[k] for x in rs)
+        r["speedup_matvec"] = statistics.median(x["scipy_ms"] / x["matvec_ms"] for x in rs)
+        r["speedups"] = [x["speedup"] for x in rs]
+        r["matrix"] = n
         rows.append(r)
-        print(f"{name:16} {r['nnz']:>9} {r['scipy_ms']:>9.3f} {r['spmvjit_ms']:>10.3f} {r['matvec_ms']:>9.3f} "
-              f"{r['speedup']:>7.2f} {r['plan_ms']:>8.1f}  {r['format']} ({r['tier']}, {r['cache']})", flush=True)
+        print(f"{n:16} {r['nnz']:>9} {r['scipy_ms']:>9.3f} {r['spmvjit_ms']:>10.3f} {r['matvec_ms']:>9.3f} "
+              f"{r['speedup']:>7.2f} {r['plan_ms']:>8.1f}  {r['format']} ({r['tier']}, {r['cache']})")
     geo = math.exp(statistics.mean(math.log(r["speedup"]) for r in rows)) if rows else float("nan")
-    geo_mv = math.exp(statistics.mean(math.log(r["scipy_ms"] / r["matvec_ms"]) for r in rows)) if rows else float("nan")
+    geo_mv = math.exp(statistics.mean(math.log(r["speedup_matvec"]) for r in rows)) if rows else float("nan")
     print(f"geomean speedup over scipy: {geo:.2f} (p @ x), {geo_mv:.2f} (p.matvec(x, y))")
     if args.json:
         meta = {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-                "spmvjit": spmvjit.__version__, "threads": args.threads, "cpus": os.cpu_count(),
+                "spmvjit": spmvjit.__version__, "threads": args.threads, "cpus": os.cpu_count(), "runs": args.runs,
+                "rounds": args.rounds,
                 "date": time.strftime("%Y-%m-%d %H:%M:%S")}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "overhead": ov, "suite": rows, "geomean_speedup": geo,

@@ -89,17 +89,19 @@ class _Current:
 class DeviceArray:
     """A 1-D or 2-D array in CUDA device memory, owned by this object (freed with it).
 
-    ``order="F"`` lays a 2-D array out column by column (what ``plan @ X`` writes). Work on it is
-    ordered on the legacy default stream (``__cuda_array_interface__``'s ``stream`` is 1).
+    ``order="F"`` lays a 2-D array out column by column (what ``plan @ X`` writes). ``stream``: the
+    CUDA stream its contents are written on, which ``__cuda_array_interface__`` names so that
+    consumers synchronize with it (1: the legacy default stream; a plan's matvec passes its own).
     """
 
-    def __init__(self, shape, dtype, device=0, order="C"):
+    def __init__(self, shape, dtype, device=0, order="C", stream=1):
         self.shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
         if not 1 <= len(self.shape) <= 2 or min(self.shape) < 0:
             raise ValueError(f"DeviceArray shape must be 1-D or 2-D and non-negative, got {self.shape}")
         self.dtype = np.dtype(dtype)
         self.device = int(device)
         self.order = "F" if order == "F" and len(self.shape) == 2 else "C"
+        self.stream = int(stream) or 1  # 0 is not allowed in __cuda_array_interface__ v3
         self.nbytes = int(np.prod(self.shape)) * self.dtype.itemsize
         self.ptr = 0
         if self.nbytes:
@@ -135,7 +137,7 @@ class DeviceArray:
         if self.order == "F":
             strides = (self.dtype.itemsize, self.dtype.itemsize * self.shape[0])
         return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False), "version": 3,
-                "strides": strides, "stream": 1}
+                "strides": strides, "stream": self.stream}
 
     @property
     def size(self):
@@ -151,6 +153,7 @@ class DeviceArray:
         if getattr(self, "ptr", 0) and _driver_lib is not None:
             try:
                 with _Current(self.device) as lib:
+                    lib.cuCtxSynchronize()  # work queued on any stream may still write it
                     lib.cuMemFree_v2(self.ptr)
             except Exception:  # interpreter shutdown: the driver frees it with the context
                 pass

@@ -166,10 +166,11 @@ void Plan::execute(double alpha, const void* x, double beta, void* y, void* stre
   if (st != SPMV_STATUS_SUCCESS) raise_status(st);
 }
 
-py::object Plan::new_output(int64_t rows, int64_t cols) {
-  if (on_device()) {
+py::object Plan::new_output(int64_t rows, int64_t cols, void* stream) {
+  if (on_device()) {  // its __cuda_array_interface__ names the stream it is written on (1: legacy)
     py::tuple shape = cols < 0 ? py::make_tuple(rows) : py::make_tuple(rows, cols);
-    return helper("spmvjit._cuda", "DeviceArray")(shape, value_name(), device_, "F");
+    return helper("spmvjit._cuda", "DeviceArray")(shape, value_name(), device_, "F",
+                                                  stream ? uintptr_t(stream) : uintptr_t(1));
   }
   std::vector<py::ssize_t> shape{rows}, strides{value_size()};
   if (cols >= 0) {
@@ -187,7 +188,7 @@ py::object Plan::matvec(py::handle x, py::handle y, double alpha, double beta, p
   py::object out;
   if (y.is_none()) {
     if (beta != 0.0) value_error("beta != 0 needs y (y = alpha*A@x + beta*y)");
-    out = new_output(rows(), -1);
+    out = new_output(rows(), -1, s);
   } else {
     out = py::reinterpret_borrow<py::object>(y);
   }
@@ -217,7 +218,7 @@ py::object Plan::matmul(py::handle x) {
     xv = view_array(xf, "x");
   }
   const int64_t k = xv.shape[1];
-  py::object out = new_output(rows(), k);
+  py::object out = new_output(rows(), k, nullptr);
   ArrayView yv = view_array(out, "y");
   const char* xb = static_cast<const char*>(xv.data);
   char* yb = static_cast<char*>(yv.data);

@@ -48,7 +48,8 @@ class Plan {
   int64_t value_size() const { return info_.value_type == SPMV_VALUE_FLOAT ? 4 : 8; }
   void check_vector(const ArrayView& v, const char* what, int64_t length, bool write) const;
   void check_memory(const ArrayView& v, const char* what) const;
-  py::object new_output(int64_t rows, int64_t cols);  // 1-D when cols < 0, else column-major
+  // 1-D when cols < 0, else column-major; on a GPU a DeviceArray written on `stream`.
+  py::object new_output(int64_t rows, int64_t cols, void* stream);
   void execute(double alpha, const void* x, double beta, void* y, void* stream);
 
   spmv_plan_t plan_ = nullptr;
