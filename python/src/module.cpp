@@ -16,6 +16,31 @@ PYBIND11_MODULE(_spmvjit, m) {
       "status_string", [](int status) { return std::string(spmv_status_string(spmv_status_t(status))); },
       "The C API's name of a status code");
 
+  m.def(
+      "_array_info",
+      [](py::handle obj) {
+        spmvjit_py::ArrayView v = spmvjit_py::view_array(obj, "array");
+        py::tuple shape = v.ndim == 1 ? py::make_tuple(v.shape[0]) : py::make_tuple(v.shape[0], v.shape[1]);
+        py::tuple strides =
+            v.ndim == 1 ? py::make_tuple(v.strides[0]) : py::make_tuple(v.strides[0], v.strides[1]);
+        py::dict d;
+        d["ptr"] = reinterpret_cast<uintptr_t>(v.data);
+        d["shape"] = shape;
+        d["strides"] = strides;
+        d["dtype"] = spmvjit_py::elem_name(v.elem);
+        d["device"] = v.device;
+        d["device_id"] = v.device_id;
+        d["readonly"] = v.readonly;
+        d["contiguous"] = v.contiguous_1d();
+        return d;
+      },
+      py::arg("array"),
+      "How the binding reads an array (numpy, __cuda_array_interface__, DLPack): for tests");
+  m.def(
+      "_stream_handle",
+      [](py::handle s) { return reinterpret_cast<uintptr_t>(spmvjit_py::stream_handle(s)); },
+      py::arg("stream"), "The CUDA stream handle the binding takes from a stream argument: for tests");
+
   py::class_<Plan>(m, "Plan", R"(A planned sparse matrix: y = alpha*A@x + beta*y, many times.
 
 Make one with spmvjit.plan(A, ...). Host plans (backend 'cpu') take numpy arrays; GPU plans take

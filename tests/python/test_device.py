@@ -38,6 +38,86 @@ def test_dlpack_host_arrays(cpu_plan, rng):
     check_spmv(A * 2, x, None, 1.0, 0.0, p @ DlpackOnly(x), np.float64)
 
 
+class Cai:
+    """A __cuda_array_interface__ with made-up pointers: read by the binding, never dereferenced."""
+
+    def __init__(self, **kw):
+        self.__cuda_array_interface__ = dict({"version": 3, "data": (0x7F0000001000, False)}, **kw)
+
+
+def test_cuda_array_interface_is_read_as_stated():
+    info = spmvjit._spmvjit._array_info
+    d = info(Cai(shape=(5,), typestr="<f8"))
+    assert d == {"ptr": 0x7F0000001000, "shape": (5,), "strides": (8,), "dtype": "float64", "device": True,
+                 "device_id": -1, "readonly": False, "contiguous": True}
+    d = info(Cai(shape=(6,), typestr="<f4", strides=(8,), data=(4096, True)))
+    assert d["dtype"] == "float32" and d["strides"] == (8,) and not d["contiguous"] and d["readonly"]
+    d = info(Cai(shape=(3, 4), typestr="<i8", strides=None))
+    assert d["shape"] == (3, 4) and d["strides"] == (32, 8) and d["dtype"] == "int64"
+    assert info(Cai(shape=(3, 4), typestr="<f8", strides=(8, 24)))["strides"] == (8, 24)
+    assert info(Cai(shape=(2,), typestr="|i4"))["dtype"] == "int32"
+    for other in (">f8", "<f2", "<c16", "<u4", "x"):
+        assert info(Cai(shape=(2,), typestr=other))["dtype"] == "other"
+    with pytest.raises(TypeError, match="masked"):
+        info(Cai(shape=(2,), typestr="<f8", mask=object()))
+    with pytest.raises(ValueError, match="3 dimensions"):
+        info(Cai(shape=(2, 2, 2), typestr="<f8"))
+
+
+def test_device_arrays_refused_where_they_cannot_go(cpu_plan):
+    A = sp.random(6, 5, 0.5, format="csr", random_state=2)
+    p = cpu_plan(A)
+    with pytest.raises(TypeError, match="runs on the CPU: x must be a host array"):
+        p.matvec(Cai(shape=(5,), typestr="<f8"), np.zeros(6))
+    with pytest.raises(TypeError, match="runs on the CPU: y must be a host array"):
+        p.matvec(np.zeros(5), Cai(shape=(6,), typestr="<f8"))
+    dev = (Cai(shape=(7,), typestr="<i4"), Cai(shape=(A.nnz,), typestr="<i4"), Cai(shape=(A.nnz,), typestr="<f8"))
+    with pytest.raises(TypeError, match="device arrays need a GPU backend"):
+        cpu_plan(dev + (A.shape,))
+    with pytest.raises(TypeError, match="all be host arrays or all be device arrays"):
+        cpu_plan((A.indptr, A.indices, dev[2], A.shape))
+    with pytest.raises(TypeError, match="index conversion of device arrays"):
+        cpu_plan(dev + (A.shape,), index="int64")
+
+
+def test_stream_arguments():
+    class CupyLike:
+        ptr = 1234
+
+    class TorchLike:
+        cuda_stream = 5678
+
+    class NumbaLike:
+        handle = ctypes.c_void_p(91011)
+
+    h = spmvjit._spmvjit._stream_handle
+    assert h(None) == 0 and h(42) == 42 and h(CupyLike()) == 1234 and h(TorchLike()) == 5678
+    assert h(NumbaLike()) == 91011
+    with pytest.raises(TypeError, match="stream must be"):
+        h(1.5)
+
+
+def test_dlpack_is_read_as_stated():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = spmvjit._spmvjit._array_info(DlpackOnly(a))
+    assert d["ptr"] == a.ctypes.data and d["shape"] == (3, 4) and d["strides"] == (16, 4)
+    assert d["dtype"] == "float32" and not d["device"] and d["device_id"] == 0
+    b = np.arange(10, dtype=np.int64)[::2]
+    d = spmvjit._spmvjit._array_info(DlpackOnly(b))
+    assert d["dtype"] == "int64" and d["strides"] == (16,) and not d["contiguous"]
+    assert spmvjit._spmvjit._array_info(DlpackOnly(np.zeros(3, np.uint8)))["dtype"] == "other"
+
+
+def test_device_array_without_cuda():
+    """Without a CUDA driver, DeviceArray fails with NoDeviceError; with one, it round-trips."""
+    if spmvjit.device_count() == 0:
+        with pytest.raises(spmvjit.NoDeviceError):
+            spmvjit.DeviceArray((4,), np.float64)
+        return
+    a = spmvjit.DeviceArray.from_host(np.arange(6.0).reshape(2, 3))
+    assert np.array_equal(a.copy_to_host(), np.arange(6.0).reshape(2, 3))
+
+
 # ---- CUDA ----
 
 def _cuda_plan_or_skip(A, **kw):
