@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 mode="${1:-run}"
 build_dir="${SPMVJIT_BUILD_DIR:-build}"
 # libamdhip64-dev: the HIP headers and hipRTC (ROCm 5.2), for the HIP backend and its tests.
+# pybind11-dev ... python3-pytest: the Python module (python/) and its tests.
 packages=(cmake ninja-build g++ ccache catch2 libspdlog-dev llvm-19-dev libclang-19-dev
-          libclang-cpp19-dev libeigen3-dev librsb-dev libxxhash-dev pkg-config libamdhip64-dev)
+          libclang-cpp19-dev libeigen3-dev librsb-dev libxxhash-dev pkg-config libamdhip64-dev
+          pybind11-dev python3-dev python3-numpy python3-scipy python3-pytest)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -22,7 +24,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 jobs=$(nproc)
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# The Python module is built for Debian's interpreter, whose numpy/scipy/pytest were installed above
+# (another python3 earlier on PATH, e.g. pyenv's, would lack them).
+python_arg=()
+if [ -x /usr/bin/python3 ]; then python_arg=(-DPython3_EXECUTABLE=/usr/bin/python3); fi
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${python_arg[@]}" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 
 case "$mode" in
