@@ -427,6 +427,7 @@ void Plan::use_kernel(KernelLookup k) {
   if (k.upgrade) {  // queued once the quick entries are bound: a plan that throws queues nothing
     std::vector<std::string> names;
     for (const LaunchStep& s : data_.steps) names.push_back(s.entry);
+    if (upgrade_) release_upgrade(*upgrade_);  // a replaced kernel's compile is not left running
     upgrade_ = std::make_shared<KernelUpgrade>();
     compile_in_background(*backend_, spec_, cache_dir_, std::move(names), upgrade_);
   }

@@ -256,6 +256,9 @@ void Plan::install_values(FormatData fresh, const void* values, spmv_memory_t me
                   " table; " + choice_.why;
     log_info("update_values: values stored plain from now on (more than a " + std::string(to_string(codec)) +
              " table holds)");
+    // The specialized compile of the old kernel, if still queued or running, ends with the kernel:
+    // an orphaned job would outlive the plan and could still be compiling at exit.
+    if (upgrade_) release_upgrade(*upgrade_);
     upgrade_.reset();
     spec_ = chosen_spec();
     use_kernel(std::move(plain_kernel));
