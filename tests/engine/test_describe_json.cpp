@@ -175,7 +175,7 @@ TEST_CASE("bench's --formats list: all beside auto, each format once, unknown na
   CHECK(out.find("unknown format 'cssr'") != std::string::npos);
   CHECK(out.find("csr_adaptive") != std::string::npos);
   CHECK(test::run_command(cli + " bench --gen poisson2d:8 --backend cpu --timing cold", &out) == 2);
-  CHECK(out.find("--timing is for CUDA") != std::string::npos);
+  CHECK(out.find("--timing is for GPUs") != std::string::npos);
   // auto,all,csr: the planner once, measure mode once, every format once.
   const std::string json = dir.path() + "/bench.json";
   REQUIRE(test::run_command(cli +

@@ -11,6 +11,8 @@
 #line 1 "gpu/prelude_hip.h"
 // GPU kernel prelude for HIP (hipRTC, AMD GPUs): the names prelude_cuda.h gives the templates,
 // for wavefronts of 64 lanes (CDNA, GCN) or 32 (RDNA), so every GPU template compiles unchanged.
+// On HIP's NVIDIA platform (__HIP_PLATFORM_NVIDIA__: hipRTC is NVRTC there) the few HIP device
+// functions CUDA lacks map to CUDA's, as HIP's own nvidia_hip_runtime.h maps them; warps of 32.
 #ifndef SPMVJIT_PRELUDE_INCLUDED
 #define SPMVJIT_PRELUDE_INCLUDED
 
@@ -70,7 +72,7 @@ enum {
 };
 
 #endif  // SPMVJIT_CONTRACT_SPMV_ARGS_H
-#line 22 "gpu/prelude_hip.h"
+#line 24 "gpu/prelude_hip.h"
 
 // Lanes of a wavefront: codegen bakes the target's (KernelSpec::warp_size). The compiler's own
 // wavefront (clang's __AMDGCN_WAVEFRONT_SIZE: 64 on gfx9, 32 on gfx10+ unless -mwavefrontsize64)
@@ -100,6 +102,22 @@ typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_METHOD __device__ __forceinline__
 #define SPMVJIT_RESTRICT __restrict__
 
+#if defined(__HIP_PLATFORM_NVIDIA__)
+#define SPMVJIT_HIP_NONTEMPORAL_LOAD(p) __ldcs(p)
+#define SPMVJIT_HIP_SHFL_DOWN(v, d) __shfl_down_sync(SPMVJIT_FULL_MASK, v, d, SPMVJIT_WARP)
+#define SPMVJIT_HIP_SHFL_UP(v, d) __shfl_up_sync(SPMVJIT_FULL_MASK, v, d, SPMVJIT_WARP)
+#define SPMVJIT_HIP_SHFL(v, lane) __shfl_sync(SPMVJIT_FULL_MASK, v, lane, SPMVJIT_WARP)
+#define SPMVJIT_HIP_SHFL_XOR(v, m) __shfl_xor_sync(SPMVJIT_FULL_MASK, v, m, SPMVJIT_WARP)
+#define SPMVJIT_HIP_BALLOT(p) __ballot_sync(SPMVJIT_FULL_MASK, p)
+#else
+#define SPMVJIT_HIP_NONTEMPORAL_LOAD(p) __builtin_nontemporal_load(p)
+#define SPMVJIT_HIP_SHFL_DOWN(v, d) __shfl_down(v, unsigned(d), SPMVJIT_WARP)
+#define SPMVJIT_HIP_SHFL_UP(v, d) __shfl_up(v, unsigned(d), SPMVJIT_WARP)
+#define SPMVJIT_HIP_SHFL(v, lane) __shfl(v, lane, SPMVJIT_WARP)
+#define SPMVJIT_HIP_SHFL_XOR(v, m) __shfl_xor(v, m, SPMVJIT_WARP)
+#define SPMVJIT_HIP_BALLOT(p) __ballot(p)
+#endif
+
 // Read-only loads: AMD GPUs have no separate read-only path (the vector L1 caches every load), so
 // a plain load through a restrict pointer is what __ldg would be.
 template <class T>
@@ -113,7 +131,7 @@ SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) {
   return *p;
 }
 #define SPMVJIT_HIP_NT_LOAD(T) \
-  SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) { return __builtin_nontemporal_load(p); }
+  SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) { return SPMVJIT_HIP_NONTEMPORAL_LOAD(p); }
 SPMVJIT_HIP_NT_LOAD(float)
 SPMVJIT_HIP_NT_LOAD(double)
 SPMVJIT_HIP_NT_LOAD(int)
@@ -127,21 +145,21 @@ SPMVJIT_HIP_NT_LOAD(unsigned char)
 // full mask).
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_down(T v, int d) {
-  return __shfl_down(v, unsigned(d), SPMVJIT_WARP);
+  return SPMVJIT_HIP_SHFL_DOWN(v, d);
 }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl(T v, int lane) {
-  return __shfl(v, lane, SPMVJIT_WARP);
+  return SPMVJIT_HIP_SHFL(v, lane);
 }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
-  return __shfl_up(v, unsigned(d), SPMVJIT_WARP);
+  return SPMVJIT_HIP_SHFL_UP(v, d);
 }
-SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return (spmvjit_lanes_t)__ballot(p); }
+SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return (spmvjit_lanes_t)SPMVJIT_HIP_BALLOT(p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
-  return __shfl_xor(v, mask, SPMVJIT_WARP);
+  return SPMVJIT_HIP_SHFL_XOR(v, mask);
 }
 // Floating-point atomics as HIP compiles them by default (a compare-and-swap loop where the
 // hardware's float atomics would not be safe on every kind of memory).
@@ -276,7 +294,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 153 "gpu/prelude_hip.h"
+#line 171 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it.
