@@ -13,7 +13,9 @@
 # list), hip (not in the default list: the HIP backend built for HIP's NVIDIA platform from
 # .deps/libamdhip64-dev_*.deb, `apt-get download libamdhip64-dev`; the whole [cuda] device suite
 # run through it, the [hip] tests, and the large suite benched with --backend hip beside
-# --backend cuda and cuSPARSE from the same build). BASELINE_TREE=dir (a source tree of an older commit) is
+# --backend cuda and cuSPARSE from the same build), python (not in the default list: the Python
+# module, with pybind11 from .deps/pybind11-dev_*.deb, and its GPU tests: device arrays through
+# __cuda_array_interface__, DLPack, CuPy and PyTorch where installed). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -55,7 +57,9 @@ if [ -n "${BASELINE_TREE:-}" ]; then
   configure_build "$BASELINE_TREE" "$BUILD-base" $((JOBS / 2)) > /tmp/base_build.log 2>&1 &
   BASE_PID=$!
 fi
-if [ "$STAGES" != hip ]; then configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3; fi
+needs_main=0  # the hip and python stages build their own
+for s in tests auto all shared warm cold small memcheck sanitize det values trace; do has $s && needs_main=1; done
+if [ $needs_main = 1 ]; then configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3; fi
 if [ -n "${BASELINE_TREE:-}" ]; then
   if wait $BASE_PID; then BASE_CLI=$BUILD-base/tools/spmvjit; else echo "baseline build failed"; tail -20 /tmp/base_build.log; fi
 fi
@@ -246,6 +250,15 @@ if has hip; then
     echo "memcheck exit $? (0 clean, 9 errors found, 124 time limit)"
     tail -n 20 /tmp/memcheck_hip.txt
   fi
+fi
+
+if has python; then
+  step "Python module (CUDA build, $(python3 --version 2>&1)) and its GPU tests"
+  PYB=$BUILD-py
+  configure_build "$ROOT" "$PYB" "$JOBS" "-DPython3_EXECUTABLE=$(command -v python3) -DSPMVJIT_WITH_PYTHON=ON -Dpybind11_DIR=$PREFIX/usr/lib/cmake/pybind11" \
+    || status=1
+  PYTHONPATH=$PYB/python SPMVJIT_CACHE_DIR=/tmp/spmvjit-py-cache PYTHONDONTWRITEBYTECODE=1 timeout 300 \
+    python3 -m pytest -q -p no:cacheprovider -rs "$ROOT/tests/python/test_device.py" 2>&1 | tail -n 40 || status=1
 fi
 
 step "done, status $status"
