@@ -258,7 +258,7 @@ if has python; then
   configure_build "$ROOT" "$PYB" "$JOBS" "-DPython3_EXECUTABLE=$(command -v python3) -DSPMVJIT_WITH_PYTHON=ON -Dpybind11_DIR=$PREFIX/usr/lib/cmake/pybind11" \
     || status=1
   PYTHONPATH=$PYB/python SPMVJIT_CACHE_DIR=/tmp/spmvjit-py-cache PYTHONDONTWRITEBYTECODE=1 timeout 300 \
-    python3 -m pytest -q -p no:cacheprovider -rs "$ROOT/tests/python/test_device.py" 2>&1 | tail -n 40 || status=1
+    python3 -m pytest -v -p no:cacheprovider -rs "$ROOT/tests/python/test_device.py" 2>&1 | tail -n 40 || status=1
 fi
 
 step "done, status $status"

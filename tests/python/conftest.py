@@ -30,7 +30,13 @@ def cpu_plan(cache_dir):
     def make(A, **kw):
         kw.setdefault("backend", "cpu")
         kw.setdefault("cache_dir", cache_dir)
-        return spmvjit.plan(A, **kw)
+        try:
+            return spmvjit.plan(A, **kw)
+        except spmvjit.UnsupportedError as e:
+            # A GPU machine's build may lack the CPU backend (no LLVM there): the test cannot run.
+            if "no CPU backend" in str(e):
+                pytest.skip(str(e))
+            raise
 
     return make
 
