@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CI after README's test command: the whole test suite under ASan + UBSan (scripts/sanitize.sh),
-# then each libFuzzer target for $SPMVJIT_FUZZ_SECONDS (60) seconds (scripts/fuzz.sh). Installs
+# then each libFuzzer target for $SPMVJIT_FUZZ_SECONDS (60) seconds (scripts/fuzz.sh), then the HIP
+# backend built for HIP's NVIDIA platform compiling every spec (scripts/hip_nvidia_check.sh). Installs
 # clang 19 and its sanitizer/libFuzzer runtimes first, which only the fuzzers need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,3 +24,6 @@ echo "ci_extra: sanitizer build and tests took $((SECONDS - start)) s"
 start=$SECONDS
 bash scripts/fuzz.sh "${SPMVJIT_FUZZ_SECONDS:-60}"
 echo "ci_extra: fuzzer build and runs took $((SECONDS - start)) s"
+start=$SECONDS
+bash scripts/hip_nvidia_check.sh
+echo "ci_extra: HIP's NVIDIA platform build and compile check took $((SECONDS - start)) s"
