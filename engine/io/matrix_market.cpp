@@ -1,11 +1,6 @@
-// Matrix Market reader: whole file in one buffer, from_chars, counting sort into CSR; size checks first.
+// Matrix Market parser: the text in one buffer, from_chars, counting sort into CSR; size checks
+// first. Reading the file: matrix_market_file.cpp.
 #include "engine/io/matrix_market.hpp"
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -43,9 +38,7 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 // '\r' counts as blank so that CRLF files parse like LF files.
-inline bool is_blank(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
 // Quotes a token for a message, cut short so a binary file does not flood the terminal.
 std::string quote(std::string_view tok) {
@@ -158,9 +151,7 @@ class Reader {
   // Bytes after the current line.
   size_t remaining() const { return size_t(end_ - p_); }
   // An empty file reports line 1, where the banner should have been.
-  [[noreturn]] void error(const std::string& what) const {
-    fail(SPMV_STATUS_PARSE_ERROR, where() + what);
-  }
+  [[noreturn]] void error(const std::string& what) const { fail(SPMV_STATUS_PARSE_ERROR, where() + what); }
   [[noreturn]] void refuse(spmv_status_t status, const std::string& what) const {
     fail(status, where() + what);
   }
@@ -183,9 +174,7 @@ class Reader {
     report_at_ = size_t(end_ - p_) > kProgressStep ? p_ + kProgressStep : end_;
   }
 
-  std::string where() const {
-    return name_ + ":" + std::to_string(std::max<int64_t>(line_no_, 1)) + ": ";
-  }
+  std::string where() const { return name_ + ":" + std::to_string(std::max<int64_t>(line_no_, 1)) + ": "; }
 };
 
 struct Header {
@@ -269,8 +258,7 @@ double parse_value(Reader& in, LineTokens& t, Field field) {
   }
   std::string_view tok = t.token();
   if (tok.empty()) in.error("missing value");
-  in.error("invalid " + std::string(field == Field::integer ? "integer " : "") + "value " +
-           quote(tok));
+  in.error("invalid " + std::string(field == Field::integer ? "integer " : "") + "value " + quote(tok));
 }
 
 void expect_line_end(Reader& in, LineTokens& t, const char* what) {
@@ -279,8 +267,8 @@ void expect_line_end(Reader& in, LineTokens& t, const char* what) {
 }
 
 [[noreturn]] void end_of_file(Reader& in, int64_t found, int64_t expected) {
-  in.error("unexpected end of file after " + std::to_string(found) + " of " +
-           std::to_string(expected) + " entries");
+  in.error("unexpected end of file after " + std::to_string(found) + " of " + std::to_string(expected) +
+           " entries");
 }
 
 void check_index(Reader& in, int64_t v, int64_t bound, const char* what) {
@@ -419,18 +407,6 @@ HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, con
   return a;
 }
 
-std::string os_error(const std::string& what, const std::string& path) {
-  return what + " '" + path + "': " + std::strerror(errno);
-}
-
-std::string gib(long double bytes) {
-  char b[32];
-  const bool large = bytes >= 1024.0L * 1024 * 1024;
-  std::snprintf(b, sizeof b, "%.1Lf %s", bytes / (large ? 1024.0L * 1024 * 1024 : 1024.0L * 1024),
-                large ? "GiB" : "MiB");
-  return b;
-}
-
 // Refuses, at the size line, sizes whose arrays would take more than the memory limit: the
 // triplets as read (24 bytes each), row_ptr (8 bytes a row) and the CSR entries (16 bytes each,
 // twice for mirrored files). Entries are bounded by what the rest of the text can hold, so a
@@ -445,8 +421,8 @@ void check_memory(const Reader& in, const Header& h, int64_t rows, int64_t cols,
   if (need <= (long double)limit) return;
   in.refuse(SPMV_STATUS_OUT_OF_MEMORY,
             "reading this " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix with " +
-                std::to_string(entries) + " entries needs about " + gib(need) + ", more than " +
-                "the reader's memory limit of " + gib(limit) +
+                std::to_string(entries) + " entries needs about " + mtx::gib(need) + ", more than " +
+                "the reader's memory limit of " + mtx::gib(limit) +
                 (options.memory_limit ? "" : " (physical memory, or ulimit -v / -d when lower)"));
 }
 
@@ -483,23 +459,21 @@ HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& na
   LineTokens t(line);
   const char* shape = h.format == Format::coordinate ? "'rows cols entries'" : "'rows cols'";
   int64_t rows, cols, entries = 0;
-  if (!t.integer(rows) || !t.integer(cols) ||
-      (h.format == Format::coordinate && !t.integer(entries))) {
+  if (!t.integer(rows) || !t.integer(cols) || (h.format == Format::coordinate && !t.integer(entries))) {
     std::string_view tok = t.token();
     in.error("invalid size line: expected " + std::string(shape) +
              (tok.empty() ? std::string(", the line ends early") : ", got " + quote(tok)));
   }
   expect_line_end(in, t, "size line");
   if (rows < 0 || cols < 0 || entries < 0)
-    in.error("negative size in the size line: " + std::to_string(rows) + " " +
-             std::to_string(cols) +
+    in.error("negative size in the size line: " + std::to_string(rows) + " " + std::to_string(cols) +
              (h.format == Format::coordinate ? " " + std::to_string(entries) : ""));
   if (rows > kMaxDimension || cols > kMaxDimension)
     in.error("matrix of " + std::to_string(rows) + " x " + std::to_string(cols) +
              " is too large (at most 2^34 rows and columns)");
   if (h.symmetry != Symmetry::general && rows != cols)
-    in.error("a symmetric or skew-symmetric matrix must be square, got " + std::to_string(rows) +
-             " x " + std::to_string(cols));
+    in.error("a symmetric or skew-symmetric matrix must be square, got " + std::to_string(rows) + " x " +
+             std::to_string(cols));
   if (h.format == Format::array) {
     if (rows != 0 && cols > INT64_MAX / rows) in.error("array matrix is too large");
     entries = array_entries(h, rows, cols);
@@ -514,8 +488,7 @@ HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& na
   }
   if (in.next_data_line(line))
     in.error("more entries than the size line declares (" +
-             std::to_string(h.format == Format::coordinate ? entries : int64_t(trip.row.size())) +
-             ")");
+             std::to_string(h.format == Format::coordinate ? entries : int64_t(trip.row.size())) + ")");
   in.report_done();
   std::vector<mtx::Position> summed;
   HostCsr<int64_t, double> a = build_csr(rows, cols, h.symmetry, trip, summed);
@@ -523,50 +496,14 @@ HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& na
   return a;
 }
 
-// Plain reads of at most `limit` bytes: file systems without mmap, and files whose size stat
-// does not know (st_size 0, as in /proc).
-std::string read_all(int fd, const std::string& path, uint64_t limit) {
-  std::string text(size_t(1) << 16, '\0');
-  size_t used = 0;
-  for (;;) {
-    if (used == text.size()) {
-      if (used >= limit)
-        fail(SPMV_STATUS_OUT_OF_MEMORY,
-             "'" + path + "' is larger than the reader's memory limit of " + gib(limit));
-      text.resize(std::min<uint64_t>(text.size() * 2, limit));
-    }
-    const ssize_t got = ::read(fd, text.data() + used, text.size() - used);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      fail(SPMV_STATUS_IO_ERROR, os_error("cannot read", path));
-    }
-    if (got == 0) break;
-    used += size_t(got);
-  }
-  text.resize(used);
-  return text;
-}
-
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO or pipe";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 }  // namespace
 
-uint64_t default_read_memory_limit() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  uint64_t limit = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
-  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
-    struct rlimit r {};
-    if (::getrlimit(resource, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
-      limit = std::min<uint64_t>(limit, r.rlim_cur);
-  }
-  return limit;
+std::string mtx::gib(long double bytes) {
+  char b[32];
+  const bool large = bytes >= 1024.0L * 1024 * 1024;
+  std::snprintf(b, sizeof b, "%.1Lf %s", bytes / (large ? 1024.0L * 1024 * 1024 : 1024.0L * 1024),
+                large ? "GiB" : "MiB");
+  return b;
 }
 
 HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name,
@@ -578,45 +515,6 @@ HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::s
     // others meanwhile: still a message, never "std::bad_alloc".
     fail(SPMV_STATUS_OUT_OF_MEMORY, name + ": out of host memory while reading the matrix");
   }
-}
-
-HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) fail(SPMV_STATUS_IO_ERROR, os_error("cannot open", path));
-  struct Close {
-    int fd;
-    ~Close() { ::close(fd); }
-  } close_fd{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) fail(SPMV_STATUS_IO_ERROR, os_error("cannot stat", path));
-  // /dev/zero never ends and a FIFO may never send: only files whose size is known are read.
-  if (!S_ISREG(st.st_mode))
-    fail(SPMV_STATUS_IO_ERROR, "cannot read '" + path + "': " + file_kind(st.st_mode) +
-                                   ", not a regular file (write the matrix to a file first)");
-  const uint64_t limit = options.memory_limit ? options.memory_limit : default_read_memory_limit();
-  if (st.st_size > 0) {
-    // Mapping the page cache saves copying the text into fresh (zeroed, faulted) memory. With a
-    // progress callback the pages are read as the parser reaches them (MADV_SEQUENTIAL reads
-    // ahead), not all before it starts, so the progress counts the reading of a cold file too.
-    const size_t size = size_t(st.st_size);
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (options.progress ? 0 : MAP_POPULATE), fd, 0);
-    if (map != MAP_FAILED) {
-      ::madvise(map, size, MADV_SEQUENTIAL);
-      struct Unmap {
-        void* p;
-        size_t n;
-        ~Unmap() { ::munmap(p, n); }
-      } unmap{map, size};
-      return parse_matrix_market(std::string_view(static_cast<const char*>(map), size), path, options);
-    }
-  }
-  std::string text;
-  try {
-    text = read_all(fd, path, std::max<uint64_t>(limit, uint64_t(st.st_size)));
-  } catch (const std::bad_alloc&) {
-    fail(SPMV_STATUS_OUT_OF_MEMORY, "'" + path + "': out of host memory while reading the file");
-  }
-  return parse_matrix_market(text, path, options);
 }
 
 }  // namespace spmvjit

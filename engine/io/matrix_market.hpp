@@ -52,4 +52,9 @@ HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::s
 // Throws Error(SPMV_STATUS_IO_ERROR) when the file cannot be written.
 void write_matrix_market(const std::string& path, const HostCsr<int64_t, double>& a);
 
+namespace mtx {
+// "1.5 GiB" or "12.0 MiB": sizes in the reader's messages.
+std::string gib(long double bytes);
+}  // namespace mtx
+
 }  // namespace spmvjit
