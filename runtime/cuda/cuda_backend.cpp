@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 
 #include "core/log.hpp"
 #include "core/parallel.hpp"
@@ -58,7 +59,14 @@ class NvrtcCompiler {
   std::vector<std::string> options() const {
     // No fast-math: NaN/Inf must propagate like the reference; FMA contraction stays on (the
     // reference tolerance allows it, and every GPU BLAS does it).
-    return {arch_option_, "-std=c++17", "--restrict"};
+    std::vector<std::string> o = {arch_option_, "-std=c++17", "--restrict"};
+    // For measuring variants (part of every cache key, as all options are): whitespace-separated
+    // NVRTC options appended, e.g. -DSPMVJIT_LDG_PLAIN.
+    if (const char* extra = std::getenv("SPMVJIT_CUDA_EXTRA_OPTIONS")) {
+      std::istringstream in(extra);
+      for (std::string token; in >> token;) o.push_back(token);
+    }
+    return o;
   }
 
   std::vector<char> compile(const KernelSource& src) const {

@@ -35,8 +35,15 @@ typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_RESTRICT __restrict__
 
 // Read-only, cached loads for data no kernel writes during the launch (x, matrix arrays).
+// SPMVJIT_LDG_PLAIN (a measuring knob: SPMVJIT_CUDA_EXTRA_OPTIONS=-DSPMVJIT_LDG_PLAIN) makes them
+// plain loads through restrict pointers, as the HIP prelude's.
+#ifdef SPMVJIT_LDG_PLAIN
+template <class T>
+SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return *p; }
+#else
 template <class T>
 SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return __ldg(p); }
+#endif
 // Streaming loads for matrix arrays read exactly once (evict-first keeps x in cache).
 template <class T>
 SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) { return __ldcs(p); }

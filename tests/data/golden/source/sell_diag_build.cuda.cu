@@ -305,8 +305,15 @@ typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_RESTRICT __restrict__
 
 // Read-only, cached loads for data no kernel writes during the launch (x, matrix arrays).
+// SPMVJIT_LDG_PLAIN (a measuring knob: SPMVJIT_CUDA_EXTRA_OPTIONS=-DSPMVJIT_LDG_PLAIN) makes them
+// plain loads through restrict pointers, as the HIP prelude's.
+#ifdef SPMVJIT_LDG_PLAIN
+template <class T>
+SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return *p; }
+#else
 template <class T>
 SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return __ldg(p); }
+#endif
 // Streaming loads for matrix arrays read exactly once (evict-first keeps x in cache).
 template <class T>
 SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) { return __ldcs(p); }
@@ -460,7 +467,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 119 "gpu/prelude_cuda.h"
+#line 126 "gpu/prelude_cuda.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it.
