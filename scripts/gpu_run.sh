@@ -252,6 +252,25 @@ if has hip; then
   fi
 fi
 
+if has hipab; then
+  # The CUDA backend with and without programmatic dependent launch (SPMVJIT_CUDA_PDL) beside the HIP
+  # backend (no early launches, plain loads where CUDA uses __ldg), same build, same matrices.
+  HIPB=$BUILD-hip
+  configure_build "$ROOT" "$HIPB" "$JOBS" "-DSPMVJIT_WITH_HIP=ON -DSPMVJIT_HIP_PLATFORM=nvidia" || exit 3
+  for g in ${HIPAB_GENS:-dense:2000 random:2000000:1:40 powerlaw:2000000 denserows:1000000:10:16}; do
+    for cfg in ${HIPAB_CONFIGS:-cuda:1: cuda:0: hip:1:}; do
+      IFS=: read -r b pdl extra <<< "$cfg"
+      step "A/B $g --backend $b PDL=$pdl ${extra:+extra options $extra}"
+      export SPMVJIT_CUDA_EXTRA_OPTIONS="${extra//,/ }"
+      SPMVJIT_CUDA_PDL=$pdl timeout 60 "$HIPB/tools/spmvjit" bench --gen "$g" --backend $b --formats auto --no-peers \
+        --iters 3 --cache-dir /tmp/spmvjit-ab-cache > /dev/null 2>&1
+      SPMVJIT_CUDA_PDL=$pdl timeout 60 "$HIPB/tools/spmvjit" bench --gen "$g" --backend $b --formats auto --no-peers \
+        --iters 50 --timing warm,sync --cache-dir /tmp/spmvjit-ab-cache 2>&1 | grep -E "auto:|device:" || status=1
+      unset SPMVJIT_CUDA_EXTRA_OPTIONS
+    done
+  done
+fi
+
 if has python; then
   step "Python module (CUDA build, $(python3 --version 2>&1)) and its GPU tests"
   PYB=$BUILD-py
