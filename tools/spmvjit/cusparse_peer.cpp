@@ -12,6 +12,7 @@
 #include "runtime/cuda/cuda_backend.hpp"
 #include "runtime/device_buffer.hpp"
 #include "tools/spmvjit/cusparse_api.hpp"
+#include "tools/spmvjit/gpu_peer_arrays.hpp"
 #endif
 
 namespace spmvjit::cli {
@@ -24,17 +25,6 @@ void sp_check(const CusparseApi& sp, cusparseStatus_t s, const char* what) {
     fail(SPMV_STATUS_EXECUTION_FAILED, std::string("cuSPARSE ") + what + ": " + sp.cusparseGetErrorString(s));
 }
 
-// Device memory for cuSPARSE, never empty (at least 8 bytes): no null array reaches cuSPARSE.
-DeviceBuffer device_array(Backend& b, size_t bytes) { return DeviceBuffer(b, std::max<size_t>(bytes, 8)); }
-
-// Device copy of a host vector.
-template <class T>
-DeviceBuffer device_copy(Backend& b, const std::vector<T>& v) {
-  DeviceBuffer d = device_array(b, v.size() * sizeof(T));
-  b.upload(d.get(), v.data(), v.size() * sizeof(T));
-  return d;
-}
-
 template <class I, class V>
 CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, int min_iters,
                    double min_seconds, TimingModes timing) {
@@ -45,15 +35,15 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, in
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   const auto x = random_vector<V>(a.cols, 21);
-  const DeviceBuffer dx = device_copy(b, x), dy = device_array(b, size_t(a.rows) * sizeof(V));
+  const DeviceBuffer dx = peer_device_copy(b, x), dy = peer_device_array(b, size_t(a.rows) * sizeof(V));
   b.synchronize(nullptr);  // also makes the primary context current for cuSPARSE's runtime
   cusparseHandle_t h = nullptr;
   sp_check(sp, sp.cusparseCreate(&h), "create");  // once per process in a solver: not charged as setup
   // Setup as a user with the CSR in host memory pays it: upload, descriptor, workspace, and for
   // ALG2 its preprocess (host clock, synchronized).
   auto t0 = Clock::now();
-  const DeviceBuffer rp = device_copy(b, a.row_ptr), ci = device_copy(b, a.col_idx),
-                     va = device_copy(b, a.val);
+  const DeviceBuffer rp = peer_device_copy(b, a.row_ptr), ci = peer_device_copy(b, a.col_idx),
+                     va = peer_device_copy(b, a.val);
   cusparseSpMatDescr_t A = nullptr;
   cusparseDnVecDescr_t X = nullptr, Y = nullptr;
   struct Cleanup {
@@ -85,7 +75,8 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, in
              sp.cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt, alg,
                                         &bytes),
              "SpMV_bufferSize");
-    const DeviceBuffer buf = device_array(b, bytes);  // cuSPARSE's workspace, allocated through the backend
+    const DeviceBuffer buf =
+        peer_device_array(b, bytes);  // cuSPARSE's workspace, allocated through the backend
     if (alg == CUSPARSE_SPMV_CSR_ALG2)
       sp_check(sp,
                sp.cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, A, X, &beta, Y, vt,

@@ -16,6 +16,7 @@
 #include "engine/reference.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/hip/hip_backend.hpp"
+#include "tools/spmvjit/gpu_peer_arrays.hpp"
 #endif
 
 namespace spmvjit::cli {
@@ -23,12 +24,13 @@ namespace spmvjit::cli {
 #ifdef SPMVJIT_BENCH_ROCSPARSE
 namespace {
 
-#define SPMVJIT_ROCSPARSE_FUNCTIONS(X)                                                           \
-  X(rocsparse_create_handle)                                                                     \
-  X(rocsparse_destroy_handle)                                                                    \
-  X(rocsparse_get_version)                                                                       \
-  X(rocsparse_create_csr_descr) X(rocsparse_destroy_spmat_descr) X(rocsparse_create_dnvec_descr) \
-      X(rocsparse_destroy_dnvec_descr) X(rocsparse_spmv)
+#define SPMVJIT_ROCSPARSE_FUNCTIONS(X)                                                              \
+  X(rocsparse_create_handle)                                                                        \
+  X(rocsparse_destroy_handle)                                                                       \
+  X(rocsparse_get_version)                                                                          \
+  X(rocsparse_create_csr_descr)                                                                     \
+  X(rocsparse_destroy_spmat_descr) X(rocsparse_create_dnvec_descr) X(rocsparse_destroy_dnvec_descr) \
+      X(rocsparse_spmv)
 
 struct RocsparseApi {
 #define SPMVJIT_ROCSPARSE_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -79,16 +81,6 @@ void rs_check(rocsparse_status s, const char* what) {
          std::string("rocSPARSE ") + what + " failed: rocsparse_status " + std::to_string(int(s)));
 }
 
-// Device memory for rocSPARSE, never empty (at least 8 bytes).
-DeviceBuffer device_array(Backend& b, size_t bytes) { return DeviceBuffer(b, std::max<size_t>(bytes, 8)); }
-
-template <class T>
-DeviceBuffer device_copy(Backend& b, const std::vector<T>& v) {
-  DeviceBuffer d = device_array(b, v.size() * sizeof(T));
-  b.upload(d.get(), v.data(), v.size() * sizeof(T));
-  return d;
-}
-
 template <class I, class V>
 CusparseResult run(const RocsparseApi& rs, int device, const HostCsr<I, V>& a, int min_iters,
                    double min_seconds, TimingModes timing) {
@@ -99,7 +91,7 @@ CusparseResult run(const RocsparseApi& rs, int device, const HostCsr<I, V>& a, i
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   const auto x = random_vector<V>(a.cols, 21);
-  const DeviceBuffer dx = device_copy(b, x), dy = device_array(b, size_t(a.rows) * sizeof(V));
+  const DeviceBuffer dx = peer_device_copy(b, x), dy = peer_device_array(b, size_t(a.rows) * sizeof(V));
   b.synchronize(nullptr);
   rocsparse_handle h = nullptr;
   rs_check(rs.rocsparse_create_handle(&h), "create_handle");  // once per process: not charged
@@ -120,8 +112,8 @@ CusparseResult run(const RocsparseApi& rs, int device, const HostCsr<I, V>& a, i
   // Setup as a user with the CSR in host memory pays it: upload, descriptors, buffer, and for the
   // adaptive algorithm its analysis (done by the first rocsparse_spmv with a buffer).
   auto t0 = Clock::now();
-  const DeviceBuffer rp = device_copy(b, a.row_ptr), ci = device_copy(b, a.col_idx),
-                     va = device_copy(b, a.val);
+  const DeviceBuffer rp = peer_device_copy(b, a.row_ptr), ci = peer_device_copy(b, a.col_idx),
+                     va = peer_device_copy(b, a.val);
   b.synchronize(nullptr);
   r.upload_s = since(t0);
   rs_check(rs.rocsparse_create_csr_descr(&A, a.rows, a.cols, a.nnz(), rp.get(), ci.get(), va.get(), it, it,
@@ -141,7 +133,7 @@ CusparseResult run(const RocsparseApi& rs, int device, const HostCsr<I, V>& a, i
     t0 = Clock::now();
     size_t bytes = 0;
     rs_check(spmv_with(&bytes, nullptr), "spmv buffer size");
-    const DeviceBuffer buf = device_array(b, bytes);
+    const DeviceBuffer buf = peer_device_array(b, bytes);
     rs_check(spmv_with(&bytes, buf.get()), "spmv (first: analysis)");
     b.synchronize(nullptr);
     r.setup_s[k] = common_setup_s + since(t0);
