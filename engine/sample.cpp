@@ -32,7 +32,7 @@ int64_t RowSample::distinct_offsets(int64_t cap, int64_t first_rows) const {
   cap = std::min(cap, last_row > 0 ? row_ptr[size_t(last_row)] : 0);
   size_t size = 4;
   while (size < size_t(4 * (cap + 1))) size <<= 1;
-  thread_local std::vector<int64_t> table;
+  thread_local HostVector<int64_t> table;
   table.assign(size, INT64_MIN);
   const size_t mask = size - 1;
   int64_t distinct = 0;
