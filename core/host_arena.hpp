@@ -9,6 +9,8 @@ namespace spmvjit {
 // already); from kArenaMax, an array of its own on huge pages.
 constexpr size_t kArenaMin = size_t(16) << 10;
 constexpr size_t kArenaMax = size_t(512) << 10;
+// Only arrays from this size start a new huge page; smaller ones use the current page's room.
+constexpr size_t kArenaOpen = size_t(64) << 10;
 
 // `bytes` (in [kArenaMin, kArenaMax)) 64-byte aligned from the arena; nullptr when it cannot (the
 // caller allocates elsewhere).
