@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/host_arena.hpp"
 
 namespace spmvjit {
 
@@ -23,12 +24,21 @@ constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kHugeThreshold = size_t(256) << 10;
 
 // Allocates `bytes` (> 0) 64-byte aligned, on huge pages from kHugeThreshold; nullptr on failure.
+// Mid-size arrays share huge pages (core/host_arena.hpp). Free with host_free.
 inline void* host_alloc(size_t bytes) {
+  if (void* p = arena_alloc(bytes)) return p;
   const size_t align = bytes >= kHugeThreshold ? kHugePage : 64;
   const size_t rounded = (bytes + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
   if (p && align == kHugePage) ::madvise(p, rounded, MADV_HUGEPAGE);
   return p;
+}
+
+// Frees what host_alloc(bytes) returned.
+inline void host_free(void* p, size_t bytes) {
+  if (!p) return;
+  if (bytes >= kArenaMin && bytes < kArenaMax && arena_free(p)) return;
+  std::free(p);
 }
 
 // std::vector's allocator for work arrays that may grow large (host_alloc).
@@ -43,7 +53,7 @@ struct HostAllocator {
     if (n && !p) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, size_t) { std::free(p); }
+  void deallocate(T* p, size_t n) { host_free(p, n * sizeof(T)); }
   friend bool operator==(const HostAllocator&, const HostAllocator&) { return true; }
 };
 template <class T>
@@ -67,7 +77,7 @@ class AlignedBuffer {
   }
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
-  ~AlignedBuffer() { std::free(data_); }
+  ~AlignedBuffer() { host_free(data_, bytes_); }
 
   void* data() { return data_; }
   const void* data() const { return data_; }

@@ -16,9 +16,7 @@ namespace spmvjit {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Copies `count` indices converting base 1 to base 0.
 template <class I>
@@ -54,12 +52,13 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
     fail(SPMV_STATUS_INVALID_VALUE, "unknown value type " + std::to_string(int(a.value_type)));
   index_ = a.index_type == SPMV_INDEX_INT32 ? IndexType::i32 : IndexType::i64;
   value_ = a.value_type == SPMV_VALUE_FLOAT ? ValueType::f32 : ValueType::f64;
+  TraceSteps trace_init("plan");
   const auto t_backend = Clock::now();
-  backend_ = backend ? backend
-                     : &get_backend(pick_backend(options.backend, options.device), options.device);
+  backend_ = backend ? backend : &get_backend(pick_backend(options.backend, options.device), options.device);
   cache_dir_ = resolve_cache_dir(options.cache_dir);
   backend_->use_cache_dir(cache_dir_);  // the CPU backend: the host, as remembered there
   timings_.backend_init = since(t_backend);
+  trace_init.step("backend and cache folder");
   target_ = backend_->target();
   if (options.threads < 0) fail(SPMV_STATUS_INVALID_VALUE, "threads must be >= 0");
   threads_requested_ = options.threads;
@@ -121,13 +120,17 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
 void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* forced) {
   // The converters read a zero-based host CSR. Host base-0 input is read in place (no copy);
   // base-1 or device input is copied (and rebased) first.
+  TraceSteps trace("plan on host");
   auto t0 = Clock::now();
   const size_t is = size_of(index_), vs = size_of(value_);
   const bool copy_input = dev || base != 0;
   auto fetch = [&](void* dst, const void* src, size_t bytes) {
     if (!bytes) return;
     if (!src) fail(SPMV_STATUS_INVALID_VALUE, "null CSR array with nonzero size");
-    if (dev) backend_->download(dst, src, bytes); else parallel_copy(dst, src, bytes);
+    if (dev)
+      backend_->download(dst, src, bytes);
+    else
+      parallel_copy(dst, src, bytes);
   };
   AlignedBuffer device_values;  // host copy of device values, only during conversion
   CsrRef csr = user;
@@ -158,19 +161,25 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
     validate_csr(user, 0);
   }
   timings_.validate = since(t0);
+  trace.step("validate");
 
   stats_ = compute_stats(csr);
   timings_.stats = stats_.seconds;
+  trace.step("statistics");
   fit_threads(user);
   choice_ = choose_format(csr, stats_, target_, forced,
                           {false, forced_params_ ? &*forced_params_ : nullptr, deterministic_});
   timings_.plan = choice_.seconds;
+  trace.step("choice");
   start_kernel_lookup();
+  trace.step("kernel lookup started");
 
   t0 = Clock::now();
   convert_with_fallback(forced,
                         [&](const Format& f, const FormatParams& p) { return f.convert(csr, p, target_); });
+  trace.step("convert");
   compress_values(false);
+  trace.step("compress values");
   // update_values reconverts from the pattern after the caller may have freed its arrays: keep
   // a copy, unless the format's own arrays are the CSR pattern.
   if (!copy_input && !choice_.format->keeps_csr_pattern(choice_.params)) {
@@ -180,6 +189,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
     parallel_copy(pattern_col_idx_.data(), user.col_idx, pattern_col_idx_.bytes());
   }
   timings_.convert = since(t0);
+  trace.step("pattern");
 }
 
 void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
@@ -344,6 +354,9 @@ void Plan::upload_arrays() {
 
 namespace {
 
+// Matrices with fewer nonzeros plus rows than this look their kernel up on the planning thread.
+constexpr int64_t kInlineLookupWork = int64_t(1) << 17;
+
 // SPMVJIT_TIERED_COMPILE: 1 or unset tiers on every backend, 0 on none, quick keeps the run-time
 // variant for good (its tests; a process that plans once and runs a few products).
 std::string tiered_compile_mode() {
@@ -388,7 +401,8 @@ KernelSpec Plan::spec_with(const FormatParams& params) const {
 
 void Plan::start_kernel_lookup() {
   // The kernel depends only on the choice: found (or compiled) on its own thread while the
-  // conversion runs. A fallback to another candidate during conversion makes it unused.
+  // conversion runs (a small matrix's right here). A fallback to another candidate during
+  // conversion makes it unused.
   const KernelSpec spec = chosen_spec();
   lookup_spec_ = spec.serialize();
   if (tiered_compile_mode() != "quick") {  // loaded by this process already: no thread needed
@@ -399,6 +413,19 @@ void Plan::start_kernel_lookup() {
       lookup_ = ready.get_future();
       return;
     }
+  }
+  // A small matrix converts in less time than a thread takes to start and to fault in the pages
+  // of its own malloc arena (0.3-0.5 ms on the 2-vCPU VM; karate planned in 1.9 ms this way against
+  // 2.5 with the thread, rajat01 in 4.3 against 5.0): its lookup runs here, before the conversion.
+  if (nnz_ + rows_ < kInlineLookupWork) {
+    std::promise<KernelLookup> ready;
+    try {
+      ready.set_value(lookup_kernel(spec));
+    } catch (...) {
+      ready.set_exception(std::current_exception());  // the plan's error only if it keeps this kernel
+    }
+    lookup_ = ready.get_future();
+    return;
   }
   lookup_ = std::async(std::launch::async, [this, spec, sink = current_log_sink()] {
     LogScope scope(sink);  // the plan's messages, on this thread too

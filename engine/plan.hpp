@@ -137,8 +137,8 @@ class Plan {
 
   LogSink log_sink_;
   Backend* backend_ = nullptr;
-  TargetInfo target_;     // target_.threads = parts the CPU formats cut the work into
-  int worker_threads_ = 1;  // threads that run them
+  TargetInfo target_;          // target_.threads = parts the CPU formats cut the work into
+  int worker_threads_ = 1;     // threads that run them
   int threads_requested_ = 0;  // options.threads (0: all of the shared pool)
   static constexpr int kPartsPerThread = 4;
   IndexType index_;
@@ -155,8 +155,8 @@ class Plan {
   // Set while the specialized module compiles in the background (entries_ then all point to the
   // run-time epilogue variant); execute switches to its entries once it is ready.
   std::shared_ptr<KernelUpgrade> upgrade_;
-  bool runtime_epilogue_ = false;  // entries_ are the run-time epilogue variant's
-  ValueTable value_table_;         // what CODE8 codes index / the UNIFORM value
+  bool runtime_epilogue_ = false;        // entries_ are the run-time epilogue variant's
+  ValueTable value_table_;               // what CODE8 codes index / the UNIFORM value
   AlignedBuffer host_values_table_;      // value_table_ as V (CPU plans read it in place)
   DeviceBuffer device_values_table_;     // the same on a GPU
   std::unique_ptr<ValueMap> value_map_;  // found by the first update_values (engine/value_map.hpp)
@@ -164,7 +164,7 @@ class Plan {
   // Declared after executor_ and module_: freed before them, as the old explicit ~Plan did.
   std::vector<DeviceBuffer> device_arrays_;  // GPU copies of data_.arrays (empty for host-only ones)
   DeviceBuffer device_scratch_;
-  int64_t device_bytes_ = 0;                         // device memory the plan holds
+  int64_t device_bytes_ = 0;  // device memory the plan holds
   AlignedBuffer host_scratch_;
   AlignedBuffer pattern_row_ptr_, pattern_col_idx_;  // zero-based pattern, for update_values
   // The same in device memory, for plans converted there; empty when the format's own slots 0 and 1
@@ -182,8 +182,8 @@ class Plan {
   std::string describe_;
   Json measured_;
   // The chosen kernel's lookup, started as soon as the choice is made, on a thread of its own (a
-  // compile then runs while the matrix converts). Last: destroyed first, its destructor waits for
-  // the thread before anything it reads goes away.
+  // compile then runs while the matrix converts; a small matrix's is done inline). Last: destroyed first, its
+  // destructor waits for the thread before anything it reads goes away.
   std::string lookup_spec_;  // its spec, serialized
   std::future<KernelLookup> lookup_;
 };

@@ -25,16 +25,23 @@ int64_t sample_groups(int64_t rows, int64_t nnz) {
 }
 
 int64_t RowSample::distinct_offsets(int64_t cap, int64_t first_rows) const {
-  // Open addressing over a table of at least four times the cap: short probes, early exit. The
-  // table is the thread's, reused (a fresh one costs a page fault per 4 KiB on every plan), and
-  // no larger than the entries need (there are no more distinct offsets than entries).
+  // Open addressing over a table at most a quarter full: short probes, early exit. The table is
+  // the thread's, reused (a fresh one costs a page fault per 4 KiB on every plan); it starts at
+  // 256 slots and doubles as offsets come, up to four times the cap (no more distinct offsets than
+  // entries), so a banded matrix (a few diagonals) clears 2 KiB instead of up to 256 KiB.
   const int64_t last_row = std::min(rows, first_rows);
   cap = std::min(cap, last_row > 0 ? row_ptr[size_t(last_row)] : 0);
-  size_t size = 4;
-  while (size < size_t(4 * (cap + 1))) size <<= 1;
-  thread_local std::vector<int64_t> table;
+  size_t limit = 4;
+  while (limit < size_t(4 * (cap + 1))) limit <<= 1;
+  size_t size = std::min<size_t>(limit, 256);
+  thread_local HostVector<int64_t> table;
   table.assign(size, INT64_MIN);
-  const size_t mask = size - 1;
+  size_t mask = size - 1;
+  auto slot = [&](int64_t off) {
+    size_t h = size_t(uint64_t(off) * 0x9e3779b97f4a7c15ULL >> 17) & mask;
+    while (table[h] != INT64_MIN && table[h] != off) h = (h + 1) & mask;
+    return h;
+  };
   int64_t distinct = 0;
   for (int64_t r = 0; r < last_row; ++r) {
     const int64_t b = row_ptr[size_t(r)], e = row_ptr[size_t(r) + 1];
@@ -43,11 +50,19 @@ int64_t RowSample::distinct_offsets(int64_t cap, int64_t first_rows) const {
     for (int64_t k = b; k < e; ++k) {
       const int64_t off = col_idx[size_t(k)] - r;
       if (k - b < plen && col_idx[size_t(pb + k - b)] - (r - 1) == off) continue;
-      size_t h = size_t(uint64_t(off) * 0x9e3779b97f4a7c15ULL >> 17) & mask;
-      while (table[h] != INT64_MIN && table[h] != off) h = (h + 1) & mask;
+      const size_t h = slot(off);
       if (table[h] == off) continue;
       table[h] = off;
       if (++distinct > cap) return distinct;
+      if (size_t(distinct) * 4 > size && size < limit) {  // a quarter full: twice the slots
+        std::vector<int64_t> kept;
+        for (int64_t t : table)
+          if (t != INT64_MIN) kept.push_back(t);
+        size *= 2;
+        mask = size - 1;
+        table.assign(size, INT64_MIN);
+        for (int64_t t : kept) table[slot(t)] = t;
+      }
     }
   }
   return distinct;

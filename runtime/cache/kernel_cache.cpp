@@ -18,9 +18,7 @@ namespace {
 constexpr char kMagic[8] = {'S', 'P', 'M', 'V', 'J', 'I', 'T', '1'};
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct MemoryCache {
   std::mutex mu;
@@ -92,7 +90,8 @@ bool read_cache_entry(const std::string& path, const std::string& key, std::vect
   size_t pos = 0;
   // Lengths come from the file: compared with what is left, never added to a position first.
   auto need = [&](uint64_t k) { return pos <= all.size() && k <= all.size() - pos; };
-  if (!need(16) || std::memcmp(all.data(), kMagic, 8) != 0) return *why = "bad magic or truncated header", false;
+  if (!need(16) || std::memcmp(all.data(), kMagic, 8) != 0)
+    return *why = "bad magic or truncated header", false;
   pos = 8;
   const uint64_t key_len = get_u64(&all[pos]);
   pos += 8;
@@ -226,10 +225,12 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
   MemoryCache& m = memory();
   const std::string backend_tag = std::to_string(reinterpret_cast<uintptr_t>(&backend)) + ":";
   const std::string spec_tag = loaded_tag(backend, spec);
+  TraceSteps trace("kernel lookup");
   auto t0 = Clock::now();
   const KernelSource src = generate_source_for(backend, spec);
   o.key = cache_key(spec, src, backend.compiler_version());
   o.generate_seconds = since(t0);
+  trace.step("source and key");
   const std::string tag = backend_tag + o.key;
   auto lock = key_lock(tag);
   std::unique_lock key_guard(*lock, std::defer_lock);
@@ -252,7 +253,9 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
     }
   }
   bool from_disk = false;
+  trace.begin();
   std::vector<char> binary = obtain_binary(backend, spec, src, cache_dir, o, &from_disk, compile);
+  trace.step(from_disk ? "disk entry read" : "binary obtained");
   if (binary.empty() && !compile) {
     o.where = "absent";
     if (outcome) *outcome = o;
@@ -281,6 +284,7 @@ std::shared_ptr<LoadedModule> get_kernel(Backend& backend, const KernelSpec& spe
     mod = backend.load(binary, o.key);
   }
   o.load_seconds += since(t0);
+  trace.step("loaded");
   o.where = from_disk ? "disk" : "compiled";
   {
     std::lock_guard guard(m.mu);
