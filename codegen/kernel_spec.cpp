@@ -94,6 +94,13 @@ KernelSource generate_source(const KernelSpec& spec) {
   for (const auto& [k, v] : spec.constants)
     src.text += "#define SPMVJIT_" + k + " " + std::to_string(v) + "LL\n";
   std::set<std::string> seen;
+  // clang without ROCm's headers (the HIP backend's compiler for processors hipRTC does not know)
+  // gets HIP's device names from hip_clang_runtime.h, ahead of everything; hipRTC has them built in.
+  if (spec.backend == BackendKind::hip) {
+    src.text += "#ifdef SPMVJIT_HIP_CLANG\n";
+    paste(spec, "gpu/hip_clang_runtime.h", seen, src.text);
+    src.text += "#endif\n";
+  }
   // A template name with a folder ("gpu/sell_build.cu") is taken as it is.
   const bool path = spec.template_name.find('/') != std::string::npos;
   paste(spec, path ? spec.template_name : std::string(cpu ? "cpu/" : "gpu/") + spec.template_name + ext, seen,

@@ -7,11 +7,14 @@ cd "$(dirname "$0")/.."
 mode="${1:-run}"
 build_dir="${SPMVJIT_BUILD_DIR:-build}"
 # libamdhip64-dev: the HIP headers and hipRTC (ROCm 5.2), for the HIP backend and its tests.
+# liblld-19-dev: lld's libraries, with which the LLVM plugin also makes AMDGPU code objects (the
+# HIP backend's compiler for processors ROCm 5.2's hipRTC does not know, e.g. gfx942).
 # pybind11-dev ... python3-pytest: the Python module (python/) and its tests. librocsparse-dev:
 # rocSPARSE's header for bench's HIP peer (the library is loaded at run time, on AMD GPUs).
 packages=(cmake ninja-build g++ ccache catch2 libspdlog-dev llvm-19-dev libclang-19-dev
-          libclang-cpp19-dev libeigen3-dev librsb-dev libxxhash-dev pkg-config libamdhip64-dev
-          pybind11-dev python3-dev python3-numpy python3-scipy python3-pytest librocsparse-dev)
+          libclang-cpp19-dev liblld-19-dev libeigen3-dev librsb-dev libxxhash-dev pkg-config
+          libamdhip64-dev pybind11-dev python3-dev python3-numpy python3-scipy python3-pytest
+          librocsparse-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -67,6 +67,16 @@ typedef struct spmvjit_llvm_toolchain_v1_t {
                       spmvjit_llvm_bytes* error);
   /* Frees what `bytes` holds (null data is fine) and clears it. */
   void (*release)(spmvjit_llvm_bytes* bytes);
+  /* Appended (present when `size` covers them): AMDGPU code objects for the HIP backend, on
+   * processors its hipRTC does not know. Null when the plugin was built without lld or LLVM
+   * without the AMDGPU target. */
+  const char* amdgpu_processors; /* every gfx processor LLVM knows, comma-separated */
+  /* Compiles HIP device code with the cc1 arguments argv[0..argc) (-triple amdgcn-amd-amdhsa,
+   * -fcuda-is-device, the processor and its features) and links the object with lld into a code
+   * object (a shared ELF, as hipModuleLoadData takes). Returns 0 with the code object in *out, or
+   * nonzero with clang's or lld's log in *out. Thread-safe (links run one at a time). */
+  int (*compile_amdgpu)(const char* const* argv, size_t argc, const char* name, const char* source,
+                        size_t source_size, spmvjit_llvm_bytes* out);
 } spmvjit_llvm_toolchain_v1_t;
 
 /* The table (static storage), or null if LLVM could not be initialized for the host. */

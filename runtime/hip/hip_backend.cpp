@@ -1,6 +1,7 @@
-// HIP backend: hipRTC compiles a code object for the exact gfx target (processor and feature
-// flags), the HIP module API loads and launches it. Both are dlopen'ed (runtime/hip/hip_api.cpp),
-// so no AMD GPU means NO_DEVICE, not a failure to start; compiling needs no GPU at all.
+// HIP backend: hipRTC (or clang 19 for processors hipRTC does not know: hip_compiler.cpp) compiles
+// a code object for the exact gfx target (processor and feature flags), the HIP module API loads
+// and launches it. The HIP libraries are dlopen'ed (runtime/hip/hip_api.cpp), so no AMD GPU means
+// NO_DEVICE, not a failure to start; compiling needs no GPU at all.
 #include "runtime/hip/hip_backend.hpp"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "runtime/block_cache.hpp"
 #include "runtime/hip/code_object.hpp"
 #include "runtime/hip/hip_api.hpp"
+#include "runtime/hip/hip_compiler.hpp"
 
 namespace spmvjit {
 
@@ -107,95 +109,6 @@ P device_ptr(void* p) {
     return P(reinterpret_cast<uintptr_t>(p));
 }
 
-// hipRTC for one target: a code object for exactly that processor and feature settings.
-class HiprtcCompiler {
- public:
-  explicit HiprtcCompiler(const HipTarget& t) : target_(t) {
-    const bool nvidia_target = t.processor.compare(0, 3, "sm_") == 0;
-    if (nvidia_target != hip::kNvidiaPlatform)
-      fail(SPMV_STATUS_UNSUPPORTED,
-           "hip: this build's hipRTC compiles for " +
-               std::string(hip::kNvidiaPlatform ? "NVIDIA GPUs (sm_NN: HIP's NVIDIA platform)"
-                                                : "AMD GPUs (gfxNNN)") +
-               ", not " + t.str() + " (SPMVJIT_HIP_PLATFORM chooses the platform at build time)");
-    std::string why;
-    api_ = hip::rtc(&why);
-    if (!api_) fail(SPMV_STATUS_UNSUPPORTED, "hip: " + why);
-    std::string comgr;
-    static const std::vector<std::string> none;
-    const std::vector<std::string>& known = hip::kNvidiaPlatform ? none : hip::comgr_processors(&comgr);
-    // An unknown processor aborts hipRTC (ROCm 5.2) instead of failing: refuse it here.
-    if (!known.empty() && std::find(known.begin(), known.end(), t.processor) == known.end())
-      fail(SPMV_STATUS_UNSUPPORTED, "hip: hipRTC (" + api_->library + ", " + comgr + ") cannot compile for " +
-                                        t.processor + "; it knows " + known.front() + " to " + known.back() +
-                                        " (a newer ROCm is needed)");
-    int major = 0, minor = 0;
-    api_->hiprtcVersion(&major, &minor);
-    version_ = "hiprtc " + std::to_string(major) + "." + std::to_string(minor);
-    if (api_->runtime_version) {
-      int v = 0;
-      if (api_->runtime_version(&v) == hipSuccess) version_ += " hip " + std::to_string(v);
-    }
-    if (!comgr.empty()) version_ += " " + comgr;
-    version_ += hip::kNvidiaPlatform ? " (NVRTC) PTX for " + t.str() : " code object for " + t.str();
-  }
-
-  const std::string& version() const { return version_; }
-
-  std::vector<std::string> options() const {
-    // No fast-math: NaN/Inf must propagate like the reference. The processor with its feature
-    // settings, explicitly: hipRTC would otherwise ask the (absent) device.
-    if (hip::kNvidiaPlatform)  // NVRTC's options; hipRTC there returns PTX (nvrtcGetPTX)
-      return {"--gpu-architecture=compute_" + target_.processor.substr(3), "-std=c++17",
-              "-D__HIP_PLATFORM_NVIDIA__=1"};
-    return {"--offload-arch=" + target_.str(), "-O3", "-std=c++17"};
-  }
-
-  std::vector<char> compile(const KernelSource& src) const {
-    // hipRTC is not thread-safe: ROCm 5.2's corrupts the heap when two programs compile at once
-    // (seen in the compile-everything test), and later ones serialize internally anyway. One
-    // compile at a time per process, for every target.
-    // (NVRTC, hipRTC on HIP's NVIDIA platform, is thread-safe.)
-    static std::mutex serial;
-    std::unique_lock lock(serial, std::defer_lock);
-    if (!hip::kNvidiaPlatform) lock.lock();
-    hiprtcProgram prog = nullptr;
-    hiprtcResult r =
-        api_->hiprtcCreateProgram(&prog, src.text.c_str(), src.name.c_str(), 0, nullptr, nullptr);
-    if (r != HIPRTC_SUCCESS)
-      fail(SPMV_STATUS_COMPILE_FAILED,
-           "hipRTC cannot create a program for " + src.name + ": " + api_->hiprtcGetErrorString(r));
-    struct Guard {
-      const hip::RtcApi* api;
-      hiprtcProgram* p;
-      ~Guard() { api->hiprtcDestroyProgram(p); }
-    } guard{api_, &prog};
-    std::vector<const char*> opts;
-    for (const auto& o : src.options) opts.push_back(o.c_str());
-    r = api_->hiprtcCompileProgram(prog, int(opts.size()), opts.data());
-    size_t log_size = 0;
-    api_->hiprtcGetProgramLogSize(prog, &log_size);
-    std::string log(log_size, '\0');
-    if (log_size) api_->hiprtcGetProgramLog(prog, log.data());
-    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    if (r != HIPRTC_SUCCESS)
-      fail(SPMV_STATUS_COMPILE_FAILED, "hipRTC failed to compile " + src.name + " (" + version_ + ", " +
-                                           api_->hiprtcGetErrorString(r) + "):\n" + log);
-    size_t size = 0;
-    api_->hiprtcGetCodeSize(prog, &size);
-    std::vector<char> binary(size);
-    if (size) r = api_->hiprtcGetCode(prog, binary.data());
-    if (r != HIPRTC_SUCCESS || binary.empty())
-      fail(SPMV_STATUS_COMPILE_FAILED, "hipRTC produced no code object for " + src.name + ":\n" + log);
-    return binary;
-  }
-
- private:
-  HipTarget target_;
-  const hip::RtcApi* api_ = nullptr;
-  std::string version_;
-};
-
 class HipBackend;
 
 class HipModule final : public LoadedModule {
@@ -228,7 +141,8 @@ class HipExecutor final : public Executor {
 // Shared by the device backend and the compiler-only one, so both produce identical cache keys.
 class HipBackendBase : public Backend {
  public:
-  explicit HipBackendBase(const HipTarget& t) : compiler_(t) {
+  explicit HipBackendBase(const HipTarget& t, HipCompilerKind which = HipCompilerKind::automatic)
+      : compiler_(make_hip_compiler(t, which)) {
     info_.backend = BackendKind::hip;
     info_.target = t.str();
     info_.warp_size = t.wavefront;
@@ -238,13 +152,13 @@ class HipBackendBase : public Backend {
   }
   BackendKind kind() const override { return BackendKind::hip; }
   const TargetInfo& target() const override { return info_; }
-  std::string compiler_version() const override { return compiler_.version(); }
-  std::vector<std::string> compile_options(const KernelSpec&) const override { return compiler_.options(); }
-  std::vector<char> compile(const KernelSource& src) override { return compiler_.compile(src); }
+  std::string compiler_version() const override { return compiler_->version(); }
+  std::vector<std::string> compile_options(const KernelSpec&) const override { return compiler_->options(); }
+  std::vector<char> compile(const KernelSource& src) override { return compiler_->compile(src); }
   bool is_host() const override { return false; }
 
  protected:
-  HiprtcCompiler compiler_;
+  std::unique_ptr<HipCompiler> compiler_;
   TargetInfo info_;
 };
 
@@ -272,7 +186,7 @@ class HipBackend final : public HipBackendBase {
     info_.bandwidth_gbs = 2.0 * prop.memoryClockRate * 1e3 * (prop.memoryBusWidth / 8.0) * 1e-9;
     log_info("hip: device " + std::to_string(device) + " " + prop.name + " " + info_.target + ", " +
              std::to_string(info_.sm_count) + " CUs, wavefront " + std::to_string(info_.warp_size) + ", " +
-             std::to_string(info_.shared_bytes >> 10) + " KiB LDS, " + compiler_.version());
+             std::to_string(info_.shared_bytes >> 10) + " KiB LDS, " + compiler_->version());
   }
 
   // Every entry point may run on a thread whose current device is another one.
@@ -287,7 +201,8 @@ class HipBackend final : public HipBackendBase {
     // current on this thread; the runtime's device number says 0 on a thread that has none
     // (a library thread, a background compile), and hipSetDevice makes the primary one current.
     hipCtx_t context = nullptr;
-    if (hipCtxGetCurrent(&context) != hipSuccess || !context) return api_->hipSetDevice(device_) == hipSuccess;
+    if (hipCtxGetCurrent(&context) != hipSuccess || !context)
+      return api_->hipSetDevice(device_) == hipSuccess;
 #endif
     if (api_->hipGetDevice(&cur) == hipSuccess && cur == device_) return true;
     return api_->hipSetDevice(device_) == hipSuccess;
@@ -310,7 +225,7 @@ class HipBackend final : public HipBackendBase {
     const hipError_t r = api_->hipModuleLoadData(&m, binary.data());
     if (r != hipSuccess)
       fail(SPMV_STATUS_COMPILE_FAILED, "hipModuleLoadData rejected kernel " + key + " (" +
-                                           compiler_.version() + "): " + hip::error_text(r));
+                                           compiler_->version() + "): " + hip::error_text(r));
     return std::make_shared<HipModule>(*this, m);
   }
   std::unique_ptr<Executor> make_executor(int) override { return std::make_unique<HipExecutor>(*this); }
@@ -430,7 +345,8 @@ void HipExecutor::end_exclusive(void* stream) {
 
 class HipCompilerOnly final : public HipBackendBase {
  public:
-  explicit HipCompilerOnly(const HipTarget& t) : HipBackendBase(t) {}
+  explicit HipCompilerOnly(const HipTarget& t, HipCompilerKind which = HipCompilerKind::automatic)
+      : HipBackendBase(t, which) {}
   std::shared_ptr<LoadedModule> load(const std::vector<char>&, const std::string&) override {
     refuse("load");
   }
@@ -510,6 +426,10 @@ Backend& hip_compiler(const std::string& target) {
   auto& slot = r.compilers[t.str()];
   if (!slot) slot = std::make_unique<HipCompilerOnly>(t);
   return *slot;
+}
+
+std::unique_ptr<Backend> hip_compiler_with(const std::string& target, HipCompilerKind which) {
+  return std::make_unique<HipCompilerOnly>(parse_hip_target(target), which);
 }
 
 namespace {

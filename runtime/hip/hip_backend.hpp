@@ -2,6 +2,7 @@
 // and the pieces the tests check without a device (argument packing, target parsing).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,14 +25,20 @@ struct HipTarget {
 // not have (xnack: gfx8 APUs, gfx9, gfx101x; sramecc: gfx906, gfx908, gfx90a, gfx94x, gfx950).
 HipTarget parse_hip_target(const std::string& target);
 
+// Which compiler makes the code objects: hipRTC where it knows the processor, else clang 19 through
+// the LLVM plugin (automatic); or one of them (tests compile every kernel with both).
+enum class HipCompilerKind { automatic, hiprtc, clang };
+
 // The backend of a HIP device. Throws NO_DEVICE "no HIP device: ...".
 Backend& hip_backend(int device);
 // True if the runtime loads, finds the device, and hipRTC loads. Never throws.
 bool hip_available(int device);
 // A backend that compiles for `target` without any device: warmup and CI use it. It refuses
 // load/alloc/launch with NO_DEVICE. Throws INVALID_VALUE for a malformed target, UNSUPPORTED when
-// hipRTC cannot be loaded or its compiler does not know the processor.
+// neither hipRTC nor clang (the LLVM plugin) can compile for the processor.
 Backend& hip_compiler(const std::string& target);
+// A new compiler-only backend with the compiler `which` (tests; hip_compiler picks automatically).
+std::unique_ptr<Backend> hip_compiler_with(const std::string& target, HipCompilerKind which);
 // Whether the runtime loaded with a device / hipRTC loaded (never throw; why not otherwise).
 bool hip_runtime_loaded(std::string* why = nullptr);
 bool hip_rtc_loaded(std::string* why = nullptr);

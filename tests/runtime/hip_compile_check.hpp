@@ -40,5 +40,10 @@ std::string hip_isolate_source(const std::string& text, const std::string& prefi
 std::vector<HipCompileJob> hip_compile_all(Backend& b, const std::string& dir, ValueType value,
                                            bool plain_only, size_t batch, size_t* code_bytes);
 
+// hip_compile_all into a temporary folder, every job checked (Catch assertions): no errors, every
+// format with kernels for the target and the device-planning modules among them, one cache file
+// per spec. Prints the compile times per format.
+void check_compile_everything(Backend& b, ValueType value, bool plain_only, size_t batch);
+
 }  // namespace spmvjit::test
 #endif

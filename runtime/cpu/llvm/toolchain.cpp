@@ -1,4 +1,5 @@
-// The LLVM plugin (libspmvjit_llvm.so): clang in process (C++ -> object for the host CPU) and ORC.
+// The LLVM plugin (libspmvjit_llvm.so): clang in process (C++ -> object for the host CPU) and ORC;
+// with lld, HIP -> AMDGPU code objects too (the HIP backend, for processors hipRTC does not know).
 // Only the C table of runtime/cpu/llvm_toolchain_abi.h leaves this file: no spmvjit code, no
 // exception, no LLVM type.
 #include <clang/Basic/DiagnosticOptions.h>
@@ -12,10 +13,22 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/Object/ObjectFile.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/TargetParser.h>
+#ifdef SPMVJIT_LLVM_LLD
+#include <lld/Common/Driver.h>
+LLD_HAS_DRIVER(elf)
+// The AMDGPU target's registration (libLLVM exports it; the plugin is built only against an LLVM
+// that has the target, see CMakeLists.txt).
+extern "C" void LLVMInitializeAMDGPUTargetInfo();
+extern "C" void LLVMInitializeAMDGPUTarget();
+extern "C" void LLVMInitializeAMDGPUTargetMC();
+extern "C" void LLVMInitializeAMDGPUAsmPrinter();
+#endif
 
 #include <atomic>
 #include <cstdlib>
@@ -23,6 +36,7 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,42 +72,135 @@ R guarded(spmvjit_llvm_bytes* error, R on_failure, F&& f) noexcept {
   return on_failure;
 }
 
+// Runs clang's cc1 on `source` with argv; true with the object, else false with clang's log.
+bool run_clang(const char* const* argv, size_t argc, const char* name, const char* source, size_t source_size,
+               llvm::SmallVector<char, 0>* object, std::string* message) {
+  std::string log;
+  llvm::raw_string_ostream log_os(log);
+  auto diag_opts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+  auto* printer = new clang::TextDiagnosticPrinter(log_os, diag_opts.get());
+  auto diags = llvm::makeIntrusiveRefCnt<clang::DiagnosticsEngine>(
+      llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), diag_opts, printer);
+  std::vector<const char*> args(argv, argv + argc);
+  args.push_back(name);
+  auto inv = std::make_shared<clang::CompilerInvocation>();
+  if (!clang::CompilerInvocation::CreateFromArgs(*inv, args, *diags)) {
+    *message = "clang rejected the options: " + log;
+    return false;
+  }
+  inv->getPreprocessorOpts().addRemappedFile(
+      name, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source, source_size), name).release());
+  inv->getFrontendOpts().ProgramAction = clang::frontend::EmitObj;
+  clang::CompilerInstance ci;
+  ci.setInvocation(inv);
+  ci.createDiagnostics(printer, false);
+  ci.setVerboseOutputStream(log_os);  // "N errors generated." goes to the log, not stderr
+  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(*object));
+  llvm::LLVMContext ctx;
+  clang::EmitObjAction action(&ctx);
+  const bool ok = ci.ExecuteAction(action);
+  if (!ok || ci.getDiagnostics().hasErrorOccurred() || object->empty()) {
+    *message = std::string("clang failed to compile ") + name + ":\n" + log;
+    return false;
+  }
+  return true;
+}
+
 int compile(const char* const* argv, size_t argc, const char* name, const char* source, size_t source_size,
             spmvjit_llvm_bytes* out) {
   return guarded(out, 1, [&] {
-    std::string log;
-    llvm::raw_string_ostream log_os(log);
-    auto diag_opts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-    auto* printer = new clang::TextDiagnosticPrinter(log_os, diag_opts.get());
-    auto diags = llvm::makeIntrusiveRefCnt<clang::DiagnosticsEngine>(
-        llvm::makeIntrusiveRefCnt<clang::DiagnosticIDs>(), diag_opts, printer);
-    std::vector<const char*> args(argv, argv + argc);
-    args.push_back(name);
-    auto inv = std::make_shared<clang::CompilerInvocation>();
-    if (!clang::CompilerInvocation::CreateFromArgs(*inv, args, *diags)) {
-      put(out, "clang rejected the options: " + log);
-      return 1;
-    }
-    inv->getPreprocessorOpts().addRemappedFile(
-        name, llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source, source_size), name).release());
-    inv->getFrontendOpts().ProgramAction = clang::frontend::EmitObj;
-    clang::CompilerInstance ci;
-    ci.setInvocation(inv);
-    ci.createDiagnostics(printer, false);
-    ci.setVerboseOutputStream(log_os);  // "N errors generated." goes to the log, not stderr
     llvm::SmallVector<char, 0> object;
-    ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
-    llvm::LLVMContext ctx;
-    clang::EmitObjAction action(&ctx);
-    const bool ok = ci.ExecuteAction(action);
-    if (!ok || ci.getDiagnostics().hasErrorOccurred() || object.empty()) {
-      put(out, std::string("clang failed to compile ") + name + ":\n" + log);
+    std::string message;
+    if (!run_clang(argv, argc, name, source, source_size, &object, &message)) {
+      put(out, message);
       return 1;
     }
     put(out, object.data(), object.size());
     return 0;
   });
 }
+
+#ifdef SPMVJIT_LLVM_LLD
+// A file in the temporary folder, removed with its owner.
+struct TempFile {
+  llvm::SmallString<128> path;
+  ~TempFile() {
+    if (!path.empty()) llvm::sys::fs::remove(path);
+  }
+};
+
+// Links one AMDGPU relocatable object into a code object, as clang's driver does for HIP
+// (ld.lld -shared -m elf64_amdgpu --no-undefined). lld reads and writes files and keeps global
+// state, so links run one at a time, in files of the temporary folder.
+bool link_amdgpu(const llvm::SmallVector<char, 0>& object, const char* name, std::string* code,
+                 std::string* message) {
+  static std::mutex serial;
+  std::lock_guard<std::mutex> lock(serial);
+  TempFile in, out;
+  int fd = -1;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("spmvjit-amdgpu", "o", fd, in.path)) {
+    *message = "lld: cannot create a temporary file: " + ec.message();
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(object.data(), object.size());
+    os.close();
+    if (os.has_error()) {
+      *message = "lld: cannot write " + std::string(in.path) + ": " + os.error().message();
+      os.clear_error();
+      return false;
+    }
+  }
+  if (auto ec = llvm::sys::fs::createTemporaryFile("spmvjit-amdgpu", "co", out.path)) {
+    *message = "lld: cannot create a temporary file: " + ec.message();
+    return false;
+  }
+  const std::vector<const char*> args = {"ld.lld",      "-m", "elf64_amdgpu",   "--no-undefined", "-shared",
+                                         "--threads=1", "-o", out.path.c_str(), in.path.c_str()};
+  std::string log;
+  llvm::raw_string_ostream log_os(log);
+  const lld::Result r = lld::lldMain(args, log_os, log_os, {{lld::Gnu, &lld::elf::link}});
+  if (r.retCode != 0) {
+    *message = std::string("lld failed to link ") + name + ":\n" + log;
+    return false;
+  }
+  auto bytes = llvm::MemoryBuffer::getFile(out.path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!bytes) {
+    *message = "lld: cannot read its output: " + bytes.getError().message();
+    return false;
+  }
+  code->assign((*bytes)->getBufferStart(), (*bytes)->getBufferSize());
+  return true;
+}
+
+int compile_amdgpu(const char* const* argv, size_t argc, const char* name, const char* source,
+                   size_t source_size, spmvjit_llvm_bytes* out) {
+  return guarded(out, 1, [&] {
+    llvm::SmallVector<char, 0> object;
+    std::string message, code;
+    if (!run_clang(argv, argc, name, source, source_size, &object, &message) ||
+        !link_amdgpu(object, name, &code, &message)) {
+      put(out, message);
+      return 1;
+    }
+    put(out, code);
+    return 0;
+  });
+}
+
+// LLVM's AMDGPU processors, comma-separated.
+std::string amdgpu_processor_list() {
+  llvm::SmallVector<llvm::StringRef, 64> names;
+  llvm::AMDGPU::fillValidArchListAMDGCN(names);
+  std::string list;
+  for (llvm::StringRef n : names) {
+    if (!list.empty()) list += ',';
+    list += n.str();
+  }
+  return list;
+}
+#endif
 
 spmvjit_llvm_jit* jit_create(spmvjit_llvm_bytes* error) {
   return guarded(error, static_cast<spmvjit_llvm_jit*>(nullptr), [&]() -> spmvjit_llvm_jit* {
@@ -194,7 +301,7 @@ void release(spmvjit_llvm_bytes* bytes) {
 }
 
 struct Toolchain {
-  std::string triple, cpu, features, clang_version;
+  std::string triple, cpu, features, clang_version, amdgpu;
   spmvjit_llvm_toolchain_v1_t table{};
   bool ok = false;
 
@@ -220,7 +327,18 @@ struct Toolchain {
                jit_destroy,
                jit_load,
                jit_lookup,
-               release};
+               release,
+               nullptr,
+               nullptr};
+#ifdef SPMVJIT_LLVM_LLD
+      LLVMInitializeAMDGPUTargetInfo();
+      LLVMInitializeAMDGPUTarget();
+      LLVMInitializeAMDGPUTargetMC();
+      LLVMInitializeAMDGPUAsmPrinter();
+      amdgpu = amdgpu_processor_list();
+      table.amdgpu_processors = amdgpu.c_str();
+      table.compile_amdgpu = compile_amdgpu;
+#endif
       ok = true;
     } catch (...) {
     }
