@@ -8,8 +8,8 @@
 // device libraries (-nogpuinc -nogpulib): what hipRTC's built-in hip_runtime.h gives them, built
 // on clang's AMDGPU builtins alone. The HIP backend compiles with clang 19 (the CPU backend's LLVM
 // plugin) for processors its hipRTC does not know (gfx942 with ROCm 5.2), defining
-// SPMVJIT_HIP_CLANG; codegen pastes this file ahead of every HIP kernel source. Everything here is inline and
-// calls no library function, so a code object links with nothing but itself.
+// SPMVJIT_HIP_CLANG; codegen pastes this file ahead of every HIP kernel source. Everything here is
+// inline and calls no library function, so a code object links with nothing but itself.
 #ifndef SPMVJIT_HIP_CLANG_RUNTIME_INCLUDED
 #define SPMVJIT_HIP_CLANG_RUNTIME_INCLUDED
 
