@@ -70,9 +70,10 @@ void require_enum(const E& field, int last, const char* what) {
 // (the static_assert catches one added at the end and forgotten).
 #define SPMVJIT_END(f) (offsetof(spmv_options_t, f) + sizeof(spmv_options_t::f))
 constexpr size_t kOptionsFieldEnds[] = {
-    SPMVJIT_END(struct_size), SPMVJIT_END(backend),  SPMVJIT_END(device),       SPMVJIT_END(threads),
-    SPMVJIT_END(cache_dir),   SPMVJIT_END(format),   SPMVJIT_END(log_level),    SPMVJIT_END(log_callback),
-    SPMVJIT_END(log_user),    SPMVJIT_END(planning), SPMVJIT_END(deterministic)};
+    SPMVJIT_END(struct_size), SPMVJIT_END(backend),  SPMVJIT_END(device),        SPMVJIT_END(threads),
+    SPMVJIT_END(cache_dir),   SPMVJIT_END(format),   SPMVJIT_END(log_level),     SPMVJIT_END(log_callback),
+    SPMVJIT_END(log_user),    SPMVJIT_END(planning), SPMVJIT_END(deterministic), SPMVJIT_END(vectors),
+    SPMVJIT_END(layout)};
 #undef SPMVJIT_END
 static_assert(sizeof(spmv_options_t) - kOptionsFieldEnds[std::size(kOptionsFieldEnds) - 1] <
                   alignof(spmv_options_t),
@@ -94,7 +95,8 @@ size_t whole_fields(size_t size) { return whole_fields(kOptionsFieldEnds, size);
 #define SPMVJIT_END(f) (offsetof(spmv_plan_info_t, f) + sizeof(spmv_plan_info_t::f))
 constexpr size_t kInfoFieldEnds[] = {
     SPMVJIT_END(struct_size), SPMVJIT_END(rows),       SPMVJIT_END(cols),    SPMVJIT_END(nnz),
-    SPMVJIT_END(index_type),  SPMVJIT_END(value_type), SPMVJIT_END(backend), SPMVJIT_END(threads)};
+    SPMVJIT_END(index_type),  SPMVJIT_END(value_type), SPMVJIT_END(backend), SPMVJIT_END(threads),
+    SPMVJIT_END(vectors),     SPMVJIT_END(layout)};
 #undef SPMVJIT_END
 static_assert(sizeof(spmv_plan_info_t) - kInfoFieldEnds[std::size(kInfoFieldEnds) - 1] <
                   alignof(spmv_plan_info_t),
@@ -132,6 +134,7 @@ void spmv_options_init_sized(spmv_options_t* o, size_t struct_size) {
   d.struct_size = struct_size;
   d.backend = SPMV_BACKEND_AUTO;
   d.log_level = SPMV_LOG_DEFAULT;
+  d.vectors = 1;
   // Only the caller's bytes: a smaller (older) struct gets its own fields, a larger (newer) one
   // zeros past the fields this library knows.
   const size_t known = whole_fields(std::min(struct_size, sizeof d));
@@ -159,17 +162,20 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     require_enum(o.backend, SPMV_BACKEND_HIP, "backend");
     require_enum(o.log_level, SPMV_LOG_DEFAULT, "log level");
     require_enum(o.planning, SPMV_PLANNING_MEASURE, "planning mode");
+    require_enum(o.layout, SPMV_LAYOUT_ROW_MAJOR, "layout");
     p->log = spmvjit::LogSink{o.log_level, o.log_callback, o.log_user};
     spmvjit::LogScope scope(p->log);
     const bool forced = spmvjit::parse_format_option(o.format) != nullptr;
-    p->impl = o.planning == SPMV_PLANNING_MEASURE && !forced ? spmvjit::plan_by_measurement(*A, o)
-                                                             : std::make_unique<spmvjit::Plan>(*A, o);
+    // Measure mode times SpMV candidates; plans for several vectors are estimated (one format
+    // computes them today: csr_mm).
+    const bool measure = o.planning == SPMV_PLANNING_MEASURE && !forced && o.vectors <= 1;
+    p->impl = measure ? spmvjit::plan_by_measurement(*A, o) : std::make_unique<spmvjit::Plan>(*A, o);
     *plan = p.release();
   });
 }
 
-spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta,
-                           void* y, void* stream) {
+spmv_status_t spmv_execute(spmv_plan_t plan, const void* alpha, const void* x, const void* beta, void* y,
+                           void* stream) {
   return guarded([&] {
     require(plan != nullptr, "plan is null");
     spmvjit::LogScope scope(plan->log);
@@ -189,6 +195,15 @@ spmv_status_t spmv_execute_typed(spmv_plan_t plan, spmv_value_type_t value_type,
                                                    value_type_name(planned) + " values");
     spmvjit::LogScope scope(plan->log);
     plan->impl->execute(alpha, x, beta, y, stream);
+  });
+}
+
+spmv_status_t spmm_execute(spmv_plan_t plan, const void* alpha, const void* X, int64_t ldx, const void* beta,
+                           void* Y, int64_t ldy, void* stream) {
+  return guarded([&] {
+    require(plan != nullptr, "plan is null");
+    spmvjit::LogScope scope(plan->log);
+    plan->impl->execute_many(alpha, X, ldx, beta, Y, ldy, stream);
   });
 }
 
@@ -214,6 +229,8 @@ spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
                 : p.backend_kind() == spmvjit::BackendKind::cuda ? SPMV_BACKEND_CUDA
                                                                  : SPMV_BACKEND_HIP;
     i.threads = p.backend_kind() == spmvjit::BackendKind::cpu ? p.threads() : 1;
+    i.vectors = int(p.vectors());
+    i.layout = p.row_major() ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
     std::memcpy(info, &i, whole_fields(kInfoFieldEnds, std::min(size, sizeof i)));
   });
 }
@@ -265,13 +282,12 @@ const char* spmv_status_string(spmv_status_t s) {
   return "unknown status";
 }
 
-spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir,
-                          int* count) {
+spmv_status_t spmv_warmup(spmv_backend_t backend, const char* target, const char* cache_dir, int* count) {
   using namespace spmvjit;
   return guarded([&] {
     if (count) *count = 0;
     require_enum(backend, SPMV_BACKEND_HIP, "backend");
-    const BackendKind kind = backend == SPMV_BACKEND_CUDA ? BackendKind::cuda
+    const BackendKind kind = backend == SPMV_BACKEND_CUDA  ? BackendKind::cuda
                              : backend == SPMV_BACKEND_HIP ? BackendKind::hip
                                                            : BackendKind::cpu;
     // GPUs: the compiler alone builds for a named target, no device needed; NULL/"native" = device 0.

@@ -82,6 +82,11 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   if (a.index_base != 0 && a.index_base != 1)
     fail(SPMV_STATUS_INVALID_VALUE, "index_base must be 0 or 1, got " + std::to_string(a.index_base));
   deterministic_ = options.deterministic != 0;
+  if (options.vectors < 0 || options.vectors > kMaxVectors)
+    fail(SPMV_STATUS_INVALID_VALUE,
+         "vectors must be 0 to " + std::to_string(kMaxVectors) + ", got " + std::to_string(options.vectors));
+  vectors_ = std::max(options.vectors, 1);
+  row_major_ = options.layout == SPMV_LAYOUT_ROW_MAJOR;
   const Format* forced = parse_format_option(options.format);
   SPMVJIT_ASSERT(!params || forced, "parameters given without a format");
   if (params) forced_params_ = *params;
@@ -168,8 +173,9 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   timings_.stats = stats_.seconds;
   trace.step("statistics");
   fit_threads(user);
-  choice_ = choose_format(csr, stats_, target_, forced,
-                          {false, forced_params_ ? &*forced_params_ : nullptr, deterministic_});
+  choice_ = choose_format(
+      csr, stats_, target_, forced,
+      {false, forced_params_ ? &*forced_params_ : nullptr, deterministic_, int(vectors_), row_major_});
   timings_.plan = choice_.seconds;
   trace.step("choice");
   start_kernel_lookup();
@@ -206,8 +212,9 @@ void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   // The estimates of device-convertible formats read only the statistics: give them no arrays.
   CsrRef shape = user;
   shape.row_ptr = shape.col_idx = shape.val = nullptr;
-  choice_ = choose_format(shape, stats_, target_, forced,
-                          {true, forced_params_ ? &*forced_params_ : nullptr, deterministic_});
+  choice_ = choose_format(
+      shape, stats_, target_, forced,
+      {true, forced_params_ ? &*forced_params_ : nullptr, deterministic_, int(vectors_), row_major_});
   timings_.plan = choice_.seconds;
   trace.step("choice");
   start_kernel_lookup();
@@ -351,9 +358,41 @@ void Plan::upload_arrays() {
   for (int i = 0; i < kMaxArrays; ++i) args_.n[i] = data_.ints[i];
   args_.rows = rows_;
   args_.cols = cols_;
+  args_.vectors = vectors_;
+  args_.layout = row_major_;
+  args_.ldx = row_major_ ? vectors_ : cols_;
+  args_.ldy = row_major_ ? vectors_ : rows_;
 }
 
 void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, void* stream) {
+  if (vectors_ > 1)
+    fail(SPMV_STATUS_INVALID_VALUE, "the plan is for " + std::to_string(vectors_) +
+                                        " vectors: call spmm_execute (spmv_execute multiplies one)");
+  run(alpha, x, args_.ldx, beta, y, args_.ldy, stream);
+}
+
+void Plan::execute_many(const void* alpha, const void* x, int64_t ldx, const void* beta, void* y, int64_t ldy,
+                        void* stream) {
+  // Column-major: a column of X is cols long, of Y rows long; row-major: a row is k long.
+  const int64_t min_x = row_major_ ? vectors_ : cols_, min_y = row_major_ ? vectors_ : rows_;
+  if (ldx < std::max<int64_t>(min_x, 1) || ldy < std::max<int64_t>(min_y, 1))
+    fail(SPMV_STATUS_INVALID_VALUE, "spmm_execute: ldx " + std::to_string(ldx) + " and ldy " +
+                                        std::to_string(ldy) + " must be at least " +
+                                        std::to_string(std::max<int64_t>(min_x, 1)) + " and " +
+                                        std::to_string(std::max<int64_t>(min_y, 1)) + " (" +
+                                        (row_major_ ? "row-major X and Y, " : "column-major X and Y, ") +
+                                        std::to_string(vectors_) + " vectors)");
+  // One vector row-major is a strided vector; the single-vector formats read x and y contiguous.
+  if (row_major_ && !choice_.format->multi_vector() && (ldx != 1 || ldy != 1))
+    fail(SPMV_STATUS_INVALID_VALUE,
+         "spmm_execute: a plan for one row-major vector reads X and Y contiguous "
+         "(ldx = ldy = 1); got ldx " +
+             std::to_string(ldx) + ", ldy " + std::to_string(ldy));
+  run(alpha, x, ldx, beta, y, ldy, stream);
+}
+
+void Plan::run(const void* alpha, const void* x, int64_t ldx, const void* beta, void* y, int64_t ldy,
+               void* stream) {
   if (!alpha || !beta) fail(SPMV_STATUS_INVALID_VALUE, "alpha and beta must not be null");
   if ((!x && cols_ > 0) || (!y && rows_ > 0)) fail(SPMV_STATUS_INVALID_VALUE, "x or y is null");
   double al, be;
@@ -370,6 +409,8 @@ void Plan::execute(const void* alpha, const void* x, const void* beta, void* y, 
   args.y = y;
   args.alpha = al;
   args.beta = be;
+  args.ldx = ldx;
+  args.ldy = ldy;
   // The specialized entries once their background compile is done (published with release order
   // and never changed after: a load per call, no lock, no allocation).
   const std::vector<void*>* table = entries_;
@@ -400,7 +441,11 @@ void Plan::scale_y(double beta, void* y, const SpmvArgs& args, void* stream) {
   auto scale = [&](auto* v) {
     using V = std::remove_pointer_t<decltype(v)>;
     const V b = V(beta);
-    for (int64_t i = 0; i < rows_; ++i) v[i] = beta == 0 ? V(0) : b * v[i];
+    for (int64_t j = 0; j < vectors_; ++j)
+      for (int64_t i = 0; i < rows_; ++i) {
+        V& e = v[row_major_ ? i * args.ldy + j : j * args.ldy + i];
+        e = beta == 0 ? V(0) : b * e;
+      }
   };
   if (value_ == ValueType::f32)
     scale(static_cast<float*>(y));
@@ -438,12 +483,12 @@ FormatData Plan::host_data() const {
 
 int64_t Plan::bytes_per_spmv(bool beta_zero) const {
   const int64_t vs = int64_t(size_of(value_));
-  return data_.matrix_bytes + cols_ * vs + rows_ * vs * (beta_zero ? 1 : 2);
+  return data_.matrix_bytes + vectors_ * (cols_ * vs + rows_ * vs * (beta_zero ? 1 : 2));
 }
 
 int64_t Plan::csr_equivalent_bytes(bool beta_zero) const {
   const int64_t is = int64_t(size_of(index_)), vs = int64_t(size_of(value_));
-  return (rows_ + 1) * is + nnz_ * (is + vs) + cols_ * vs + rows_ * vs * (beta_zero ? 1 : 2);
+  return (rows_ + 1) * is + nnz_ * (is + vs) + vectors_ * (cols_ * vs + rows_ * vs * (beta_zero ? 1 : 2));
 }
 
 Json Plan::describe_json() const {
@@ -454,6 +499,8 @@ Json Plan::describe_json() const {
                          {"backend", to_string(backend_->kind())},
                          {"target", target_.target},
                          {"conversion", converted_on_device_ ? "device" : "host"},
+                         {"vectors", vectors_},
+                         {"layout", row_major_ ? "row-major" : "column-major"},
                          {"threads", worker_threads_},
                          {"parts", target_.threads},
                          {"deterministic", deterministic_},

@@ -44,6 +44,9 @@ class Plan {
   Plan& operator=(const Plan&) = delete;
 
   void execute(const void* alpha, const void* x, const void* beta, void* y, void* stream);
+  // Y = alpha*A*X + beta*Y for the plan's k vectors in its layout (spmm_execute).
+  void execute_many(const void* alpha, const void* x, int64_t ldx, const void* beta, void* y, int64_t ldy,
+                    void* stream);
   void update_values(const void* values, spmv_memory_t memory);
   // What the plan is and how it was made: format, parameters, kernel, bytes, the planner's
   // ranking, statistics and stage timings. Tools read fields from it, never from the text.
@@ -86,6 +89,8 @@ class Plan {
   int64_t cols() const { return cols_; }
   int64_t nnz() const { return nnz_; }
   int threads() const { return worker_threads_; }  // CPU threads its executes use
+  int64_t vectors() const { return vectors_; }     // k of spmm_execute (1: one vector)
+  bool row_major() const { return row_major_; }    // layout of X and Y in spmm_execute
   // Bytes one SpMV moves in this format (matrix arrays + x + y read and written).
   int64_t bytes_per_spmv(bool beta_zero) const;
   // The same for plain CSR with this matrix's types: the common yardstick for GB/s.
@@ -103,6 +108,9 @@ class Plan {
   template <class Convert>
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
+  // Both executes: k vectors with leading dimensions ldx, ldy (checked by the callers).
+  void run(const void* alpha, const void* x, int64_t ldx, const void* beta, void* y, int64_t ldy,
+           void* stream);
   // y = beta * y (0 when beta == 0): execute with alpha == 0.
   void scale_y(double beta, void* y, const SpmvArgs& args, void* stream);
   void update_values_on_device(const void* values, spmv_memory_t memory);
@@ -139,6 +147,8 @@ class Plan {
   Backend* backend_ = nullptr;
   TargetInfo target_;          // target_.threads = parts the CPU formats cut the work into
   int worker_threads_ = 1;     // threads that run them
+  int64_t vectors_ = 1;        // spmv_options_t::vectors (k)
+  bool row_major_ = false;     // spmv_options_t::layout
   int threads_requested_ = 0;  // options.threads (0: all of the shared pool)
   static constexpr int kPartsPerThread = 4;
   IndexType index_;

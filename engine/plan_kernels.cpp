@@ -124,7 +124,7 @@ void Plan::bind_entries(const std::string& suffix) {
                  "the first launch step of " + data_.format + " is marked early");
   if (backend_->kind() != BackendKind::cpu) {
     scale_entry_ = module_->entry("spmvjit_scale_y");
-    scale_step_ = LaunchStep{"spmvjit_scale_y", (rows_ + 255) / 256, 256, 0};
+    scale_step_ = LaunchStep{"spmvjit_scale_y", (rows_ * vectors_ + 255) / 256, 256, 0};
   }
   for (int e = 0; e < kEpilogueVariants; ++e) {
     entries_[e].clear();

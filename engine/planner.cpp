@@ -70,13 +70,26 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   const bool automatic = forced == nullptr;
   PlanChoice choice;
   TraceSteps trace("estimate");
+  const bool many = o.vectors > 1;
+  if (many && forced && !forced->multi_vector())
+    fail(SPMV_STATUS_UNSUPPORTED, "format '" + forced->name() +
+                                      "' multiplies one vector at a time; a plan for " +
+                                      std::to_string(o.vectors) +
+                                      " vectors takes a format that multiplies several "
+                                      "(csr_mm, or auto)");
   if (value_compression_enabled() && s.sample) choice.sample_values = sample_values(*s.sample);
   trace.step("sample values");
   for (const Format* f : all_formats()) {
     if (!f->supports(t.backend) || (!automatic && f != forced)) continue;
+    // Several vectors: the formats that multiply them; one: the others (a forced one takes k = 1).
+    if (automatic && f->multi_vector() != many) continue;
     if (device_input && !f->converts_on_device()) continue;
     trace.step("(between formats)");
     for (FormatParams p : f->candidates(a, s, t)) {
+      if (f->multi_vector()) {  // k and the layout are kernel constants (k beyond 32: blocks of vectors)
+        p[kVectorsParam] = o.vectors <= kMaxBakedVectors ? o.vectors : 0;
+        p[kLayoutParam] = o.row_major ? 1 : 0;
+      }
       if (device_input && !f->device_convertible(p)) continue;
       const std::string nondeterministic = o.deterministic ? f->make_deterministic(p, t) : "";
       if (only && p != with_codec(*only, ValueCodec::plain)) continue;

@@ -49,6 +49,8 @@ struct ChoiceOptions {
   bool device_input = false;
   const FormatParams* only = nullptr;
   bool deterministic = false;
+  int vectors = 1;         // k: above 1, only formats that multiply several vectors (Format::multi_vector)
+  bool row_major = false;  // their layout
 };
 
 // forced: null lets the planner decide; otherwise that format (its best params). Throws

@@ -15,7 +15,9 @@
 # run through it, the [hip] tests, and the large suite benched with --backend hip beside
 # --backend cuda and cuSPARSE from the same build), python (not in the default list: the Python
 # module, with pybind11 from .deps/pybind11-dev_*.deb, and its GPU tests: device arrays through
-# __cuda_array_interface__, DLPack, CuPy and PyTorch where installed). BASELINE_TREE=dir (a source tree of an older commit) is
+# __cuda_array_interface__, DLPack, CuPy and PyTorch where installed), spmm (not in the default
+# list: `run --vectors K` for K in $SPMM_K, default 1 8 32, both layouts, on $SPMM_MATRICES; the
+# time of one SpMM against K SpMVs). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -58,7 +60,7 @@ if [ -n "${BASELINE_TREE:-}" ]; then
   BASE_PID=$!
 fi
 needs_main=0  # the hip and python stages build their own
-for s in tests auto all shared warm cold small memcheck sanitize det values trace; do has $s && needs_main=1; done
+for s in tests auto all shared warm cold small memcheck sanitize det values trace spmm; do has $s && needs_main=1; done
 if [ $needs_main = 1 ]; then configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3; fi
 if [ -n "${BASELINE_TREE:-}" ]; then
   if wait $BASE_PID; then BASE_CLI=$BUILD-base/tools/spmvjit; else echo "baseline build failed"; tail -20 /tmp/base_build.log; fi
@@ -189,6 +191,20 @@ PY
 done
 fi
 
+if has spmm; then
+step "spmm: run --vectors K (median time of one SpMM; K = 1 is the SpMV), both layouts"
+for m in ${SPMM_MATRICES:-poisson2d:1000 blockfem:40 rmat:18}; do
+  for k in ${SPMM_K:-1 8 32}; do
+    for layout in col row; do
+      [ "$k" = 1 ] && [ "$layout" = row ] && continue
+      line=$(timeout 120 "$CLI" run --gen "$m" --backend cuda --vectors "$k" --layout "$layout" --iters 20 2>&1 |
+             grep -E "^plan |spmv \(median\)|^verified|WRONG|error" | tr -s ' ' | tr '\n' ' ')
+      echo "$m k=$k $layout: $line"
+    done
+  done
+done
+fi
+
 if has small; then
 step "bench: small matrices (latency)"
 timeout 30 "$CLI" bench --suite --backend cuda --formats auto,csr,sell,csr_adaptive --cache-dir /tmp/spmvjit-bench-cache \
@@ -201,10 +217,10 @@ cat /tmp/bench_small.txt
 fi
 
 if has memcheck; then
-step "compute-sanitizer memcheck (kernel accesses; the OOM/bad-image API errors the tests provoke are not reported): [cuda] device tests int32/double, int64/float, device-memory and device-planning tests"
+step "compute-sanitizer memcheck (kernel accesses; the OOM/bad-image API errors the tests provoke are not reported): [cuda] device tests int32/double, int64/float, device-memory, device-planning and spmm tests"
 SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_MEMCHECK:-60}" \
   compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 20 "$TESTS" \
-  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*,cuda sanitizer set*" > /tmp/memcheck.txt 2>&1
+  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*,cuda sanitizer set*,spmm device*" > /tmp/memcheck.txt 2>&1
 echo "memcheck exit $? (0 clean, 9 errors found, 124 time limit)"
 tail -n 30 /tmp/memcheck.txt
 fi

@@ -36,6 +36,12 @@ inline bool deterministic_sums(const FormatParams& p) {
   return it != p.end() && it->second != 0;
 }
 
+// Multiple vectors (spmm_execute): a format that multiplies several vectors at once
+// (Format::multi_vector) takes VECTORS (k when k <= kMaxBakedVectors, else 0: any k, in blocks)
+// and LAYOUT (0 column-major, 1 row-major X and Y), both kernel constants the planner sets.
+inline constexpr const char* kVectorsParam = "VECTORS";
+inline constexpr const char* kLayoutParam = "LAYOUT";
+
 // Parameters as a JSON object, in FormatParams' (sorted) order.
 Json params_json(const FormatParams& p);
 
@@ -114,6 +120,9 @@ class Format {
   virtual ~Format() = default;
   virtual std::string name() const = 0;
   virtual bool supports(BackendKind b) const = 0;
+  // True for formats whose kernels multiply k vectors at once (VECTORS, LAYOUT params): the
+  // planner's only candidates for k > 1, and none for k = 1 unless forced.
+  virtual bool multi_vector() const { return false; }
   // The array slots of its kernel contract (templates/contract/<name>.h), by slot.
   virtual std::span<const ArraySlot> contract_arrays() const { return {}; }
   // Parameter sets worth considering for this matrix and target.

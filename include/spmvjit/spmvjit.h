@@ -90,6 +90,10 @@ typedef void (*spmv_log_callback_t)(int level, const char* message, void* user);
  * matrix again (same pattern, types and device) skips the timing. */
 typedef enum spmv_planning_t { SPMV_PLANNING_ESTIMATE = 0, SPMV_PLANNING_MEASURE = 1 } spmv_planning_t;
 
+/* Layout of the dense X and Y of spmm_execute (cuSPARSE's CUSPARSE_ORDER_COL / _ROW): element
+ * (i, j) at j * ld + i (column-major) or i * ld + j (row-major). */
+typedef enum spmv_layout_t { SPMV_LAYOUT_COL_MAJOR = 0, SPMV_LAYOUT_ROW_MAJOR = 1 } spmv_layout_t;
+
 /* Options carry their size, so that a library with more fields still reads an older caller's
  * struct: spmv_options_init sets struct_size to sizeof(spmv_options_t) as the caller was
  * compiled, and the library reads only the fields within struct_size (the others take their
@@ -110,6 +114,11 @@ typedef struct spmv_options_t {
   int deterministic;        /* nonzero: bitwise-identical y on every run of this plan with the
                                same inputs on the same device (no atomics in the sums: formats
                                that need them are not chosen; a forced one is refused) */
+  int vectors;              /* k: the plan multiplies k vectors at once with spmm_execute (0 or 1:
+                               one vector, spmv_execute). k is baked into the kernel up to 32;
+                               beyond, the kernel loops over blocks of vectors. Formats and their
+                               parameters are chosen for k (the matrix is read once for all k). */
+  spmv_layout_t layout;     /* of X and Y in spmm_execute (default column-major) */
 } spmv_options_t;
 
 typedef struct spmv_plan_s* spmv_plan_t;
@@ -153,6 +162,18 @@ SPMVJIT_API spmv_status_t spmv_execute_typed(spmv_plan_t plan, spmv_value_type_t
                                              const void* alpha, const void* x, const void* beta, void* y,
                                              void* stream);
 
+/* Y = alpha*A*X + beta*Y for the k vectors the plan was made for (spmv_options_t::vectors): X is
+ * cols x k and Y rows x k, dense, in the plan's layout, with leading dimensions ldx and ldy
+ * (column-major: ldx >= cols, ldy >= rows; row-major: ldx, ldy >= k), where the plan computes.
+ * alpha and beta as in spmv_execute, of the matrix's value type. A plan for k > 1 vectors
+ * refuses spmv_execute; a plan for one vector takes spmm_execute with k = 1 (X and Y one
+ * column). Why a plan option and not an argument of this call: k and the layout are baked into
+ * the kernels, so they must be known when the plan compiles them; the leading dimensions are
+ * sizes, never baked, and may change from call to call. Allocates nothing; the concurrency
+ * rules of spmv_execute apply. */
+SPMVJIT_API spmv_status_t spmm_execute(spmv_plan_t plan, const void* alpha, const void* X, int64_t ldx,
+                                       const void* beta, void* Y, int64_t ldy, void* stream);
+
 /* What a plan computes and where. Designed to grow: the caller sets struct_size to
  * sizeof(spmv_plan_info_t) (SPMV_PLAN_INFO_INIT does) and spmv_plan_info fills only the fields
  * within it, so a caller compiled against an older, smaller struct keeps working. */
@@ -165,9 +186,11 @@ typedef struct spmv_plan_info_t {
   spmv_value_type_t value_type; /* the type of alpha, beta, x and y in spmv_execute */
   spmv_backend_t backend;       /* where it runs: CPU, CUDA or HIP (never AUTO) */
   int threads;                  /* CPU threads its executes use (1 on GPUs) */
+  int vectors;                  /* k of spmm_execute (1: one vector) */
+  spmv_layout_t layout;         /* of X and Y in spmm_execute */
 } spmv_plan_info_t;
 #define SPMV_PLAN_INFO_INIT \
-  { sizeof(spmv_plan_info_t), 0, 0, 0, SPMV_INDEX_INT32, SPMV_VALUE_FLOAT, SPMV_BACKEND_AUTO, 0 }
+  { sizeof(spmv_plan_info_t), 0, 0, 0, SPMV_INDEX_INT32, SPMV_VALUE_FLOAT, SPMV_BACKEND_AUTO, 0, 1, SPMV_LAYOUT_COL_MAJOR }
 
 /* Fills *info (the fields within info->struct_size). INVALID_VALUE when plan or info is null or
  * struct_size is below its first field (0: not set). */

@@ -84,6 +84,20 @@ class SpmvPlan {
                                                     "; alpha, x, beta and y must be too");
     check(spmv_execute_typed(plan_, t, &alpha, x, &beta, y, stream));
   }
+  // Y = alpha*A*X + beta*Y for the plan's k vectors (Options::vectors) in its layout, with leading
+  // dimensions ldx and ldy (spmm_execute); V as in execute.
+  template <class V>
+  void execute_many(V alpha, const V* x, int64_t ldx, V beta, V* y, int64_t ldy,
+                    void* stream = nullptr) const {
+    static_assert(std::is_same<V, float>::value || std::is_same<V, double>::value, "float or double values");
+    const spmv_value_type_t t = std::is_same<V, float>::value ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+    if (plan_ && t != value_type_)
+      throw ApiError(SPMV_STATUS_INVALID_VALUE, std::string("spmvjit::SpmvPlan::execute_many<") +
+                                                    value_type_name(t) + ">: the plan's values are " +
+                                                    value_type_name(value_type_) +
+                                                    "; alpha, X, beta and Y must be too");
+    check(spmm_execute(plan_, &alpha, x, ldx, &beta, y, ldy, stream));
+  }
   spmv_value_type_t value_type() const { return value_type_; }
   // Sizes, types, backend and threads (spmv_plan_info).
   spmv_plan_info_t info() const {

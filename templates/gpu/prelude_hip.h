@@ -170,11 +170,14 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
 #include "values.cuh"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
-// (BLAS's rule: an inf or nan in x must not reach y). Every module exports it.
+// (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
+// element of y's rows x vectors, in its layout.
 extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs a) {
-  const i64 r = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
-  V* y = (V*)a.y;
-  if (r < a.rows) y[r] = a.beta == 0 ? V(0) : V(a.beta) * y[r];
+  const i64 i = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
+  if (i >= a.rows * a.vectors) return;
+  const i64 r = i % a.rows, j = i / a.rows;
+  V* y = (V*)a.y + (a.layout ? r * a.ldy + j : j * a.ldy + r);
+  *y = a.beta == 0 ? V(0) : V(a.beta) * *y;
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED

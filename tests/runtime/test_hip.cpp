@@ -143,7 +143,7 @@ TEST_CASE("hip: the kernel argument buffer is the SpmvArgs block at offset 0", "
   CHECK(p.config[3] == static_cast<const void*>(&p.size));
   CHECK(p.config[4] == HIP_LAUNCH_PARAM_END);
   CHECK(p.size == sizeof(SpmvArgs));
-  CHECK(p.size == 192);
+  CHECK(p.size == 224);
   CHECK(reinterpret_cast<uintptr_t>(p.bytes) % 8 == 0);
   CHECK(std::memcmp(p.bytes, &a, sizeof a) == 0);
   // The kernels' view of the block (templates/contract/spmv_args.h): fields at their offsets.
@@ -155,6 +155,7 @@ TEST_CASE("hip: the kernel argument buffer is the SpmvArgs block at offset 0", "
   CHECK(offsetof(SpmvArgs, x) == 128);
   CHECK(offsetof(SpmvArgs, alpha) == 144);
   CHECK(offsetof(SpmvArgs, values_table) == 184);
+  CHECK(offsetof(SpmvArgs, layout) == 216);
 }
 
 TEST_CASE("hip: without a device, plans report NO_DEVICE clearly", "[hip]") {

@@ -21,6 +21,8 @@ const char* kHelp =
     "                            $SPMVJIT_NUM_THREADS, $OMP_NUM_THREADS or the affinity mask)\n"
     "  --device N                GPU ordinal\n"
     "  --cache-dir DIR           kernel cache ('' = memory only)\n"
+    "  --vectors K               multiply K vectors at once (spmm_execute; default 1)\n"
+    "  --layout col|row          layout of the K vectors (default col: column-major)\n"
     "  --iters N                 minimum timed SpMVs (default 20)\n"
     "  --seed N                  generator seed\n"
     "  --duplicates sum|error    a file's repeated entries: summed with a warning (default) or refused\n"
@@ -32,7 +34,7 @@ const char* kHelp =
 int cmd_run(int argc, char** argv) {
   Args args(argc, argv, 2, {"help", "describe", "measure", "deterministic"},
             {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed", "json",
-             "gen", "duplicates"});
+             "gen", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
@@ -42,6 +44,11 @@ int cmd_run(int argc, char** argv) {
   spmv_options_t o = options_from(args);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
+  o.vectors = int(args.get_int("vectors", 1, 1, kMaxVectors));
+  const std::string layout = args.get("layout");
+  if (!layout.empty() && layout != "col" && layout != "row")
+    usage_error("--layout is col or row, got '" + layout + "'");
+  o.layout = layout == "row" ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
   const IndexType index = index_for(args, a);
   const ValueType value = value_from(args.get("value"));
   check_run_memory(a, index, value);
@@ -63,8 +70,11 @@ int cmd_run(int argc, char** argv) {
       {"  load", fmt(r.load_s * 1e3)},          {"  upload", fmt(r.upload_s * 1e3)},
       {"spmv (median)", fmt(r.exec_s * 1e3, 4)}};
   std::fputs(format_table({"stage", "ms"}, rows).c_str(), stdout);
+  if (o.vectors > 1)
+    std::printf("vectors  %d, %s (the SpMV row times all of them)\n", o.vectors,
+                o.layout == SPMV_LAYOUT_ROW_MAJOR ? "row-major" : "column-major");
   std::printf("rate     %.2f GB/s on format bytes (%.1f MB), %.2f GB/s CSR-equivalent, %.2f GFLOP/s\n",
-              r.gbs(), r.bytes * 1e-6, r.csr_gbs(), 2.0 * double(a.nnz()) / r.exec_s * 1e-9);
+              r.gbs(), r.bytes * 1e-6, r.csr_gbs(), 2.0 * double(a.nnz()) * o.vectors / r.exec_s * 1e-9);
   std::printf("verified yes (beta = 0 with NaN-poisoned y, and beta != 0, against long double)\n");
   if (args.has("describe")) std::printf("%s\n", r.describe.dump().c_str());
   if (args.has("json"))

@@ -90,34 +90,58 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   r.compile_s = t.compile;
   r.load_s = t.load;
   Backend& backend = get_backend(p.backend_kind(), options.device);
-  Vectors vec(&backend, size_t(a.cols) * sizeof(V), size_t(a.rows) * sizeof(V));
+  // k vectors (spmm_execute), dense with the minimal leading dimensions; one: spmv_execute.
+  const int64_t k = p.vectors();
+  const bool row_major = p.row_major();
+  const int64_t ldx = row_major ? k : a.cols, ldy = row_major ? k : a.rows;
+  Vectors vec(&backend, size_t(a.cols * k) * sizeof(V), size_t(a.rows * k) * sizeof(V));
+  auto execute = [&](const V* al, const V* dx, const V* be, V* dy) {
+    return k == 1 ? spmv_execute(plan, al, dx, be, dy, nullptr)
+                  : spmm_execute(plan, al, dx, ldx, be, dy, ldy, nullptr);
+  };
+  // Each vector of y against the reference of its vector of x and y0.
+  auto check = [&](const HostCsr<I, V>& a, const std::vector<V>& x, V alpha, V beta, const std::vector<V>& y0,
+                   const std::vector<V>& y) -> std::string {
+    std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
+    for (int64_t j = 0; j < k; ++j) {
+      for (int64_t i = 0; i < a.cols; ++i) xj[size_t(i)] = x[size_t(row_major ? i * ldx + j : j * ldx + i)];
+      for (int64_t i = 0; i < a.rows; ++i) {
+        yj0[size_t(i)] = y0[size_t(row_major ? i * ldy + j : j * ldy + i)];
+        yj[size_t(i)] = y[size_t(row_major ? i * ldy + j : j * ldy + i)];
+      }
+      const std::string bad = check_spmv(a, reference_spmv(a, alpha, xj.data(), beta, yj0.data()), yj.data());
+      if (!bad.empty())
+        return "WRONG RESULT" + (k > 1 ? " (vector " + std::to_string(j) + ")" : "") + ": " + bad;
+    }
+    return "";
+  };
 
   // Both checks run on the kernel the plan starts with and again on the specialized one when it
   // was still compiling in the background (timing uses the specialized one).
-  auto x = random_vector<V>(a.cols, 11);
-  std::vector<V> y(size_t(a.rows));
+  auto x = random_vector<V>(a.cols * k, 11);
+  std::vector<V> y(size_t(a.rows * k));
   V alpha = V(1), beta = V(0);
   auto verify = [&](const HostCsr<I, V>& a) -> std::string {
     // Check 1: beta = 0 must not read y (poisoned with NaN); alpha != 1.
-    x = random_vector<V>(a.cols, 11);
-    y.assign(size_t(a.rows), std::numeric_limits<V>::quiet_NaN());
+    x = random_vector<V>(a.cols * k, 11);
+    y.assign(size_t(a.rows * k), std::numeric_limits<V>::quiet_NaN());
+    const auto poisoned = y;
     auto [dx, dy] = vec.bind(x, y);
     alpha = V(1.5), beta = V(0);
-    if (spmv_execute(plan, &alpha, dx, &beta, dy, nullptr) != SPMV_STATUS_SUCCESS) return spmv_last_error();
+    if (execute(&alpha, dx, &beta, dy) != SPMV_STATUS_SUCCESS) return spmv_last_error();
     vec.fetch(y);
-    std::string bad = check_spmv(a, reference_spmv(a, alpha, x.data(), 0.0, y.data()), y.data());
-    if (!bad.empty()) return "WRONG RESULT: " + bad;
+    std::string bad = check(a, x, alpha, beta, poisoned, y);
+    if (!bad.empty()) return bad;
     // Check 2: beta != 0 with fresh x and y, alpha == 1 (the alpha-one variant).
-    x = random_vector<V>(a.cols, 12);
-    y = random_vector<V>(a.rows, 13);
+    x = random_vector<V>(a.cols * k, 12);
+    y = random_vector<V>(a.rows * k, 13);
     const auto y0 = y;
     auto [dx2, dy2] = vec.bind(x, y);
     alpha = V(1);
     beta = V(-0.75);
-    if (spmv_execute(plan, &alpha, dx2, &beta, dy2, nullptr) != SPMV_STATUS_SUCCESS) return spmv_last_error();
+    if (execute(&alpha, dx2, &beta, dy2) != SPMV_STATUS_SUCCESS) return spmv_last_error();
     vec.fetch(y);
-    bad = check_spmv(a, reference_spmv(a, alpha, x.data(), beta, y0.data()), y.data());
-    return bad.empty() ? "" : "WRONG RESULT: " + bad;
+    return check(a, x, alpha, beta, y0, y);
   };
   r.error = verify(a);
   if (r.error.empty() && p.tiered()) {
@@ -130,14 +154,13 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   auto [dx3, dy3] = vec.bind(x, y);
   alpha = V(1);
   beta = V(0);
-  for (int i = 0; i < 3; ++i) spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr);  // warm up
+  for (int i = 0; i < 3; ++i) execute(&alpha, dx3, &beta, dy3);  // warm up
   if (backend.is_host()) {
-    r.exec_s =
-        median_seconds([&] { spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr); }, min_iters, min_seconds);
+    r.exec_s = median_seconds([&] { execute(&alpha, dx3, &beta, dy3); }, min_iters, min_seconds);
   } else {
     // Device time between events of back-to-back SpMVs: host clocks would add launch and
     // synchronization latency that a solver loop never pays.
-    auto spmv = [&] { spmv_execute(plan, &alpha, dx3, &beta, dy3, nullptr); };
+    auto spmv = [&] { execute(&alpha, dx3, &beta, dy3); };
     r.exec_s = gpu_median_seconds(p.backend_kind(), options.device, spmv, min_iters, min_seconds);
     if (timing.cold)
       r.exec_cold_s = gpu_median_seconds(p.backend_kind(), options.device, spmv, min_iters, min_seconds / 2,

@@ -52,6 +52,14 @@ struct SpmvArgs {
   // The value table of a compressed plan (templates/contract/values.h): the uniform value, or the
   // values that 8-bit codes index; null for plain values.
   const void* values_table;
+  // Multiple vectors (spmm_execute): x is cols x vectors and y rows x vectors, dense, in the
+  // layout (0: column-major, element (i, j) at j * ld + i; 1: row-major, at i * ld + j) with the
+  // leading dimensions ldx and ldy. One vector (spmv_execute): vectors 1, layout 0, ldx cols, ldy
+  // rows.
+  long long vectors;
+  long long ldx;
+  long long ldy;
+  long long layout;
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
@@ -249,11 +257,14 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #line 126 "gpu/prelude_cuda.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
-// (BLAS's rule: an inf or nan in x must not reach y). Every module exports it.
+// (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
+// element of y's rows x vectors, in its layout.
 extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs a) {
-  const i64 r = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
-  V* y = (V*)a.y;
-  if (r < a.rows) y[r] = a.beta == 0 ? V(0) : V(a.beta) * y[r];
+  const i64 i = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
+  if (i >= a.rows * a.vectors) return;
+  const i64 r = i % a.rows, j = i / a.rows;
+  V* y = (V*)a.y + (a.layout ? r * a.ldy + j : j * a.ldy + r);
+  *y = a.beta == 0 ? V(0) : V(a.beta) * *y;
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED

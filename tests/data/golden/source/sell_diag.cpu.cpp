@@ -54,6 +54,14 @@ struct SpmvArgs {
   // The value table of a compressed plan (templates/contract/values.h): the uniform value, or the
   // values that 8-bit codes index; null for plain values.
   const void* values_table;
+  // Multiple vectors (spmm_execute): x is cols x vectors and y rows x vectors, dense, in the
+  // layout (0: column-major, element (i, j) at j * ld + i; 1: row-major, at i * ld + j) with the
+  // leading dimensions ldx and ldy. One vector (spmv_execute): vectors 1, layout 0, ldx cols, ldy
+  // rows.
+  long long vectors;
+  long long ldx;
+  long long ldy;
+  long long layout;
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means

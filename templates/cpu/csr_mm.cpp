@@ -1,0 +1,53 @@
+// CPU CSR for k vectors (spmm_execute): each part owns a row range balanced by nonzeros, and each
+// row's entries are read once for all k vectors. k (SPMVJIT_VECTORS, up to 32) is baked: its k
+// sums stay in registers and, with row-major X, the k values of one column are one contiguous,
+// vectorizable run. SPMVJIT_VECTORS 0: any k, CSR_MM_BLOCK_VECTORS vectors per pass over a row.
+#include "../contract/csr_mm.h"
+#include "prelude.h"
+
+#ifndef SPMVJIT_VECTORS
+#define SPMVJIT_VECTORS 4
+#endif
+#ifndef SPMVJIT_LAYOUT
+#define SPMVJIT_LAYOUT 1
+#endif
+
+// Vectors j0 .. j0 + K - 1 of row r.
+template <int E, int K>
+static inline void csr_mm_row(const SpmvArgs& a, i64 r, i64 j0) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_COL_IDX];
+  SPMVJIT_DECLARE_VALUES(va, a, CSR_VALUES);
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
+  const i64 ldx = a.ldx, ldy = a.ldy;
+  V sum[K];
+  for (int j = 0; j < K; ++j) sum[j] = 0;
+  for (i64 k = rp[r]; k < rp[r + 1]; ++k) {
+    const V v = va[k];
+    const i64 c = ci[k];
+    for (int j = 0; j < K; ++j) sum[j] += v * x[SPMVJIT_LAYOUT ? c * ldx + j0 + j : (j0 + j) * ldx + c];
+  }
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  for (int j = 0; j < K; ++j) {
+    const i64 at = SPMVJIT_LAYOUT ? r * ldy + j0 + j : (j0 + j) * ldy + r;
+    y[at] = spmvjit_epilogue<E>(sum[j], y, at, alpha, beta);
+  }
+}
+
+template <int E>
+static void csr_mm_part(const SpmvArgs& a, i64 p) {
+  const i64* parts = (const i64*)a.a[CSR_PARTS];
+  for (i64 r = parts[p]; r < parts[p + 1]; ++r) {
+#if SPMVJIT_VECTORS > 0
+    csr_mm_row<E, SPMVJIT_VECTORS>(a, r, 0);
+#else
+    i64 j = 0;
+    for (; j + CSR_MM_BLOCK_VECTORS <= a.vectors; j += CSR_MM_BLOCK_VECTORS)
+      csr_mm_row<E, CSR_MM_BLOCK_VECTORS>(a, r, j);
+    for (; j < a.vectors; ++j) csr_mm_row<E, 1>(a, r, j);
+#endif
+  }
+}
+
+SPMVJIT_EXPORT(csr_mm_part, spmvjit_part)

@@ -1,0 +1,252 @@
+// Several vectors at once (spmm_execute, spmv_options_t::vectors and layout): every k in
+// {1, 2, 3, 8, 32, 33} x both layouts x int32/int64 x float/double against the long-double
+// reference, vector by vector, on edge-case and generated matrices, with leading dimensions past
+// the minimum (their padding must stay untouched), NaN-poisoned Y when beta == 0, alpha == 0; on
+// the CPU and, tagged [cuda], on the GPU the tests run on. And the contract's refusals.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "engine/gen/generators.hpp"
+#include "engine/reference.hpp"
+#include "runtime/device_buffer.hpp"
+#include "spmvjit/spmvjit.hpp"
+#include "tests/test_matrices.hpp"
+#include "tests/test_support.hpp"
+
+namespace {
+
+using namespace spmvjit;
+using Csr64 = HostCsr<int64_t, double>;
+
+constexpr double kCanary = 12345.0;
+const int kVectorCounts[] = {1, 2, 3, 8, 32, 33};
+
+struct Named {
+  std::string name;
+  Csr64 a;
+};
+
+std::vector<Named> spmm_matrices() {
+  std::vector<Named> m;
+  m.push_back({"1x1", test::from_rows(1, 1, {{{0, 2.5}}})});
+  m.push_back({"0 rows", test::from_rows(0, 5, {})});
+  // Empty rows (first, middle, last) in a wide matrix (m != n).
+  m.push_back({"empty rows 5x9", test::from_rows(5, 9, {{}, {{0, 1.0}, {8, -2.0}}, {}, {{3, 0.5}}, {}})});
+  // One long row among short ones, tall (m != n).
+  test::RowLists rows(300);
+  for (int64_t c = 0; c < 200; ++c) rows[7].push_back({c, 1.0 / double(c + 1)});
+  for (int64_t i = 0; i < 300; ++i)
+    if (i != 7)
+      for (int64_t k = 0; k < i % 4; ++k)
+        rows[size_t(i)].push_back({(i * 37 + k * 53) % 200, double(k) - 1.5});
+  for (auto& r : rows) std::sort(r.begin(), r.end());
+  m.push_back({"huge row 300x200", test::from_rows(300, 200, rows)});
+  m.push_back({"poisson2d:20", generate_matrix("poisson2d:20")});
+  return m;
+}
+
+// X (cols x k) and Y (rows x k) in the layout with leading dimensions past the minimum; spmm on
+// `backend` (device buffers when it is a GPU); each vector checked against reference_spmv, the
+// padding against its canary. "" or what went wrong.
+template <class I, class V>
+std::string check_spmm(spmv_plan_t plan, Backend* device, const HostCsr<I, V>& a, int k, bool row_major,
+                       uint64_t seed) {
+  // One row-major vector is read contiguous by the single-vector formats (ld 1; more is refused).
+  const int64_t pad = row_major && k == 1 ? 0 : 1;
+  const int64_t ldx = (row_major ? k : a.cols) + 3 * pad, ldy = (row_major ? k : a.rows) + 2 * pad;
+  const int64_t x_len = (row_major ? a.cols : k) * ldx, y_len = (row_major ? a.rows : k) * ldy;
+  auto at = [&](int64_t i, int64_t j, int64_t ld) { return row_major ? i * ld + j : j * ld + i; };
+  const double alphas[] = {1.0, -1.75, 0.5, 0.0};
+  const double betas[] = {0.0, 0.5, -1.25, 2.0};
+  for (int c = 0; c < 4; ++c) {
+    const V al = V(alphas[c]), be = V(betas[c]);
+    std::vector<V> x(static_cast<size_t>(x_len), static_cast<V>(kCanary));
+    std::vector<V> y(static_cast<size_t>(y_len), static_cast<V>(kCanary));
+    const auto xr = random_vector<V>(a.cols * k, seed * 8 + 2 * c),
+               yr = random_vector<V>(a.rows * k, seed * 8 + 2 * c + 1);
+    for (int64_t j = 0; j < k; ++j) {
+      for (int64_t i = 0; i < a.cols; ++i) x[size_t(at(i, j, ldx))] = xr[size_t(j * a.cols + i)];
+      for (int64_t i = 0; i < a.rows; ++i)
+        y[size_t(at(i, j, ldy))] = be == 0 ? std::numeric_limits<V>::quiet_NaN() : yr[size_t(j * a.rows + i)];
+    }
+    const auto y0 = y;
+    const std::string what = "k " + std::to_string(k) + (row_major ? " row-major" : " column-major") +
+                             ", alpha " + std::to_string(alphas[c]) + ", beta " + std::to_string(betas[c]) +
+                             ": ";
+    spmv_status_t s;
+    if (device) {
+      DeviceBuffer dx(*device, x.size() * sizeof(V)), dy(*device, y.size() * sizeof(V));
+      device->upload(dx.get(), x.data(), x.size() * sizeof(V));
+      device->upload(dy.get(), y.data(), y.size() * sizeof(V));
+      s = spmm_execute(plan, &al, dx.get(), ldx, &be, dy.get(), ldy, nullptr);
+      device->synchronize(nullptr);
+      device->download(y.data(), dy.get(), y.size() * sizeof(V));
+    } else {
+      s = spmm_execute(plan, &al, x.data(), ldx, &be, y.data(), ldy, nullptr);
+    }
+    if (s != SPMV_STATUS_SUCCESS) return what + "spmm_execute failed: " + spmv_last_error();
+    for (int64_t j = 0; j < k; ++j) {
+      std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
+      for (int64_t i = 0; i < a.cols; ++i) xj[size_t(i)] = x[size_t(at(i, j, ldx))];
+      for (int64_t i = 0; i < a.rows; ++i) {
+        yj0[size_t(i)] = y0[size_t(at(i, j, ldy))];
+        yj[size_t(i)] = y[size_t(at(i, j, ldy))];
+      }
+      const std::string bad =
+          check_spmv(a, reference_spmv(a, double(al), xj.data(), double(be), yj0.data()), yj.data());
+      if (!bad.empty()) return what + "vector " + std::to_string(j) + ": " + bad;
+    }
+    // Padding past each leading dimension's rows (or k) stays as it was.
+    for (size_t e = 0; e < y.size(); ++e) {
+      const int64_t major = int64_t(e) / ldy, minor = int64_t(e) % ldy;
+      const bool inside = row_major ? minor < k : minor < a.rows;
+      (void)major;
+      if (!inside && y[e] != V(kCanary)) return what + "wrote into Y's padding at " + std::to_string(e);
+    }
+  }
+  return "";
+}
+
+template <class I, class V>
+void check_all(spmv_backend_t api, Backend* device) {
+  int plans = 0;
+  for (const Named& m : spmm_matrices()) {
+    const HostCsr<I, V> a = m.a.template cast<I, V>();
+    const spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(),
+                                           a.col_idx.empty() ? nullptr : a.col_idx.data(),
+                                           a.val.empty() ? nullptr : a.val.data());
+    for (int k : kVectorCounts)
+      for (bool row_major : {false, true}) {
+        Options o;
+        o.backend = api;
+        o.threads = 2;
+        o.vectors = k;
+        o.layout = row_major ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
+        INFO(m.name << ", k " << k << (row_major ? " row-major" : " column-major"));
+        spmv_plan_t plan = nullptr;
+        REQUIRE(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_SUCCESS);
+        const std::string bad = check_spmm(plan, device, a, k, row_major, uint64_t(plans) + 1);
+        CHECK(bad == "");
+        spmv_plan_info_t info = SPMV_PLAN_INFO_INIT;
+        REQUIRE(spmv_plan_info(plan, &info) == SPMV_STATUS_SUCCESS);
+        CHECK(info.vectors == k);
+        CHECK(info.layout == o.layout);
+        if (k > 1) {
+          const char* json = nullptr;
+          REQUIRE(spmv_plan_describe(plan, &json) == SPMV_STATUS_SUCCESS);
+          CHECK(test::json_string_field(json, "format") == "csr_mm");
+        }
+        spmv_plan_destroy(plan);
+        ++plans;
+      }
+  }
+  CHECK(plans == 5 * 6 * 2);
+}
+
+}  // namespace
+
+TEST_CASE("spmm: k vectors in both layouts match the reference on the CPU, int32 float", "[spmm]") {
+  if (!test::require_cpu_backend()) return;
+  check_all<int32_t, float>(SPMV_BACKEND_CPU, nullptr);
+}
+TEST_CASE("spmm: k vectors in both layouts match the reference on the CPU, int64 double", "[spmm]") {
+  if (!test::require_cpu_backend()) return;
+  check_all<int64_t, double>(SPMV_BACKEND_CPU, nullptr);
+}
+TEST_CASE("spmm: k vectors in both layouts match the reference on the CPU, int32 double", "[spmm]") {
+  if (!test::require_cpu_backend()) return;
+  check_all<int32_t, double>(SPMV_BACKEND_CPU, nullptr);
+}
+TEST_CASE("spmm: k vectors in both layouts match the reference on the CPU, int64 float", "[spmm]") {
+  if (!test::require_cpu_backend()) return;
+  check_all<int64_t, float>(SPMV_BACKEND_CPU, nullptr);
+}
+
+TEST_CASE("spmm device: k vectors in both layouts match the reference on the GPU", "[cuda][spmm]") {
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU device");
+  }
+  Backend& b = test::gpu_backend();
+  check_all<int32_t, double>(test::gpu_api(), &b);
+  check_all<int64_t, float>(test::gpu_api(), &b);
+  check_all<int32_t, float>(test::gpu_api(), &b);
+  check_all<int64_t, double>(test::gpu_api(), &b);
+}
+
+TEST_CASE("spmm: the contract's refusals change nothing", "[spmm]") {
+  if (!test::require_cpu_backend()) return;
+  const Csr64 a = generate_matrix("poisson2d:8");
+  const spmv_csr_t desc =
+      csr_view<int64_t, double>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
+  Options o;
+  o.backend = SPMV_BACKEND_CPU;
+  spmv_plan_t plan = nullptr;
+  // Bad options: no plan.
+  o.vectors = -1;
+  CHECK(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(plan == nullptr);
+  o.vectors = 4;
+  o.layout = static_cast<spmv_layout_t>(7);
+  CHECK(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(std::string(spmv_last_error()).find("layout") != std::string::npos);
+  o.layout = SPMV_LAYOUT_ROW_MAJOR;
+  // A format that multiplies one vector is refused for four, saying which one would do.
+  o.format = "sell";
+  CHECK(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_UNSUPPORTED);
+  CHECK(std::string(spmv_last_error()).find("csr_mm") != std::string::npos);
+  o.format = nullptr;
+  REQUIRE(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_SUCCESS);
+  std::vector<double> x(size_t(a.cols * 4), 1.0), y(size_t(a.rows * 4), 7.0);
+  const auto y0 = y;
+  const double one = 1, zero = 0;
+  // spmv_execute multiplies one vector: refused on a plan for four.
+  CHECK(spmv_execute(plan, &one, x.data(), &zero, y.data(), nullptr) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(std::string(spmv_last_error()).find("spmm_execute") != std::string::npos);
+  // Leading dimensions below k (row-major), null pointers.
+  CHECK(spmm_execute(plan, &one, x.data(), 3, &zero, y.data(), 4, nullptr) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(spmm_execute(plan, &one, x.data(), 4, &zero, y.data(), 0, nullptr) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(spmm_execute(plan, &one, nullptr, 4, &zero, y.data(), 4, nullptr) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(spmm_execute(plan, nullptr, x.data(), 4, &zero, y.data(), 4, nullptr) == SPMV_STATUS_INVALID_VALUE);
+  CHECK(y == y0);
+  CHECK(spmm_execute(plan, &one, x.data(), 4, &zero, y.data(), 4, nullptr) == SPMV_STATUS_SUCCESS);
+  CHECK(y != y0);
+  // The C++ layer checks the value type first.
+  spmv_plan_destroy(plan);
+  SpmvPlan p(desc, o);
+  float fx = 1, fy = 0;
+  CHECK_THROWS_AS(p.execute_many<float>(1.f, &fx, 4, 0.f, &fy, 4), ApiError);
+  p.execute_many<double>(2.0, x.data(), 4, 0.0, y.data(), 4);
+  // A plan for one vector takes spmm_execute with k = 1 (column-major by default: ld >= rows).
+  Options one_vector;
+  one_vector.backend = SPMV_BACKEND_CPU;
+  SpmvPlan q(desc, one_vector);
+  CHECK(q.info().vectors == 1);
+  std::vector<double> y1(size_t(a.rows), 0.0), y2(size_t(a.rows), 0.0);
+  q.execute_many<double>(1.0, x.data(), a.cols, 0.0, y1.data(), a.rows);
+  q.execute<double>(1.0, x.data(), 0.0, y2.data());
+  CHECK(y1 == y2);
+  CHECK_THROWS_AS(q.execute_many<double>(1.0, x.data(), a.cols - 1, 0.0, y1.data(), a.rows), ApiError);
+  // One row-major vector: contiguous only.
+  one_vector.layout = SPMV_LAYOUT_ROW_MAJOR;
+  SpmvPlan r(desc, one_vector);
+  CHECK_THROWS_AS(r.execute_many<double>(1.0, x.data(), 2, 0.0, y1.data(), 1), ApiError);
+  r.execute_many<double>(1.0, x.data(), 1, 0.0, y1.data(), 1);
+  CHECK(y1 == y2);
+}
+
+TEST_CASE("spmm: update_values renews the values of a plan for several vectors", "[spmm]") {
+  if (!test::require_cpu_backend()) return;
+  Csr64 a = generate_matrix("poisson2d:12");
+  const spmv_csr_t desc =
+      csr_view<int64_t, double>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
+  Options o;
+  o.backend = SPMV_BACKEND_CPU;
+  o.vectors = 8;
+  SpmvPlan p(desc, o);
+  for (double& v : a.val) v = v * 3 - 1;
+  p.update_values(a.val.data());
+  CHECK(check_spmm(p.get(), nullptr, a, 8, false, 99) == "");
+}
