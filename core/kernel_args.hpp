@@ -8,13 +8,16 @@
 
 namespace spmvjit {
 #include "templates/contract/spmv_args.h"
+#include "templates/contract/vectors.h"
 
 static_assert(sizeof(SpmvArgs) == 8 * 8 + 8 * 8 + 8 * 8 + 4 * 8, "SpmvArgs layout is ABI");
 inline constexpr int kMaxArrays = SPMVJIT_MAX_ARRAYS;
 // spmv_options_t::vectors: at most this many; up to kMaxBakedVectors the count is a kernel
-// constant (VECTORS), beyond it the kernels loop over blocks of vectors (VECTORS = 0).
+// constant (VECTORS: baked_vectors(k), exact up to SPMVJIT_EXACT_VECTORS), beyond it the kernels
+// loop over blocks of vectors (VECTORS = 0).
 inline constexpr int kMaxVectors = 1 << 20;
-inline constexpr int kMaxBakedVectors = 32;
+inline constexpr int kMaxBakedVectors = SPMVJIT_MAX_BAKED_VECTORS;
+inline constexpr int baked_vectors(long long k) { return int(SPMVJIT_BAKED_VECTORS(k)); }
 inline constexpr int kEpilogueBetaZero = SPMVJIT_EPILOGUE_BETA_ZERO;
 inline constexpr int kEpilogueAlphaOne = SPMVJIT_EPILOGUE_ALPHA_ONE;
 inline constexpr int kEpilogueVariants = SPMVJIT_EPILOGUE_VARIANTS;

@@ -87,7 +87,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     trace.step("(between formats)");
     for (FormatParams p : f->candidates(a, s, t)) {
       if (f->multi_vector()) {  // k and the layout are kernel constants (k beyond 32: blocks of vectors)
-        p[kVectorsParam] = o.vectors <= kMaxBakedVectors ? o.vectors : 0;
+        p[kVectorsParam] = baked_vectors(o.vectors);
         p[kLayoutParam] = o.row_major ? 1 : 0;
       }
       if (device_input && !f->device_convertible(p)) continue;

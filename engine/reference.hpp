@@ -25,8 +25,7 @@ struct ReferenceResult {
 
 // beta == 0 ignores y_in entirely (it may hold NaN), as the engine must.
 template <class I, class V>
-ReferenceResult reference_spmv(const HostCsr<I, V>& a, double alpha, const V* x, double beta,
-                               const V* y_in) {
+ReferenceResult reference_spmv(const HostCsr<I, V>& a, double alpha, const V* x, double beta, const V* y_in) {
   ReferenceResult r;
   r.y.resize(size_t(a.rows));
   r.scale.resize(size_t(a.rows));
@@ -132,6 +131,26 @@ std::string check_spmv(const HostCsr<I, V>& a, const ReferenceResult& ref, const
         check_value<V>((long double)y[i], ref.y[r], ref.scale[r], int64_t(a.row_ptr[i + 1] - a.row_ptr[i]),
                        reach ? ref.up[r] : 0, reach ? ref.down[r] : 0);
     if (!bad.empty()) return "row " + std::to_string(i) + ": " + bad;
+  }
+  return "";
+}
+
+// k vectors (spmm_execute's X and Y): "" when each vector j of y agrees with the reference of
+// alpha * A * x_j + beta * y0_j, else a message naming the first bad vector and row. Element (i, j)
+// lies at i * ld + j (row-major) or j * ld + i (column-major).
+template <class I, class V>
+std::string check_vectors(const HostCsr<I, V>& a, int64_t k, bool row_major, double alpha, const V* x,
+                          int64_t ldx, double beta, const V* y0, const V* y, int64_t ldy) {
+  std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
+  auto at = [&](int64_t i, int64_t j, int64_t ld) { return size_t(row_major ? i * ld + j : j * ld + i); };
+  for (int64_t j = 0; j < k; ++j) {
+    for (int64_t i = 0; i < a.cols; ++i) xj[size_t(i)] = x[at(i, j, ldx)];
+    for (int64_t i = 0; i < a.rows; ++i) {
+      yj0[size_t(i)] = y0[at(i, j, ldy)];
+      yj[size_t(i)] = y[at(i, j, ldy)];
+    }
+    const std::string bad = check_spmv(a, reference_spmv(a, alpha, xj.data(), beta, yj0.data()), yj.data());
+    if (!bad.empty()) return k > 1 ? "vector " + std::to_string(j) + ", " + bad : bad;
   }
   return "";
 }

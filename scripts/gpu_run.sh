@@ -17,7 +17,8 @@
 # module, with pybind11 from .deps/pybind11-dev_*.deb, and its GPU tests: device arrays through
 # __cuda_array_interface__, DLPack, CuPy and PyTorch where installed), spmm (not in the default
 # list: `run --vectors K` for K in $SPMM_K, default 1 8 32, both layouts, on $SPMM_MATRICES; the
-# time of one SpMM against K SpMVs). BASELINE_TREE=dir (a source tree of an older commit) is
+# time of one SpMM against K SpMVs), spmmbench (not in the default list: `bench --suite --vectors K`
+# for K in $SPMM_K (default 8 32) and both layouts against cuSPARSE SpMM). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -60,7 +61,7 @@ if [ -n "${BASELINE_TREE:-}" ]; then
   BASE_PID=$!
 fi
 needs_main=0  # the hip and python stages build their own
-for s in tests auto all shared warm cold small memcheck sanitize det values trace spmm; do has $s && needs_main=1; done
+for s in tests auto all shared warm cold small memcheck sanitize det values trace spmm spmmbench; do has $s && needs_main=1; done
 if [ $needs_main = 1 ]; then configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3; fi
 if [ -n "${BASELINE_TREE:-}" ]; then
   if wait $BASE_PID; then BASE_CLI=$BUILD-base/tools/spmvjit; else echo "baseline build failed"; tail -20 /tmp/base_build.log; fi
@@ -201,6 +202,22 @@ for m in ${SPMM_MATRICES:-poisson2d:1000 blockfem:40 rmat:18}; do
              grep -E "^plan |spmv \(median\)|^verified|WRONG|error" | tr -s ' ' | tr '\n' ' ')
       echo "$m k=$k $layout: $line"
     done
+  done
+done
+fi
+
+if has spmmbench; then
+# k vectors against cuSPARSE SpMM (CSR ALG1-3, its fastest the yardstick) on the suite of
+# $SPMM_SUITE (default: the CPU-sized one, about 2M nonzeros each: k = 32 vectors of the large
+# suite's 16M-row matrices would be 4 GB per X and the host reference 32 SpMVs per check).
+for k in ${SPMM_K:-8 32}; do
+  for layout in ${SPMM_LAYOUTS:-col row}; do
+    step "spmmbench: bench --suite ${SPMM_SUITE:-} --vectors $k --layout $layout vs cuSPARSE SpMM"
+    timeout "${T_SPMM:-240}" "$CLI" bench --suite ${SPMM_SUITE:-} --backend cuda --vectors "$k" --layout "$layout" \
+      --formats auto --timing warm --cache-dir /tmp/spmvjit-bench-cache --json "$OUT/spmm_k${k}_${layout}.json" \
+      > "/tmp/spmm_k${k}_${layout}.txt" 2>&1 || status=1
+    sed -n '/^all matrices:/,$p' "/tmp/spmm_k${k}_${layout}.txt"
+    grep -E "WRONG|error|refused" "/tmp/spmm_k${k}_${layout}.txt" | head -5
   done
 done
 fi

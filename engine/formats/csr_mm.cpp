@@ -2,9 +2,12 @@
 // vectors of X and Y; k and the layout are kernel constants (VECTORS, LAYOUT). The planner's
 // candidate when a plan multiplies several vectors (Format::multi_vector).
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
+#include "engine/formats/format_a_util.hpp"
 #include "engine/formats/gpu_cost.hpp"
 
 namespace spmvjit {
@@ -12,20 +15,62 @@ namespace spmvjit {
 
 namespace {
 
+// WIDE 0: the fewest lanes per row (GPU row-major: one vector group; column-major: one thread),
+// so a warp takes several rows; WIDE 1: a warp's 32 lanes (row-major) or 8 (column-major) share
+// a row. A kernel constant the estimate picks from the row lengths.
+constexpr const char* kWideParam = "WIDE";
+
 int64_t param(const FormatParams& p, const char* name, int64_t otherwise) {
   const auto it = p.find(name);
   return it == p.end() ? otherwise : it->second;
 }
 
+// Row-major and at least 32 vectors: one group is a whole warp, WIDE 1 would be the same kernel.
+bool wide_is_narrow(const FormatParams& p) {
+  return param(p, kLayoutParam, 0) == 1 && CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1)) == 32;
+}
+
+// GPU lanes per row (the kernel's SPMVJIT_LANES).
+int64_t row_lanes(const FormatParams& p) {
+  const bool wide = param(p, kWideParam, 0) != 0;
+  if (param(p, kLayoutParam, 0) == 1) return wide ? 32 : CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1));
+  return wide ? 8 : 1;
+}
+
+// GPU nonzeros per chunk of a long row: CSR_MM_CHUNK_PRODUCTS products per warp (k beyond 32
+// counted as 32: a pass of vectors).
+int64_t chunk_nonzeros(const FormatParams& p) {
+  const int64_t k = param(p, kVectorsParam, 1), kk = k == 0 || k > 32 ? 32 : std::max<int64_t>(k, 1);
+  return std::max<int64_t>(CSR_MM_MIN_CHUNK, CSR_MM_CHUNK_PRODUCTS / kk);
+}
+
+int log2_exact(int64_t v) {
+  int l = 0;
+  while ((int64_t(1) << (l + 1)) <= v) ++l;
+  return l;
+}
+
 class CsrMmFormat final : public Format {
  public:
   std::string name() const override { return "csr_mm"; }
-  std::span<const ArraySlot> contract_arrays() const override { return kCsrArrays; }
+  std::span<const ArraySlot> contract_arrays() const override { return kCsrMmArrays; }
   bool keeps_csr_pattern(const FormatParams&) const override { return true; }
   bool supports(BackendKind) const override { return true; }
   bool multi_vector() const override { return true; }
-  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&, const TargetInfo&) const override {
-    return {FormatParams{}};
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
+                                       const TargetInfo& t) const override {
+    if (!t.gpu()) return {FormatParams{}};
+    return {FormatParams{{kWideParam, 0}}, FormatParams{{kWideParam, 1}}};
+  }
+  FormatParams kernel_constants(const FormatParams& p) const override {
+    FormatParams k = p;
+    k.erase(kDeterministicParam);  // a launch choice: no chunks
+    return k;
+  }
+  // GPU: no chunks, so no atomics; every row summed by its own lanes in a fixed order.
+  std::string make_deterministic(FormatParams& p, const TargetInfo& t) const override {
+    if (t.gpu()) p[kDeterministicParam] = 1;
+    return "";
   }
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                     const TargetInfo& t) const override {
@@ -35,53 +80,111 @@ class CsrMmFormat final : public Format {
     const double vs = double(size_of(a.value));
     Estimate e;
     e.stored_entries = a.nnz;
-    if (t.backend != BackendKind::cpu) {
-      const double spread = std::max({1.0, s.row_mean, double(a.nnz) / (std::max(t.sm_count, 1) * 2048.0)});
-      e.imbalance = std::max({1.0, double(s.row_max) / spread, gpu_row_starvation(a.rows, t)});
-    }
     e.matrix_bytes = int64_t(size_of(a.index)) * (a.rows + 1 + a.nnz) + int64_t(size_of(a.value)) * a.nnz;
     e.cost_bytes = double(e.matrix_bytes) + 24.0 * double(a.rows) +
                    double(k) * vs * (0.5 * double(a.nnz) + 2.0 * double(a.rows));
     e.reason = "the matrix read once for " + std::to_string(k) + " vectors";
+    if (!t.gpu()) return e;
+    if (param(p, kWideParam, 0) != 0 && wide_is_narrow(p)) {
+      e.applicable = false;
+      e.reason = "WIDE 1 is WIDE 0 for row-major X with more than 16 vectors";
+      return e;
+    }
+    // The warp's time against its share of the products. Several rows to a warp (narrow): the
+    // longest of them (the statistics' slice maxima over as many rows); a row over many lanes
+    // (wide): the lanes its length leaves idle and a shuffle tree per row.
+    const int64_t lanes = row_lanes(p);
+    const bool row_major = param(p, kLayoutParam, 0) == 1;
+    const int64_t vl = row_major ? CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1)) : 1;
+    const int64_t per_warp = 32 / lanes, groups = lanes / vl;  // rows per warp; groups per row
+    const double nnz = std::max<double>(1.0, double(a.nnz));
+    const int wr = std::min(log2_exact(per_warp), MatrixStats::kWidths - 1);
+    const int wg = std::min(log2_exact(groups), MatrixStats::kWidths - 1);
+    double spread = per_warp > 1 ? double(s.slice_width_sum[size_t(wr)]) * double(per_warp) / nnz : 1.0;
+    if (groups > 1)
+      spread = std::max(spread, (nnz + double(s.lane_idle[size_t(wg)])) / nnz) +
+               double(a.rows) * log2_exact(groups) / nnz;
+    e.imbalance = std::max({1.0, spread, gpu_row_starvation(a.rows * lanes, t)});
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s, %lld lanes per row (warp time %.2fx its products)", e.reason.c_str(),
+                  (long long)lanes, spread);
+    e.reason = buf;
     return e;
   }
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     csr_layout_to_triplets(d, shape, out);
   }
-  // VECTORS 0 (any k, in blocks) and 1 to kMaxBakedVectors, in both layouts.
-  std::vector<FormatParams> kernel_variants(const TargetInfo&, ValueType) const override {
+  // Every VECTORS baked_vectors gives (0: any k, in blocks; 1 to 8; 16; 32), in both layouts; on a
+  // GPU narrow and wide (where they differ).
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType) const override {
     std::vector<FormatParams> out;
     for (int layout = 0; layout < 2; ++layout)
-      for (int k = 0; k <= kMaxBakedVectors; ++k) out.push_back({{kLayoutParam, layout}, {kVectorsParam, k}});
+      for (int k = 0; k <= kMaxBakedVectors; ++k) {
+        if (baked_vectors(k) != k) continue;
+        FormatParams p{{kLayoutParam, layout}, {kVectorsParam, k}};
+        if (!t.gpu()) {
+          out.push_back(p);
+          continue;
+        }
+        for (int wide = 0; wide < 2; ++wide) {
+          p[kWideParam] = wide;
+          if (!wide || !wide_is_narrow(p)) out.push_back(p);
+        }
+      }
     return out;
   }
   bool converts_on_device() const override { return true; }
+  // The CSR arrays on the device; no chunks (rows of any length stay with their lanes).
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     FormatData d;
     d.declare(name(), p, contract_arrays(), dc.shape().index, dc.shape().value);
     put_device_csr_arrays(d, dc, dc.shape().nnz);
-    finish(d, dc.shape(), t);
+    finish(d, dc.shape(), p, t, 0);
     return d;
   }
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);
     copy_csr_arrays(d, a, a.nnz);
-    finish(d, a, t);
+    int64_t chunks = 0;
+    if (t.gpu() && !deterministic_sums(p)) {
+      // Rows longer than a chunk, cut into chunks (one pass over row_ptr).
+      const int64_t ch = chunk_nonzeros(p);
+      std::vector<int64_t> crow, cstart;
+      for (int64_t r = 0; r < a.rows; ++r)
+        if (a.row_len(r) > ch)
+          for (int64_t k = a.row_begin(r), e = k + a.row_len(r); k < e; k += ch)
+            crow.push_back(r), cstart.push_back(k);
+      dispatch_types(a.index, a.value, [&]<class I, class V>() {
+        I* out_row = d.make<I>(CSR_MM_CHUNK_ROW, int64_t(crow.size()));
+        I* out_start = d.make<I>(CSR_MM_CHUNK_START, int64_t(cstart.size()));
+        for (size_t i = 0; i < crow.size(); ++i) out_row[i] = I(crow[i]), out_start[i] = I(cstart[i]);
+      });
+      chunks = int64_t(crow.size());
+    }
+    finish(d, a, p, t, chunks);
     return d;
   }
 
  private:
-  static void finish(FormatData& d, const CsrRef& a, const TargetInfo& t) {
+  static void finish(FormatData& d, const CsrRef& a, const FormatParams& p, const TargetInfo& t,
+                     int64_t chunks) {
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
-    if (t.backend == BackendKind::cpu) {
-      set_cpu_parts(d, CSR_PARTS, balance_rows(a, t.threads, 1));
+    if (!t.gpu()) {
+      set_cpu_parts(d, CSR_MM_PARTS, balance_rows(a, t.threads, 1));
       return;
     }
-    const int64_t lanes = CSR_MM_LANES(param(d.params, kVectorsParam, 1), param(d.params, kLayoutParam, 0));
-    const int64_t rows_per_block = CSR_MM_GPU_BLOCK / lanes;
+    d.ints[CSR_MM_N_LONG] = chunks > 0 ? chunk_nonzeros(p) : std::numeric_limits<int64_t>::max();
+    d.ints[CSR_MM_N_CHUNK] = chunk_nonzeros(p);
+    d.ints[CSR_MM_N_CHUNKS] = chunks;
+    d.facts = Json::object({{"lanes_per_row", row_lanes(p)}, {"long_chunks", chunks}});
+    const int64_t rows_per_block = CSR_MM_GPU_BLOCK / row_lanes(p);
+    // The row step first: it applies beta to the chunked rows the chunk step adds into.
     d.steps.push_back({"spmvjit_part", (a.rows + rows_per_block - 1) / rows_per_block, CSR_MM_GPU_BLOCK, 0});
+    if (chunks > 0)
+      d.steps.push_back(
+          {"spmvjit_long", gpu_grid(chunks, CSR_MM_GPU_BLOCK / t.warp_size), CSR_MM_GPU_BLOCK, 0});
   }
 };
 

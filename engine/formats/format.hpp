@@ -37,7 +37,8 @@ inline bool deterministic_sums(const FormatParams& p) {
 }
 
 // Multiple vectors (spmm_execute): a format that multiplies several vectors at once
-// (Format::multi_vector) takes VECTORS (k when k <= kMaxBakedVectors, else 0: any k, in blocks)
+// (Format::multi_vector) takes VECTORS (baked_vectors(k): k up to 8, then 16 or 32 with the exact k
+// from SpmvArgs::vectors, 0 past 32: any k, in blocks)
 // and LAYOUT (0 column-major, 1 row-major X and Y), both kernel constants the planner sets.
 inline constexpr const char* kVectorsParam = "VECTORS";
 inline constexpr const char* kLayoutParam = "LAYOUT";

@@ -1,18 +1,42 @@
-// CSR for k vectors (spmm_execute): the csr contract's arrays (engine/formats/csr_mm.cpp fills
-// them, templates/*/csr_mm.* read them) and the kernels' shape.
+// CSR for k vectors (spmm_execute): the input's CSR arrays plus, on a GPU, chunks of the long
+// rows (engine/formats/csr_mm.cpp fills them, templates/*/csr_mm.* read them) and the kernels'
+// shape.
 #ifndef SPMVJIT_CONTRACT_CSR_MM_H
 #define SPMVJIT_CONTRACT_CSR_MM_H
-#include "csr.h"
+#include "arrays.h"
+#include "vectors.h"
+
+// row_ptr, col_idx, values: the input's CSR; parts: CPU row ranges balanced by nonzeros;
+// chunk_row, chunk_start: GPU, the row and first nonzero of each chunk of n[CSR_MM_N_CHUNK]
+// nonzeros of a row longer than n[CSR_MM_N_LONG] (one warp each, added into Y with atomics after
+// the row step applied beta to the row; none in deterministic plans).
+#define CSR_MM_ARRAYS(X)                \
+  X(CSR_MM_ROW_PTR, row_ptr, index)     \
+  X(CSR_MM_COL_IDX, col_idx, index)     \
+  X(CSR_MM_VALUES, values, value)       \
+  X(CSR_MM_PARTS, parts, parts)         \
+  X(CSR_MM_CHUNK_ROW, chunk_row, index) \
+  X(CSR_MM_CHUNK_START, chunk_start, index)
+SPMVJIT_DECLARE_ARRAYS(CSR_MM_ARRAYS, kCsrMmArrays)
+
+// n[] slots: rows longer than n[CSR_MM_N_LONG] nonzeros are left to the chunk step, which cuts
+// them into n[CSR_MM_N_CHUNKS] chunks of n[CSR_MM_N_CHUNK] nonzeros.
+enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS };
 
 enum {
   CSR_MM_GPU_BLOCK = 256,    // GPU threads per block
-  CSR_MM_BLOCK_VECTORS = 8,  // VECTORS = 0 (k above 32): vectors per pass over a row
+  CSR_MM_BLOCK_VECTORS = 8,  // VECTORS = 0 (k above 32), column-major: vectors per pass over a row
+  // GPU chunk of a long row: this many products (nonzeros x vectors) per warp, 256 nonzeros at
+  // least: about what a warp streams in the time the row step's warps take for their rows.
+  CSR_MM_CHUNK_PRODUCTS = 8192,
+  CSR_MM_MIN_CHUNK = 256
 };
 
-// GPU, row-major X and Y: a row's k results on k neighbouring lanes (its x loads coalesce), so a
-// row takes the power of two at or above k lanes (32 when k is past 32: a loop over blocks of 32).
-// Column-major: one thread per row. Rows per block follow.
-#define CSR_MM_LANES(K, ROW_MAJOR) \
-  (!(ROW_MAJOR) ? 1 : (K) == 0 || (K) > 16 ? 32 : (K) > 8 ? 16 : (K) > 4 ? 8 : (K) > 2 ? 4 : (K))
+// GPU, row-major X and Y: a row's k results on k neighbouring lanes of a group (its x loads
+// coalesce), so a group takes the power of two at or above k lanes (32 when k is past 32: a loop
+// over blocks of 32). LANES lanes per row (a kernel constant, a multiple of the group) make
+// LANES / group groups that split the row's nonzeros. Column-major: LANES lanes per row split its
+// nonzeros, each with the k sums.
+#define CSR_MM_VECTOR_LANES(K) ((K) == 0 || (K) > 16 ? 32 : (K) > 8 ? 16 : (K) > 4 ? 8 : (K) > 2 ? 4 : (K))
 
 #endif  // SPMVJIT_CONTRACT_CSR_MM_H

@@ -1,7 +1,8 @@
 // CPU CSR for k vectors (spmm_execute): each part owns a row range balanced by nonzeros, and each
-// row's entries are read once for all k vectors. k (SPMVJIT_VECTORS, up to 32) is baked: its k
+// row's entries are read once for all k vectors. k (SPMVJIT_VECTORS, up to 8) is baked: its k
 // sums stay in registers and, with row-major X, the k values of one column are one contiguous,
-// vectorizable run. SPMVJIT_VECTORS 0: any k, CSR_MM_BLOCK_VECTORS vectors per pass over a row.
+// vectorizable run. SPMVJIT_VECTORS 0 (any k) or a bound on k (16, 32; SPMVJIT_BAKED_VECTORS):
+// CSR_MM_BLOCK_VECTORS vectors per pass over a row, then one at a time.
 #include "../contract/csr_mm.h"
 #include "prelude.h"
 
@@ -15,9 +16,9 @@
 // Vectors j0 .. j0 + K - 1 of row r.
 template <int E, int K>
 static inline void csr_mm_row(const SpmvArgs& a, i64 r, i64 j0) {
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_ROW_PTR];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_COL_IDX];
-  SPMVJIT_DECLARE_VALUES(va, a, CSR_VALUES);
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_MM_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_MM_COL_IDX];
+  SPMVJIT_DECLARE_VALUES(va, a, CSR_MM_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const i64 ldx = a.ldx, ldy = a.ldy;
@@ -37,11 +38,11 @@ static inline void csr_mm_row(const SpmvArgs& a, i64 r, i64 j0) {
 
 template <int E>
 static void csr_mm_part(const SpmvArgs& a, i64 p) {
-  const i64* parts = (const i64*)a.a[CSR_PARTS];
+  const i64* parts = (const i64*)a.a[CSR_MM_PARTS];
   for (i64 r = parts[p]; r < parts[p + 1]; ++r) {
-#if SPMVJIT_VECTORS > 0
+#if SPMVJIT_VECTORS > 0 && SPMVJIT_VECTORS <= SPMVJIT_EXACT_VECTORS
     csr_mm_row<E, SPMVJIT_VECTORS>(a, r, 0);
-#else
+#else  // any k (VECTORS 0), or a bound on it (16, 32): blocks of vectors, then one at a time
     i64 j = 0;
     for (; j + CSR_MM_BLOCK_VECTORS <= a.vectors; j += CSR_MM_BLOCK_VECTORS)
       csr_mm_row<E, CSR_MM_BLOCK_VECTORS>(a, r, j);

@@ -1,10 +1,15 @@
 // GPU CSR for k vectors (spmm_execute); each row's entries are read once for all k vectors.
-// Row-major X and Y: CSR_MM_LANES(k) neighbouring lanes per row, lane j computing vector j (the
-// row's column index and value are the same address for them all, the x loads one coalesced run
-// per column). Column-major: one thread per row with its k sums in registers. k (SPMVJIT_VECTORS,
-// up to 32) is baked; SPMVJIT_VECTORS 0: any k, 32 vectors (row-major) or CSR_MM_BLOCK_VECTORS
-// (column-major) per pass over a row.
-// Launch: ceil(rows / (CSR_MM_GPU_BLOCK / lanes)) blocks of CSR_MM_GPU_BLOCK threads.
+// spmvjit_part: SPMVJIT_LANES lanes per row (SPMVJIT_WIDE). Row-major X and Y: groups of VL lanes
+// (CSR_MM_VECTOR_LANES), lane j of a group computing vector j (the row's column index and value
+// are one address for them all, the x loads one coalesced run per column); the groups split the
+// row's nonzeros and a shuffle tree adds them. Column-major: the lanes split the nonzeros, each
+// with the k sums in registers, then k shuffle trees. SPMVJIT_VECTORS is k up to 8, else a bound
+// (16, 32: k from args.vectors, the rest masked); 0: any k, 32 vectors (row-major) or
+// CSR_MM_BLOCK_VECTORS (column-major) per pass.
+// Rows longer than n[CSR_MM_N_LONG] get only beta here: spmvjit_long gives each of their chunks a
+// warp (all lanes on one chunk, as above) that adds alpha times its sums into Y with atomics.
+// Launch: ceil(rows / (CSR_MM_GPU_BLOCK / LANES)) blocks, then ceil(chunks / warps per block)
+// blocks, of CSR_MM_GPU_BLOCK threads.
 #include "../contract/csr_mm.h"
 #include "prelude.h"
 
@@ -14,53 +19,123 @@
 #ifndef SPMVJIT_LAYOUT
 #define SPMVJIT_LAYOUT 1
 #endif
-
-// Sums vectors j0 .. j0 + K - 1 of row r (column-major: element (c, j) at j * ldx + c), or the one
-// vector j0 (row-major, K == 1: a lane's own).
-template <int E, int K>
-SPMVJIT_DEVICE void csr_mm_sum(const SpmvArgs& a, i64 r, i64 j0) {
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_ROW_PTR];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_COL_IDX];
-  SPMVJIT_DECLARE_VALUES(va, a, CSR_VALUES);
-  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
-  V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const i64 ldx = a.ldx, ldy = a.ldy;
-  const i64 b = spmvjit_ldg(rp + r), e = spmvjit_ldg(rp + r + 1);
-  V sum[K];
-#pragma unroll
-  for (int j = 0; j < K; ++j) sum[j] = 0;
-  for (i64 k = b; k < e; ++k) {
-    const V v = spmvjit_ldg(va + k);
-    const i64 c = spmvjit_ldg(ci + k);
-#pragma unroll
-    for (int j = 0; j < K; ++j)
-      sum[j] += v * spmvjit_ldg(x + (SPMVJIT_LAYOUT ? c * ldx + j0 + j : (j0 + j) * ldx + c));
-  }
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
-#pragma unroll
-  for (int j = 0; j < K; ++j) {
-    const i64 at = SPMVJIT_LAYOUT ? r * ldy + j0 + j : (j0 + j) * ldy + r;
-    y[at] = spmvjit_epilogue<E>(sum[j], y, at, alpha, beta);
-  }
-}
-
-template <int E>
-SPMVJIT_DEVICE void csr_mm(const SpmvArgs& a) {
-  constexpr int kLanes = CSR_MM_LANES(SPMVJIT_VECTORS, SPMVJIT_LAYOUT);
-  const i64 r = i64(blockIdx.x) * (CSR_MM_GPU_BLOCK / kLanes) + threadIdx.x / kLanes;
-  if (r >= a.rows) return;
 #if SPMVJIT_LAYOUT
-  const int lane = int(threadIdx.x) % kLanes;
-  const i64 k = SPMVJIT_VECTORS > 0 ? i64(SPMVJIT_VECTORS) : a.vectors;
-  for (i64 j = lane; j < k; j += kLanes) csr_mm_sum<E, 1>(a, r, j);
-#elif SPMVJIT_VECTORS > 0
-  csr_mm_sum<E, SPMVJIT_VECTORS>(a, r, 0);
+#define SPMVJIT_CSR_MM_VL CSR_MM_VECTOR_LANES(SPMVJIT_VECTORS)
 #else
-  i64 j = 0;
-  for (; j + CSR_MM_BLOCK_VECTORS <= a.vectors; j += CSR_MM_BLOCK_VECTORS)
-    csr_mm_sum<E, CSR_MM_BLOCK_VECTORS>(a, r, j);
-  for (; j < a.vectors; ++j) csr_mm_sum<E, 1>(a, r, j);
+#define SPMVJIT_CSR_MM_VL 1
+#endif
+#ifndef SPMVJIT_WIDE
+#define SPMVJIT_WIDE 0
+#endif
+// Lanes per row (engine/formats/csr_mm.cpp's row_lanes): WIDE 0 one vector group (row-major) or
+// one thread (column-major); WIDE 1 32 or 8.
+#if SPMVJIT_WIDE
+#define SPMVJIT_LANES (SPMVJIT_LAYOUT ? 32 : 8)
+#else
+#define SPMVJIT_LANES SPMVJIT_CSR_MM_VL
+#endif
+
+namespace csr_mm {
+
+constexpr int kVL = SPMVJIT_CSR_MM_VL;
+// VECTORS is k itself (or a bound on it: args.vectors has k; SPMVJIT_BAKED_VECTORS).
+constexpr bool kExact = SPMVJIT_VECTORS > 0 && SPMVJIT_VECTORS <= SPMVJIT_EXACT_VECTORS;
+// Column-major vectors per pass.
+constexpr int kKB = SPMVJIT_VECTORS > 0 ? SPMVJIT_VECTORS : CSR_MM_BLOCK_VECTORS;
+
+// Nonzeros [b, e) of row r times k vectors on L lanes (t: the lane's place among them), then
+// `out(at, sum)` for each of the row's k results the lane holds after the shuffle trees (Y's
+// element at `at`). Every lane of the warp calls it, `live` or not, so the shuffles see them all.
+template <int L, class Out>
+SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool live, Out out) {
+  static_assert(L >= kVL && L <= SPMVJIT_WARP && (L & (L - 1)) == 0, "L: power of two, VL to warp");
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_MM_COL_IDX];
+  SPMVJIT_DECLARE_VALUES(va, a, CSR_MM_VALUES);
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  const i64 ldx = a.ldx, ldy = a.ldy;
+  const i64 k = kExact ? i64(SPMVJIT_VECTORS) : a.vectors;
+#if SPMVJIT_LAYOUT
+  constexpr int G = L / kVL;
+  const int g = t / kVL, j = t % kVL;
+  for (i64 j0 = 0; j0 < k; j0 += kVL) {
+    const bool mine = live && j0 + j < k;
+    V s = 0;
+    if (mine) {
+      const V* SPMVJIT_RESTRICT xj = x + j0 + j;
+#pragma unroll 4
+      for (i64 i = b + g; i < e; i += G)
+        s += spmvjit_ldg(va + i) * spmvjit_ldg(xj + i64(spmvjit_ldg(ci + i)) * ldx);
+    }
+    for (int d = L / 2; d >= kVL; d >>= 1) s += spmvjit_shfl_down(s, d);
+    if (g == 0 && mine) out(r * ldy + j0 + j, s);
+  }
+#else
+  for (i64 j0 = 0; j0 < k; j0 += kKB) {
+    V s[kKB];
+#pragma unroll
+    for (int jj = 0; jj < kKB; ++jj) s[jj] = 0;
+    if (live)
+      for (i64 i = b + t; i < e; i += L) {
+        const V v = spmvjit_ldg(va + i);
+        const V* SPMVJIT_RESTRICT xc = x + i64(spmvjit_ldg(ci + i)) + j0 * ldx;
+#pragma unroll
+        for (int jj = 0; jj < kKB; ++jj)
+          if (kExact || j0 + jj < k) s[jj] += v * spmvjit_ldg(xc + jj * ldx);
+      }
+#pragma unroll
+    for (int jj = 0; jj < kKB; ++jj)
+      for (int d = L / 2; d > 0; d >>= 1) s[jj] += spmvjit_shfl_down(s[jj], d);
+    if (t == 0 && live) {
+#pragma unroll
+      for (int jj = 0; jj < kKB; ++jj)
+        if (kExact || j0 + jj < k) out((j0 + jj) * ldy + r, s[jj]);
+    }
+  }
 #endif
 }
 
-SPMVJIT_EXPORT_KERNEL(csr_mm, spmvjit_part, CSR_MM_GPU_BLOCK)
+}  // namespace csr_mm
+
+template <int E>
+SPMVJIT_DEVICE void csr_mm_part(const SpmvArgs& a) {
+  constexpr int L = SPMVJIT_LANES;
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_MM_ROW_PTR];
+  V* SPMVJIT_RESTRICT y = (V*)a.y;
+  const i64 r = i64(blockIdx.x) * (CSR_MM_GPU_BLOCK / L) + threadIdx.x / L;
+  const bool live = r < a.rows;
+  i64 b = 0, e = 0;
+  if (live) b = spmvjit_ldg(rp + r), e = spmvjit_ldg(rp + r + 1);
+  // A chunked row gets only beta here (spmvjit_long adds its products); one call for every row, so
+  // that the lanes of a warp reach the shuffles together.
+  const bool chunked = e - b > a.n[CSR_MM_N_LONG];
+  if (chunked) b = e;
+  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  csr_mm::row_sums<L>(a, r, b, e, int(threadIdx.x) % L, live, [&](i64 at, V s) {
+    y[at] = !chunked                     ? spmvjit_epilogue<E>(s, y, at, alpha, beta)
+            : spmvjit_beta_zero<E>(beta) ? V(0)
+                                         : beta * y[at];
+  });
+}
+
+template <int E>
+SPMVJIT_DEVICE void csr_mm_long(const SpmvArgs& a) {
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_MM_ROW_PTR];
+  const I* SPMVJIT_RESTRICT crow = (const I*)a.a[CSR_MM_CHUNK_ROW];
+  const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[CSR_MM_CHUNK_START];
+  V* y = (V*)a.y;
+  const i64 c = i64(blockIdx.x) * (CSR_MM_GPU_BLOCK / SPMVJIT_WARP) + threadIdx.x / SPMVJIT_WARP;
+  const bool live = c < a.n[CSR_MM_N_CHUNKS];
+  i64 r = 0, b = 0, e = 0;
+  if (live) {
+    r = spmvjit_ldg(crow + c), b = spmvjit_ldg(cstart + c);
+    const i64 re = spmvjit_ldg(rp + r + 1);
+    e = b + a.n[CSR_MM_N_CHUNK] < re ? b + a.n[CSR_MM_N_CHUNK] : re;
+  }
+  const V alpha = (V)a.alpha;
+  csr_mm::row_sums<SPMVJIT_WARP>(a, r, b, e, spmvjit_lane(), live, [&](i64 at, V s) {
+    spmvjit_atomic_add(y + at, spmvjit_alpha_one<E>(alpha) ? s : alpha * s);
+  });
+}
+
+SPMVJIT_EXPORT_KERNEL(csr_mm_part, spmvjit_part, CSR_MM_GPU_BLOCK)
+SPMVJIT_EXPORT_KERNEL(csr_mm_long, spmvjit_long, CSR_MM_GPU_BLOCK)

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
+#include "engine/plan.hpp"
 #include "engine/reference.hpp"
 #include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.hpp"
@@ -45,14 +47,24 @@ std::vector<Named> spmm_matrices() {
   for (auto& r : rows) std::sort(r.begin(), r.end());
   m.push_back({"huge row 300x200", test::from_rows(300, 200, rows)});
   m.push_back({"poisson2d:20", generate_matrix("poisson2d:20")});
+  // Rows past a GPU chunk (256 to 8192 nonzeros as k falls): 9,000 and 600 entries among short
+  // rows and an empty one, wide (m != n): the chunk step's atomics after the row step's beta.
+  test::RowLists long_rows(40);
+  for (int64_t c = 0; c < 9000; ++c) long_rows[3].push_back({c, double((c * 7) % 13) - 6.0});
+  for (int64_t c = 0; c < 600; ++c) long_rows[20].push_back({(c * 15) % 9001, 0.25 * double(c % 9) - 1.0});
+  for (int64_t i = 0; i < 40; ++i)
+    if (i != 3 && i != 20 && i != 30) long_rows[size_t(i)].push_back({(i * 211) % 9001, 1.0 + double(i)});
+  for (auto& r : long_rows) std::sort(r.begin(), r.end());
+  m.push_back({"long rows 40x9001", test::from_rows(40, 9001, long_rows)});
   return m;
 }
 
 // X (cols x k) and Y (rows x k) in the layout with leading dimensions past the minimum; spmm on
 // `backend` (device buffers when it is a GPU); each vector checked against reference_spmv, the
 // padding against its canary. "" or what went wrong.
-template <class I, class V>
-std::string check_spmm(spmv_plan_t plan, Backend* device, const HostCsr<I, V>& a, int k, bool row_major,
+// exec(alpha, X, ldx, beta, Y, ldy): the multiply, "" or what failed.
+template <class I, class V, class Exec>
+std::string check_spmm(Exec exec, Backend* device, const HostCsr<I, V>& a, int k, bool row_major,
                        uint64_t seed) {
   // One row-major vector is read contiguous by the single-vector formats (ld 1; more is refused).
   const int64_t pad = row_major && k == 1 ? 0 : 1;
@@ -76,18 +88,18 @@ std::string check_spmm(spmv_plan_t plan, Backend* device, const HostCsr<I, V>& a
     const std::string what = "k " + std::to_string(k) + (row_major ? " row-major" : " column-major") +
                              ", alpha " + std::to_string(alphas[c]) + ", beta " + std::to_string(betas[c]) +
                              ": ";
-    spmv_status_t s;
+    std::string failed;
     if (device) {
       DeviceBuffer dx(*device, x.size() * sizeof(V)), dy(*device, y.size() * sizeof(V));
       device->upload(dx.get(), x.data(), x.size() * sizeof(V));
       device->upload(dy.get(), y.data(), y.size() * sizeof(V));
-      s = spmm_execute(plan, &al, dx.get(), ldx, &be, dy.get(), ldy, nullptr);
+      failed = exec(&al, dx.get(), ldx, &be, dy.get(), ldy);
       device->synchronize(nullptr);
       device->download(y.data(), dy.get(), y.size() * sizeof(V));
     } else {
-      s = spmm_execute(plan, &al, x.data(), ldx, &be, y.data(), ldy, nullptr);
+      failed = exec(&al, x.data(), ldx, &be, y.data(), ldy);
     }
-    if (s != SPMV_STATUS_SUCCESS) return what + "spmm_execute failed: " + spmv_last_error();
+    if (!failed.empty()) return what + "the multiply failed: " + failed;
     for (int64_t j = 0; j < k; ++j) {
       std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
       for (int64_t i = 0; i < a.cols; ++i) xj[size_t(i)] = x[size_t(at(i, j, ldx))];
@@ -128,7 +140,12 @@ void check_all(spmv_backend_t api, Backend* device) {
         INFO(m.name << ", k " << k << (row_major ? " row-major" : " column-major"));
         spmv_plan_t plan = nullptr;
         REQUIRE(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_SUCCESS);
-        const std::string bad = check_spmm(plan, device, a, k, row_major, uint64_t(plans) + 1);
+        auto exec = [&](const V* al, const void* x, int64_t ldx, const V* be, void* y, int64_t ldy) {
+          return spmm_execute(plan, al, x, ldx, be, y, ldy, nullptr) == SPMV_STATUS_SUCCESS
+                     ? std::string()
+                     : spmv_last_error();
+        };
+        const std::string bad = check_spmm<I, V>(exec, device, a, k, row_major, uint64_t(plans) + 1);
         CHECK(bad == "");
         spmv_plan_info_t info = SPMV_PLAN_INFO_INIT;
         REQUIRE(spmv_plan_info(plan, &info) == SPMV_STATUS_SUCCESS);
@@ -143,7 +160,7 @@ void check_all(spmv_backend_t api, Backend* device) {
         ++plans;
       }
   }
-  CHECK(plans == 5 * 6 * 2);
+  CHECK(plans == 6 * 6 * 2);
 }
 
 }  // namespace
@@ -174,6 +191,53 @@ TEST_CASE("spmm device: k vectors in both layouts match the reference on the GPU
   check_all<int64_t, float>(test::gpu_api(), &b);
   check_all<int32_t, float>(test::gpu_api(), &b);
   check_all<int64_t, double>(test::gpu_api(), &b);
+}
+
+// Every lane shape the GPU planner may pick (WIDE 0 and 1, where they differ) on every matrix,
+// forced through the plan's parameters: the estimate picks one per matrix, the tests take both.
+template <class I, class V>
+void check_lane_shapes(Backend& device) {
+  int plans = 0;
+  for (const Named& m : spmm_matrices()) {
+    const HostCsr<I, V> a = m.a.template cast<I, V>();
+    const spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(),
+                                           a.col_idx.empty() ? nullptr : a.col_idx.data(),
+                                           a.val.empty() ? nullptr : a.val.data());
+    for (int k : kVectorCounts)
+      for (bool row_major : {false, true})
+        for (int wide : {0, 1}) {
+          if (wide && row_major && k > 16) continue;  // one warp-wide group already: the same kernel
+          Options o;
+          o.backend = test::gpu_api();
+          o.vectors = k;
+          o.layout = row_major ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
+          o.format = "csr_mm";
+          const FormatParams params{
+              {"LAYOUT", row_major ? 1 : 0}, {"VECTORS", baked_vectors(k)}, {"WIDE", wide}};
+          INFO(m.name << ", k " << k << (row_major ? " row-major" : " column-major") << ", WIDE " << wide);
+          Plan plan(desc, o, nullptr, &params);
+          auto exec = [&](const V* al, const void* x, int64_t ldx, const V* be, void* y, int64_t ldy) {
+            try {
+              plan.execute_many(al, x, ldx, be, y, ldy, nullptr);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          };
+          CHECK(check_spmm<I, V>(exec, &device, a, k, row_major, uint64_t(plans) + 100) == "");
+          ++plans;
+        }
+  }
+  CHECK(plans == 6 * (6 * 2 * 2 - 2));
+}
+
+TEST_CASE("spmm device: both lane shapes and chunked long rows match the reference", "[cuda][spmm]") {
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU device");
+  }
+  Backend& b = test::gpu_backend();
+  check_lane_shapes<int32_t, double>(b);
+  check_lane_shapes<int64_t, float>(b);
 }
 
 TEST_CASE("spmm: the contract's refusals change nothing", "[spmm]") {
@@ -248,5 +312,9 @@ TEST_CASE("spmm: update_values renews the values of a plan for several vectors",
   SpmvPlan p(desc, o);
   for (double& v : a.val) v = v * 3 - 1;
   p.update_values(a.val.data());
-  CHECK(check_spmm(p.get(), nullptr, a, 8, false, 99) == "");
+  auto exec = [&](const double* al, const void* x, int64_t ldx, const double* be, void* y, int64_t ldy) {
+    return spmm_execute(p.get(), al, x, ldx, be, y, ldy, nullptr) == SPMV_STATUS_SUCCESS ? std::string()
+                                                                                         : spmv_last_error();
+  };
+  CHECK(check_spmm<int64_t, double>(exec, nullptr, a, 8, false, 99) == "");
 }

@@ -37,6 +37,10 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
               ValueType value, int iters, TimingModes timing, bool peers, const std::string& json_path) {
   const int device = options.device;
   const bool hip = kind == BackendKind::hip;
+  // k vectors (spmm_execute): cuSPARSE's SpMM the peer, its fastest algorithm the yardstick.
+  const int64_t vectors = std::max(options.vectors, 1);
+  const bool row_major = options.layout == SPMV_LAYOUT_ROW_MAJOR;
+  if (hip && vectors > 1) peers = false;  // rocSPARSE's SpMM is not wired as a peer
   if (!gpu_timing_available(kind, device)) {
     std::string why = "no CUDA device/driver for --backend cuda";
 #ifdef SPMVJIT_WITH_HIP
@@ -60,6 +64,11 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
   std::printf("device %d: %s\ndevice-to-device copy: %.1f GB/s (%s of %zu bytes, read + written)\n", device,
               device_name.c_str(), copy_gbs, hip ? "hipMemcpy" : "cuMemcpyDtoD", kCopyBytes);
   if (peers) std::printf("peer: %s\n", peer_name.c_str());
+  if (vectors > 1)
+    std::printf(
+        "%lld vectors, %s (spmm_execute; cuSPARSE SpMM CSR ALG1-3; 'vs best' is against the "
+        "fastest of them)\n",
+        (long long)vectors, row_major ? "row-major" : "column-major");
   std::printf(
       "index %s, value %s; times are medians of %s-event intervals: 'ms' between back-to-back SpMVs%s%s\n",
       to_string(index), to_string(value), hip ? "HIP" : "CUDA",
@@ -71,6 +80,8 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
                             {"peer", peers ? Json(peer_name) : Json()},
                             {"copy_gbs", copy_gbs},
                             {"index", to_string(index)},
+                            {"vectors", vectors},
+                            {"layout", row_major ? "row" : "col"},
                             {"value", to_string(value)},
                             {"timing", Json::array()},
                             {"results", Json::array()}});
@@ -91,8 +102,13 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
   };
   const std::vector<std::string> header =
       row({"matrix", "format", "ms", "cold ms", "sync ms", "CSR-eq GB/s", "% copy",
-           hip ? "vs stream" : "vs ALG1", hip ? "cold vs stream" : "cold vs ALG1", "plan ms", "plan/SpMV",
-           "break-even", "upd/SpMV", "compile ms", "params"});
+           hip           ? "vs stream"
+           : vectors > 1 ? "vs best"
+                         : "vs ALG1",
+           hip           ? "cold vs stream"
+           : vectors > 1 ? "cold vs best"
+                         : "cold vs ALG1",
+           "plan ms", "plan/SpMV", "break-even", "upd/SpMV", "compile ms", "params"});
   auto failed = [&](const std::string& name, const std::string& label, const std::string& why) {
     std::vector<std::string> r(15, "-");
     r[0] = name, r[1] = label, r[14] = why.substr(0, 70);
@@ -116,11 +132,12 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
     if (peers) {
       progress.update(bench_step(m, matrices.size(), name, 0, 0, hip ? "rocSPARSE" : "cuSPARSE"));
       peer = hip ? rocsparse_spmv(device, a, index, value, iters, 0.2, timing)
-                 : cusparse_spmv(device, a, index, value, iters, 0.2, timing);
+                 : cusparse_spmv(device, a, index, value, iters, 0.2, timing, vectors, row_major);
     }
     if (!peer.ok && peer.error.find("WRONG") != std::string::npos) any_wrong = true;
-    const double alg1 = peer.ok ? peer.s[0] : 0, alg1_cold = peer.ok ? peer.cold_s[0] : 0;
-    const int faster = peer.ok && peer.s[1] < peer.s[0] ? 1 : 0;
+    // The yardstick: ALG1 for one vector (rocSPARSE: stream), the fastest algorithm for several.
+    const int faster = std::max(peer.fastest(), 0), yard = vectors > 1 ? faster : 0;
+    const double alg1 = peer.ok ? peer.s[yard] : 0, alg1_cold = peer.ok ? peer.cold_s[yard] : 0;
     const double peer_s = peer.s[faster], peer_setup_s = peer.setup_s[faster];
     double csr_bytes = 0, best_s = 0, best_cold_s = 0;
     std::string best, best_cold;
@@ -185,11 +202,18 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
                                         {"ok", false},
                                         {"reason", peer.error}}));
       } else {
-        for (int k = 0; k < 2; ++k) {
+        for (int k = 0; k < peer.count; ++k) {
           const double s = peer.s[k], setup = peer.setup_s[k];
-          const double gbs = csr_bytes > 0 ? csr_bytes / s * 1e-9 : 0;
+          const double gbs = csr_bytes > 0 && s > 0 ? csr_bytes / s * 1e-9 : 0;
           const std::string label =
-              hip ? (k ? "rocsparse-adaptive" : "rocsparse-stream") : (k ? "cusparse-alg2" : "cusparse-alg1");
+              hip ? (k ? "rocsparse-adaptive" : "rocsparse-stream")
+                  : (vectors > 1 ? "cusparse-mm-alg" : "cusparse-alg") + std::to_string(k + 1);
+          if (s == 0) {
+            rows.push_back(failed(name, label, peer.skipped[k]));
+            results.push_back(Json::object(
+                {{"matrix", name}, {"format", label}, {"ok", false}, {"reason", peer.skipped[k]}}));
+            continue;
+          }
           rows.push_back(row({name, label, ms(s), ms(peer.cold_s[k]), ms(peer.sync_s[k]), fmt(gbs, 1),
                               pct(gbs, copy_gbs), ratio(alg1, s), ratio(alg1_cold, peer.cold_s[k]),
                               fmt(setup * 1e3, 1), fmt(setup / s, 0), "-", "-", "-", "peer (plan = setup)"}));

@@ -1,6 +1,8 @@
 // Argument parsing, matrix loading, timing and table formatting for the command line.
 #include "tools/spmvjit/cli.hpp"
 
+#include "core/kernel_args.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -216,6 +218,12 @@ spmv_options_t options_from(const Args& args) {
   o.threads = int(args.get_int("threads", 0, 0, 65536));
   o.deterministic = args.has("deterministic");
   if (args.has("cache-dir")) o.cache_dir = nullptr;  // set by caller, which owns the string
+  // run and bench: --vectors K and --layout col|row (spmm_execute).
+  o.vectors = int(args.get_int("vectors", 1, 1, kMaxVectors));
+  const std::string layout = args.get("layout");
+  if (!layout.empty() && layout != "col" && layout != "row")
+    usage_error("--layout is col or row, got '" + layout + "'");
+  o.layout = layout == "row" ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
   return o;
 }
 

@@ -34,6 +34,9 @@ const char* kHelp =
     "  --seed N                  generator seed for --gen and --suite (default 1)\n"
     "  --backend, --index, --value, --threads, --device, --cache-dir, --duplicates,\n"
     "  --deterministic           as for run\n"
+    "  --vectors K, --layout col|row\n"
+    "                            K vectors at once (spmm_execute; cuSPARSE SpMM the GPU peer):\n"
+    "                            auto, device and the formats that take several vectors\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
     "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU; cuSPARSE on CUDA)\n"
     "  --json FILE               write all results as JSON\n";
@@ -52,16 +55,24 @@ std::vector<std::string> split(const std::string& s) {
 
 // The --formats list: "" for auto, "measure", "device" and format names, each once, in order;
 // "all" is auto, measure and every format. Unknown names are refused before any work.
-std::vector<std::string> format_list(const std::string& list) {
+// With several vectors only the formats that take them (Format::multi_vector) and the planner's
+// estimate run: "all" leaves the others out and naming one is refused.
+std::vector<std::string> format_list(const std::string& list, int vectors) {
   std::vector<std::string> out;
   auto add = [&](const std::string& f) {
+    const Format* format = find_format(f);
+    if (vectors > 1 && (f == "measure" || (format && !format->multi_vector()))) {
+      usage_error("--formats " + f + " multiplies one vector; with --vectors " + std::to_string(vectors) +
+                  " run auto, device or a format that takes several (csr_mm)");
+    }
     if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
   };
   for (const std::string& f : split(list)) {
     if (f == "all") {
       add("");
-      add("measure");
-      for (const Format* format : all_formats()) add(format->name());
+      if (vectors <= 1) add("measure");
+      for (const Format* format : all_formats())
+        if (vectors <= 1 || format->multi_vector()) add(format->name());
     } else if (f == "auto") {
       add("");
     } else if (f == "measure" || f == "device" || find_format(f)) {
@@ -139,15 +150,15 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 2, {"help", "suite", "large", "no-peers", "deterministic"},
             {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
-             "seed", "values", "timing", "duplicates"});
+             "seed", "values", "timing", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  const std::vector<std::string> formats = format_list(args.get("formats", "all"));
+  spmv_options_t o = options_from(args);
+  const std::vector<std::string> formats = format_list(args.get("formats", "all"), o.vectors);
   const TimingModes timing = timing_modes(args);
   const auto matrices = bench_matrices(args);
-  spmv_options_t o = options_from(args);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
   // One index type for every matrix (the GPU bench takes one): int64 when any needs it.
@@ -220,7 +231,8 @@ int cmd_bench(int argc, char** argv) {
     if (on_cpu && !args.has("no-peers")) {
       progress.update(bench_step(m, matrices.size(), name, 0, 0, "peers"));
       for (const PeerResult& p :
-           run_cpu_peers(a, value, o.threads, int(args.get_int("iters", 20, 1, 1000000000)), 0.2)) {
+           run_cpu_peers(a, value, o.threads, int(args.get_int("iters", 20, 1, 1000000000)), 0.2, o.vectors,
+                         o.layout == SPMV_LAYOUT_ROW_MAJOR)) {
         if (!p.ok) {
           any_wrong |= p.error.rfind("row", 0) == 0;
           rows.push_back({name, p.name, "-", "-", "-", "-", "-", "-", "-", "-", p.error.substr(0, 60)});

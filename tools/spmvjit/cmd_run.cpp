@@ -44,11 +44,6 @@ int cmd_run(int argc, char** argv) {
   spmv_options_t o = options_from(args);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
-  o.vectors = int(args.get_int("vectors", 1, 1, kMaxVectors));
-  const std::string layout = args.get("layout");
-  if (!layout.empty() && layout != "col" && layout != "row")
-    usage_error("--layout is col or row, got '" + layout + "'");
-  o.layout = layout == "row" ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
   const IndexType index = index_for(args, a);
   const ValueType value = value_from(args.get("value"));
   check_run_memory(a, index, value);

@@ -14,7 +14,8 @@ namespace spmvjit::cli {
   X(cusparseGetProperty) X(cusparseGetErrorString) X(cusparseCreate) X(cusparseDestroy) \
   X(cusparseCreateCsr) X(cusparseDestroySpMat) X(cusparseCreateDnVec)                   \
   X(cusparseDestroyDnVec) X(cusparseSpMV_bufferSize) X(cusparseSpMV_preprocess)         \
-  X(cusparseSpMV)
+  X(cusparseSpMV) X(cusparseCreateDnMat) X(cusparseDestroyDnMat) X(cusparseSpMM_bufferSize) \
+  X(cusparseSpMM_preprocess) X(cusparseSpMM)
 // clang-format on
 
 #define SPMVJIT_CUSPARSE_MEMBER(fn) decltype(&::fn) fn = nullptr;

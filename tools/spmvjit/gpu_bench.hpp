@@ -41,22 +41,39 @@ double gpu_median_seconds(BackendKind kind, int device, const std::function<void
 // copy of `bytes`, median of several). 0 when there is no device.
 double gpu_copy_bandwidth_gbs(BackendKind kind, int device, size_t bytes);
 
-// Per algorithm: [0] CUSPARSE_SPMV_CSR_ALG1, [1] ALG2.
+// Per algorithm: SpMV [0] CUSPARSE_SPMV_CSR_ALG1, [1] ALG2; SpMM [0] CUSPARSE_SPMM_CSR_ALG1, [1]
+// ALG2, [2] ALG3 (one the library refuses for the layout keeps s = 0 and says why in skipped).
 struct CusparseResult {
   bool ok = false;
   std::string error;
-  double s[2] = {};                       // median seconds of one SpMV (beta = 0), warm
-  double cold_s[2] = {}, sync_s[2] = {};  // the other timing modes, 0 when not run
+  int count = 2;                          // algorithms in the arrays
+  std::string skipped[3];                 // why an algorithm did not run ("" when it ran)
+  double s[3] = {};                       // median seconds of one SpMV (beta = 0), warm
+  double cold_s[3] = {}, sync_s[3] = {};  // the other timing modes, 0 when not run
   // A host CSR to the first SpMV: upload, descriptors, workspace (+ preprocess for ALG2).
-  double setup_s[2] = {};
+  double setup_s[3] = {};
   double upload_s = 0;  // the CSR arrays' part of the above
+  static CusparseResult failed(std::string why) {
+    CusparseResult r;
+    r.error = std::move(why);
+    return r;
+  }
+  // The algorithm that ran fastest (warm), or -1.
+  int fastest() const {
+    int f = -1;
+    for (int i = 0; i < count; ++i)
+      if (s[i] > 0 && (f < 0 || s[i] < s[f])) f = i;
+    return f;
+  }
 };
 
 // cusparseSpMV on the same CSR (same index/value types), CUSPARSE_SPMV_CSR_ALG1 and ALG2 (with
 // cusparseSpMV_preprocess), y = 1*A*x + 0*y, verified against the reference first; timed warm
-// and in the requested modes.
+// and in the requested modes. vectors > 1: cusparseSpMM with CSR ALG1, ALG2 and ALG3 (each with
+// its preprocess) on k dense vectors of that layout (minimal leading dimensions).
 CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
-                             int min_iters, double min_seconds, TimingModes timing);
+                             int min_iters, double min_seconds, TimingModes timing, int64_t vectors = 1,
+                             bool row_major = false);
 // "cuSPARSE 12.6.3 (libcusparse.so.12)" when the peer can run (the library loads: it is dlopen'ed,
 // tools/spmvjit/cusparse_api.hpp), else "" with `why` (the files looked for, or a build without it).
 std::string cusparse_peer(std::string* why);

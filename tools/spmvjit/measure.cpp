@@ -102,18 +102,9 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   // Each vector of y against the reference of its vector of x and y0.
   auto check = [&](const HostCsr<I, V>& a, const std::vector<V>& x, V alpha, V beta, const std::vector<V>& y0,
                    const std::vector<V>& y) -> std::string {
-    std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
-    for (int64_t j = 0; j < k; ++j) {
-      for (int64_t i = 0; i < a.cols; ++i) xj[size_t(i)] = x[size_t(row_major ? i * ldx + j : j * ldx + i)];
-      for (int64_t i = 0; i < a.rows; ++i) {
-        yj0[size_t(i)] = y0[size_t(row_major ? i * ldy + j : j * ldy + i)];
-        yj[size_t(i)] = y[size_t(row_major ? i * ldy + j : j * ldy + i)];
-      }
-      const std::string bad = check_spmv(a, reference_spmv(a, alpha, xj.data(), beta, yj0.data()), yj.data());
-      if (!bad.empty())
-        return "WRONG RESULT" + (k > 1 ? " (vector " + std::to_string(j) + ")" : "") + ": " + bad;
-    }
-    return "";
+    const std::string bad =
+        check_vectors(a, k, row_major, alpha, x.data(), ldx, beta, y0.data(), y.data(), ldy);
+    return bad.empty() ? "" : "WRONG RESULT: " + bad;
   };
 
   // Both checks run on the kernel the plan starts with and again on the specialized one when it

@@ -1,4 +1,5 @@
-// Eigen 3.4 (row-major SparseMatrix * vector, OpenMP) and librsb 1.3 as CPU benchmark peers.
+// Eigen 3.4 (row-major SparseMatrix * vector or * dense matrix, OpenMP) and librsb 1.3 as CPU
+// benchmark peers.
 #include "tools/spmvjit/peers_cpu.hpp"
 
 #include <algorithm>
@@ -29,8 +30,9 @@ std::string verify(const HostCsr<int32_t, V>& a, const std::vector<V>& x, const 
 }
 
 #ifdef SPMVJIT_BENCH_EIGEN
-template <class V>
-PeerResult eigen_peer(const HostCsr<int32_t, V>& a, int threads, int min_iters, double min_s) {
+// k == 1: SparseMatrix * vector; k > 1: SparseMatrix * dense matrix of that layout.
+template <class V, int Order>
+PeerResult eigen_peer(const HostCsr<int32_t, V>& a, int threads, int min_iters, double min_s, int64_t k) {
   PeerResult r;
   r.name = "eigen";
 #ifdef _OPENMP
@@ -43,12 +45,15 @@ PeerResult eigen_peer(const HostCsr<int32_t, V>& a, int threads, int min_iters, 
       a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
   Eigen::SparseMatrix<V, Eigen::RowMajor, int32_t> m = map;
   r.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  const auto xs = random_vector<V>(a.cols, 21);
-  Eigen::Matrix<V, Eigen::Dynamic, 1> x(a.cols), y(a.rows);
-  for (int64_t i = 0; i < a.cols; ++i) x[i] = xs[size_t(i)];
+  const auto xs = random_vector<V>(a.cols * k, 21);
+  using Dense = Eigen::Matrix<V, Eigen::Dynamic, Eigen::Dynamic, Order>;
+  Dense x(a.cols, k), y(a.rows, k);
+  std::copy(xs.begin(), xs.end(), x.data());  // minimal leading dimensions either way
   y.noalias() = m * x;
-  const std::vector<V> ys(y.data(), y.data() + a.rows);
-  r.error = verify(a, xs, ys);
+  const std::vector<V> ys(y.data(), y.data() + a.rows * k);
+  const bool row_major = Order == Eigen::RowMajor && k > 1;
+  r.error = check_vectors(a, k, row_major, 1.0, xs.data(), row_major ? k : a.cols, 0.0, ys.data(), ys.data(),
+                          row_major ? k : a.rows);
   if (!r.error.empty()) return r;
   r.exec_s = median_seconds([&] { y.noalias() = m * x; }, min_iters, min_s);
   r.ok = true;
@@ -97,7 +102,7 @@ PeerResult rsb_peer(const HostCsr<int32_t, V>& a, int threads, int min_iters, do
 }  // namespace
 
 std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueType value, int threads,
-                                      int min_iters, double min_seconds) {
+                                      int min_iters, double min_seconds, int64_t vectors, bool row_major) {
   std::vector<PeerResult> out;
   // The threads spmvjit's plans get (core/cpu_count.hpp; options.threads capped by the shared
   // pool's size), so both sides of the comparison run on the same number of cores.
@@ -110,11 +115,16 @@ std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueTy
   auto run = [&]<class V>() {
     const auto m = a.cast<int32_t, V>();
 #ifdef SPMVJIT_BENCH_EIGEN
-    out.push_back(eigen_peer<V>(m, threads, min_iters, min_seconds));
+    out.push_back(row_major ? eigen_peer<V, Eigen::RowMajor>(m, threads, min_iters, min_seconds, vectors)
+                            : eigen_peer<V, Eigen::ColMajor>(m, threads, min_iters, min_seconds, vectors));
 #endif
 #ifdef SPMVJIT_BENCH_RSB
-    out.push_back(rsb_peer<V>(m, threads, min_iters, min_seconds));
+    if (vectors == 1)
+      out.push_back(rsb_peer<V>(m, threads, min_iters, min_seconds));
+    else
+      out.push_back({"librsb", false, "one vector only here (rsb_spmm not wired)", 0, 0});
 #endif
+    (void)vectors, (void)row_major;
     (void)m;
   };
   if (value == ValueType::f32)

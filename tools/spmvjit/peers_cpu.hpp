@@ -16,8 +16,10 @@ struct PeerResult {
   double exec_s = 0;   // median seconds of one y = A*x
 };
 
-// Each peer is verified against the long-double reference before it is timed.
+// Each peer is verified against the long-double reference before it is timed. vectors > 1: the
+// product with k dense vectors of that layout (Eigen's sparse * dense).
 std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueType value, int threads,
-                                      int min_iters, double min_seconds);
+                                      int min_iters, double min_seconds, int64_t vectors = 1,
+                                      bool row_major = false);
 
 }  // namespace spmvjit::cli

@@ -24,13 +24,13 @@ namespace spmvjit::cli {
 #ifdef SPMVJIT_BENCH_ROCSPARSE
 namespace {
 
-#define SPMVJIT_ROCSPARSE_FUNCTIONS(X)                                                              \
-  X(rocsparse_create_handle)                                                                        \
-  X(rocsparse_destroy_handle)                                                                       \
-  X(rocsparse_get_version)                                                                          \
-  X(rocsparse_create_csr_descr)                                                                     \
-  X(rocsparse_destroy_spmat_descr) X(rocsparse_create_dnvec_descr) X(rocsparse_destroy_dnvec_descr) \
-      X(rocsparse_spmv)
+#define SPMVJIT_ROCSPARSE_FUNCTIONS(X) \
+  X(rocsparse_create_handle)           \
+  X(rocsparse_destroy_handle)          \
+  X(rocsparse_get_version)             \
+  X(rocsparse_create_csr_descr)        \
+  X(rocsparse_destroy_spmat_descr)     \
+  X(rocsparse_create_dnvec_descr) X(rocsparse_destroy_dnvec_descr) X(rocsparse_spmv)
 
 struct RocsparseApi {
 #define SPMVJIT_ROCSPARSE_MEMBER(fn) decltype(&::fn) fn = nullptr;
@@ -188,13 +188,13 @@ CusparseResult rocsparse_spmv(int device, const HostCsr<int64_t, double>& a, Ind
   try {
     std::string why;
     const RocsparseApi* rs = rocsparse_api(&why);
-    if (!rs) return CusparseResult{false, why};
-    if (!hip_available(device)) return CusparseResult{false, "no HIP device"};
+    if (!rs) return CusparseResult::failed(why);
+    if (!hip_available(device)) return CusparseResult::failed("no HIP device");
     return dispatch_types(index, value, [&]<class I, class V>() {
       return run<I, V>(*rs, device, a.cast<I, V>(), min_iters, min_seconds, timing);
     });
   } catch (const std::exception& e) {
-    return CusparseResult{false, e.what()};
+    return CusparseResult::failed(e.what());
   }
 }
 
@@ -216,7 +216,7 @@ std::string rocsparse_peer(std::string* why) {
 }
 CusparseResult rocsparse_spmv(int, const HostCsr<int64_t, double>&, IndexType, ValueType, int, double,
                               TimingModes) {
-  return CusparseResult{false, kWithout};
+  return CusparseResult::failed(kWithout);
 }
 
 #endif

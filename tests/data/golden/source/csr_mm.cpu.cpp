@@ -5,18 +5,16 @@
 #define SPMVJIT_VECTORS 0LL
 #line 1 "cpu/csr_mm.cpp"
 // CPU CSR for k vectors (spmm_execute): each part owns a row range balanced by nonzeros, and each
-// row's entries are read once for all k vectors. k (SPMVJIT_VECTORS, up to 32) is baked: its k
+// row's entries are read once for all k vectors. k (SPMVJIT_VECTORS, up to 8) is baked: its k
 // sums stay in registers and, with row-major X, the k values of one column are one contiguous,
-// vectorizable run. SPMVJIT_VECTORS 0: any k, CSR_MM_BLOCK_VECTORS vectors per pass over a row.
+// vectorizable run. SPMVJIT_VECTORS 0 (any k) or a bound on k (16, 32; SPMVJIT_BAKED_VECTORS):
+// CSR_MM_BLOCK_VECTORS vectors per pass over a row, then one at a time.
 #line 1 "contract/csr_mm.h"
-// CSR for k vectors (spmm_execute): the csr contract's arrays (engine/formats/csr_mm.cpp fills
-// them, templates/*/csr_mm.* read them) and the kernels' shape.
+// CSR for k vectors (spmm_execute): the input's CSR arrays plus, on a GPU, chunks of the long
+// rows (engine/formats/csr_mm.cpp fills them, templates/*/csr_mm.* read them) and the kernels'
+// shape.
 #ifndef SPMVJIT_CONTRACT_CSR_MM_H
 #define SPMVJIT_CONTRACT_CSR_MM_H
-#line 1 "contract/csr.h"
-// CSR kernel contract (engine/formats/csr.cpp fills it, templates/*/csr.* read it).
-#ifndef SPMVJIT_CONTRACT_CSR_H
-#define SPMVJIT_CONTRACT_CSR_H
 #line 1 "contract/arrays.h"
 // How a format's contract header declares its arrays once, for the host and for its kernels:
 //
@@ -43,34 +41,59 @@
 #endif
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
-#line 5 "contract/csr.h"
+#line 7 "contract/csr_mm.h"
+#line 1 "contract/vectors.h"
+// Multiple vectors (spmm_execute): which vector counts are kernel constants. Plain C++ with no
+// includes, shared by the host (core/kernel_args.hpp) and the multi-vector formats' kernels.
+#ifndef SPMVJIT_CONTRACT_VECTORS_H
+#define SPMVJIT_CONTRACT_VECTORS_H
 
-// The input's zero-based CSR arrays; parts: CPU row ranges balanced by nonzeros.
-#define CSR_ARRAYS(X)            \
-  X(CSR_ROW_PTR, row_ptr, index) \
-  X(CSR_COL_IDX, col_idx, index) \
-  X(CSR_VALUES, values, value)   \
-  X(CSR_PARTS, parts, parts)
-SPMVJIT_DECLARE_ARRAYS(CSR_ARRAYS, kCsrArrays)
+// The kernel constant VECTORS of a plan for k vectors (spmm_execute): k itself up to
+// SPMVJIT_EXACT_VECTORS, then the power of two at or above it up to SPMVJIT_MAX_BAKED_VECTORS (the
+// kernel takes the exact k from args.vectors and masks the rest), 0 beyond (any k, in blocks).
+// Few constants, so `warmup` compiles few modules; the common counts stay exact.
+enum { SPMVJIT_EXACT_VECTORS = 8, SPMVJIT_MAX_BAKED_VECTORS = 32 };
+#define SPMVJIT_BAKED_VECTORS(K) \
+  ((K) <= SPMVJIT_EXACT_VECTORS ? (K) : (K) <= 16 ? 16 : (K) <= SPMVJIT_MAX_BAKED_VECTORS ? 32 : 0)
 
-enum { CSR_GPU_BLOCK = 256 };  // GPU: one thread per row, this many per block
+#endif  // SPMVJIT_CONTRACT_VECTORS_H
+#line 8 "contract/csr_mm.h"
 
-#endif  // SPMVJIT_CONTRACT_CSR_H
-#line 6 "contract/csr_mm.h"
+// row_ptr, col_idx, values: the input's CSR; parts: CPU row ranges balanced by nonzeros;
+// chunk_row, chunk_start: GPU, the row and first nonzero of each chunk of n[CSR_MM_N_CHUNK]
+// nonzeros of a row longer than n[CSR_MM_N_LONG] (one warp each, added into Y with atomics after
+// the row step applied beta to the row; none in deterministic plans).
+#define CSR_MM_ARRAYS(X)                \
+  X(CSR_MM_ROW_PTR, row_ptr, index)     \
+  X(CSR_MM_COL_IDX, col_idx, index)     \
+  X(CSR_MM_VALUES, values, value)       \
+  X(CSR_MM_PARTS, parts, parts)         \
+  X(CSR_MM_CHUNK_ROW, chunk_row, index) \
+  X(CSR_MM_CHUNK_START, chunk_start, index)
+SPMVJIT_DECLARE_ARRAYS(CSR_MM_ARRAYS, kCsrMmArrays)
+
+// n[] slots: rows longer than n[CSR_MM_N_LONG] nonzeros are left to the chunk step, which cuts
+// them into n[CSR_MM_N_CHUNKS] chunks of n[CSR_MM_N_CHUNK] nonzeros.
+enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS };
 
 enum {
   CSR_MM_GPU_BLOCK = 256,    // GPU threads per block
-  CSR_MM_BLOCK_VECTORS = 8,  // VECTORS = 0 (k above 32): vectors per pass over a row
+  CSR_MM_BLOCK_VECTORS = 8,  // VECTORS = 0 (k above 32), column-major: vectors per pass over a row
+  // GPU chunk of a long row: this many products (nonzeros x vectors) per warp, 256 nonzeros at
+  // least: about what a warp streams in the time the row step's warps take for their rows.
+  CSR_MM_CHUNK_PRODUCTS = 8192,
+  CSR_MM_MIN_CHUNK = 256
 };
 
-// GPU, row-major X and Y: a row's k results on k neighbouring lanes (its x loads coalesce), so a
-// row takes the power of two at or above k lanes (32 when k is past 32: a loop over blocks of 32).
-// Column-major: one thread per row. Rows per block follow.
-#define CSR_MM_LANES(K, ROW_MAJOR) \
-  (!(ROW_MAJOR) ? 1 : (K) == 0 || (K) > 16 ? 32 : (K) > 8 ? 16 : (K) > 4 ? 8 : (K) > 2 ? 4 : (K))
+// GPU, row-major X and Y: a row's k results on k neighbouring lanes of a group (its x loads
+// coalesce), so a group takes the power of two at or above k lanes (32 when k is past 32: a loop
+// over blocks of 32). LANES lanes per row (a kernel constant, a multiple of the group) make
+// LANES / group groups that split the row's nonzeros. Column-major: LANES lanes per row split its
+// nonzeros, each with the k sums.
+#define CSR_MM_VECTOR_LANES(K) ((K) == 0 || (K) > 16 ? 32 : (K) > 8 ? 16 : (K) > 4 ? 8 : (K) > 2 ? 4 : (K))
 
 #endif  // SPMVJIT_CONTRACT_CSR_MM_H
-#line 6 "cpu/csr_mm.cpp"
+#line 7 "cpu/csr_mm.cpp"
 #line 1 "cpu/prelude.h"
 // CPU kernel prelude: the argument block, types and epilogue shared by every CPU template.
 // Self-contained (no system headers) so the in-process compile needs no include paths.
@@ -248,7 +271,7 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 #endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 7 "cpu/csr_mm.cpp"
+#line 8 "cpu/csr_mm.cpp"
 
 #ifndef SPMVJIT_VECTORS
 #define SPMVJIT_VECTORS 4
@@ -260,9 +283,9 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 // Vectors j0 .. j0 + K - 1 of row r.
 template <int E, int K>
 static inline void csr_mm_row(const SpmvArgs& a, i64 r, i64 j0) {
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_ROW_PTR];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_COL_IDX];
-  SPMVJIT_DECLARE_VALUES(va, a, CSR_VALUES);
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_MM_ROW_PTR];
+  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_MM_COL_IDX];
+  SPMVJIT_DECLARE_VALUES(va, a, CSR_MM_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const i64 ldx = a.ldx, ldy = a.ldy;
@@ -282,11 +305,11 @@ static inline void csr_mm_row(const SpmvArgs& a, i64 r, i64 j0) {
 
 template <int E>
 static void csr_mm_part(const SpmvArgs& a, i64 p) {
-  const i64* parts = (const i64*)a.a[CSR_PARTS];
+  const i64* parts = (const i64*)a.a[CSR_MM_PARTS];
   for (i64 r = parts[p]; r < parts[p + 1]; ++r) {
-#if SPMVJIT_VECTORS > 0
+#if SPMVJIT_VECTORS > 0 && SPMVJIT_VECTORS <= SPMVJIT_EXACT_VECTORS
     csr_mm_row<E, SPMVJIT_VECTORS>(a, r, 0);
-#else
+#else  // any k (VECTORS 0), or a bound on it (16, 32): blocks of vectors, then one at a time
     i64 j = 0;
     for (; j + CSR_MM_BLOCK_VECTORS <= a.vectors; j += CSR_MM_BLOCK_VECTORS)
       csr_mm_row<E, CSR_MM_BLOCK_VECTORS>(a, r, j);
