@@ -17,8 +17,8 @@
 # module, with pybind11 from .deps/pybind11-dev_*.deb, and its GPU tests: device arrays through
 # __cuda_array_interface__, DLPack, CuPy and PyTorch where installed), spmm (not in the default
 # list: `run --vectors K` for K in $SPMM_K, default 1 8 32, both layouts, on $SPMM_MATRICES; the
-# time of one SpMM against K SpMVs), spmmbench (not in the default list: `bench --suite --vectors K`
-# for K in $SPMM_K (default 8 32) and both layouts against cuSPARSE SpMM). BASELINE_TREE=dir (a source tree of an older commit) is
+# time of one SpMM against K SpMVs), spmmbench (not in the default list: `bench --gen M --vectors K`
+# on $SPMM_GEN for K in $SPMM_K (default 8 32), both layouts, against cuSPARSE SpMM). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -207,17 +207,20 @@ done
 fi
 
 if has spmmbench; then
-# k vectors against cuSPARSE SpMM (CSR ALG1-3, its fastest the yardstick) on the suite of
-# $SPMM_SUITE (default: the CPU-sized one, about 2M nonzeros each: k = 32 vectors of the large
-# suite's 16M-row matrices would be 4 GB per X and the host reference 32 SpMVs per check).
+# k vectors against cuSPARSE SpMM (CSR ALG1-3, its fastest the yardstick), one `bench --gen` per
+# matrix of $SPMM_GEN (default: seven kinds of the CPU-sized suite, about 2M nonzeros each: 32
+# vectors of the large suite's 16M-row matrices would be 4 GB per X, and the host reference runs
+# k SpMVs per check), K in $SPMM_K (default 8 32), both layouts. Tables in $OUT/spmm.txt.
 for k in ${SPMM_K:-8 32}; do
   for layout in ${SPMM_LAYOUTS:-col row}; do
-    step "spmmbench: bench --suite ${SPMM_SUITE:-} --vectors $k --layout $layout vs cuSPARSE SpMM"
-    timeout "${T_SPMM:-240}" "$CLI" bench --suite ${SPMM_SUITE:-} --backend cuda --vectors "$k" --layout "$layout" \
-      --formats auto --timing warm --cache-dir /tmp/spmvjit-bench-cache --json "$OUT/spmm_k${k}_${layout}.json" \
-      > "/tmp/spmm_k${k}_${layout}.txt" 2>&1 || status=1
-    sed -n '/^all matrices:/,$p' "/tmp/spmm_k${k}_${layout}.txt"
-    grep -E "WRONG|error|refused" "/tmp/spmm_k${k}_${layout}.txt" | head -5
+    step "spmmbench: --vectors $k --layout $layout vs cuSPARSE SpMM"
+    for m in ${SPMM_GEN:-poisson2d:1000 stencil27:60 random:500000:1:40 powerlaw:500000 rmat:17:16 blockfem:20:3 circuit:400000}; do
+      timeout "${T_SPMM:-60}" "$CLI" bench --gen "$m" --backend cuda --vectors "$k" --layout "$layout" --formats auto \
+        --timing warm --iters 10 --cache-dir /tmp/spmvjit-bench-cache > /tmp/spmm_one.txt 2>&1 || status=1
+      echo "## $m k=$k $layout" >> "$OUT/spmm.txt"
+      grep -vE "^(device|peer|index|[0-9]+ vectors)" /tmp/spmm_one.txt | grep -v "^bench:" >> "$OUT/spmm.txt"
+      grep -E "^$m|WRONG|error" /tmp/spmm_one.txt | grep -E "auto|alg|WRONG|error" | cut -c1-110
+    done
   done
 done
 fi

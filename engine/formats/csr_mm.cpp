@@ -134,12 +134,34 @@ class CsrMmFormat final : public Format {
     return out;
   }
   bool converts_on_device() const override { return true; }
-  // The CSR arrays on the device; no chunks (rows of any length stay with their lanes).
+  std::vector<std::string> device_build_modules() const override { return {"csr_mm_build"}; }
+  // The CSR arrays on the device and, as convert cuts them, the chunks of the long rows
+  // (templates/gpu/csr_mm_build.cu: count, scan, write).
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
+    const CsrRef& a = dc.shape();
     FormatData d;
-    d.declare(name(), p, contract_arrays(), dc.shape().index, dc.shape().value);
-    put_device_csr_arrays(d, dc, dc.shape().nnz);
-    finish(d, dc.shape(), p, t, 0);
+    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    put_device_csr_arrays(d, dc, a.nnz);
+    int64_t chunks = 0;
+    if (t.gpu() && !deterministic_sums(p) && a.rows > 0) {
+      HostArray counts = dc.alloc(a.rows + 1, sizeof(int64_t));
+      SpmvArgs g = dc.args();
+      g.a[CSR_MM_BUILD_ROW_PTR] = a.row_ptr;
+      g.a[CSR_MM_BUILD_COUNTS] = counts.device.get();
+      g.n[CSR_MM_BUILD_N_CHUNK] = chunk_nonzeros(p);
+      dc.launch("csr_mm_build", "spmvjit_build_count", a.rows, g);
+      dc.exclusive_scan(counts.device.get(), a.rows);
+      chunks = dc.read_i64(static_cast<const int64_t*>(counts.device.get()) + a.rows);
+      if (chunks > 0) {
+        HostArray crow = dc.alloc(chunks, size_of(a.index)), cstart = dc.alloc(chunks, size_of(a.index));
+        g.a[CSR_MM_BUILD_CHUNK_ROW] = crow.device.get();
+        g.a[CSR_MM_BUILD_CHUNK_START] = cstart.device.get();
+        dc.launch("csr_mm_build", "spmvjit_build_chunks", a.rows, g);
+        d.put(CSR_MM_CHUNK_ROW, std::move(crow));
+        d.put(CSR_MM_CHUNK_START, std::move(cstart));
+      }
+    }
+    finish(d, a, p, t, chunks);
     return d;
   }
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {

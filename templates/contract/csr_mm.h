@@ -32,6 +32,12 @@ enum {
   CSR_MM_MIN_CHUNK = 256
 };
 
+// Device build (templates/gpu/csr_mm_build.cu) argument slots: the input row_ptr (index base
+// n[DP_N_BASE]), chunks per row (i64, rows + 1, scanned in place between the passes), the chunk
+// arrays; n[CSR_MM_BUILD_N_CHUNK]: nonzeros per chunk.
+enum { CSR_MM_BUILD_ROW_PTR, CSR_MM_BUILD_COUNTS, CSR_MM_BUILD_CHUNK_ROW, CSR_MM_BUILD_CHUNK_START };
+enum { CSR_MM_BUILD_N_CHUNK };
+
 // GPU, row-major X and Y: a row's k results on k neighbouring lanes of a group (its x loads
 // coalesce), so a group takes the power of two at or above k lanes (32 when k is past 32: a loop
 // over blocks of 32). LANES lanes per row (a kernel constant, a multiple of the group) make

@@ -123,7 +123,17 @@ void device_builds_match_host(int warp = 32) {
       for (I& c : based.col_idx) c += I(base);
       for (const Format* f : all_formats()) {
         if (!f->supports(t.backend) || !f->converts_on_device()) continue;
-        for (const FormatParams& p : f->candidates(a.ref(), s, t)) {
+        std::vector<FormatParams> params = f->candidates(a.ref(), s, t);
+        if (f->multi_vector()) {  // k as the planner gives it: 32 vectors cut rows past 256 nonzeros
+          const std::vector<FormatParams> one = params;
+          params.clear();
+          for (FormatParams p : one)
+            for (int k : {1, 32}) {
+              p[kVectorsParam] = k, p[kLayoutParam] = k == 32;
+              params.push_back(p);
+            }
+        }
+        for (const FormatParams& p : params) {
           if (!f->device_convertible(p)) continue;
           INFO(f->name() << " " << params_json(p).dump() << " on " << name << ", base " << base);
           FormatData host;
