@@ -202,11 +202,17 @@ class CsrMmFormat final : public Format {
     d.ints[CSR_MM_N_CHUNKS] = chunks;
     d.facts = Json::object({{"lanes_per_row", row_lanes(p)}, {"long_chunks", chunks}});
     const int64_t rows_per_block = CSR_MM_GPU_BLOCK / row_lanes(p);
+    const int64_t row_blocks = (a.rows + rows_per_block - 1) / rows_per_block;
+    const int64_t chunk_blocks = gpu_grid(chunks, CSR_MM_GPU_BLOCK / t.warp_size);
+    // Column-major 16 or 32 vectors: the grids once per slice of 8 vectors (the kernel's kSliced).
+    const int64_t k = param(p, kVectorsParam, 1);
+    const int64_t slices =
+        param(p, kLayoutParam, 0) == 0 && k > SPMVJIT_EXACT_VECTORS ? k / CSR_MM_BLOCK_VECTORS : 1;
+    d.ints[CSR_MM_N_ROW_BLOCKS] = row_blocks;
+    d.ints[CSR_MM_N_CHUNK_BLOCKS] = chunk_blocks;
     // The row step first: it applies beta to the chunked rows the chunk step adds into.
-    d.steps.push_back({"spmvjit_part", (a.rows + rows_per_block - 1) / rows_per_block, CSR_MM_GPU_BLOCK, 0});
-    if (chunks > 0)
-      d.steps.push_back(
-          {"spmvjit_long", gpu_grid(chunks, CSR_MM_GPU_BLOCK / t.warp_size), CSR_MM_GPU_BLOCK, 0});
+    d.steps.push_back({"spmvjit_part", row_blocks * slices, CSR_MM_GPU_BLOCK, 0});
+    if (chunks > 0) d.steps.push_back({"spmvjit_long", chunk_blocks * slices, CSR_MM_GPU_BLOCK, 0});
   }
 };
 

@@ -21,7 +21,9 @@ SPMVJIT_DECLARE_ARRAYS(CSR_MM_ARRAYS, kCsrMmArrays)
 
 // n[] slots: rows longer than n[CSR_MM_N_LONG] nonzeros are left to the chunk step, which cuts
 // them into n[CSR_MM_N_CHUNKS] chunks of n[CSR_MM_N_CHUNK] nonzeros.
-enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS };
+// Column-major with VECTORS 16 or 32: each step's grid is its blocks (n[CSR_MM_N_ROW_BLOCKS],
+// n[CSR_MM_N_CHUNK_BLOCKS]) once per slice of CSR_MM_BLOCK_VECTORS vectors (templates/gpu/csr_mm.cu).
+enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS, CSR_MM_N_ROW_BLOCKS, CSR_MM_N_CHUNK_BLOCKS };
 
 enum {
   CSR_MM_GPU_BLOCK = 256,    // GPU threads per block

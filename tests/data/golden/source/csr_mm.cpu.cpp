@@ -74,7 +74,9 @@ SPMVJIT_DECLARE_ARRAYS(CSR_MM_ARRAYS, kCsrMmArrays)
 
 // n[] slots: rows longer than n[CSR_MM_N_LONG] nonzeros are left to the chunk step, which cuts
 // them into n[CSR_MM_N_CHUNKS] chunks of n[CSR_MM_N_CHUNK] nonzeros.
-enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS };
+// Column-major with VECTORS 16 or 32: each step's grid is its blocks (n[CSR_MM_N_ROW_BLOCKS],
+// n[CSR_MM_N_CHUNK_BLOCKS]) once per slice of CSR_MM_BLOCK_VECTORS vectors (templates/gpu/csr_mm.cu).
+enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS, CSR_MM_N_ROW_BLOCKS, CSR_MM_N_CHUNK_BLOCKS };
 
 enum {
   CSR_MM_GPU_BLOCK = 256,    // GPU threads per block
@@ -84,6 +86,12 @@ enum {
   CSR_MM_CHUNK_PRODUCTS = 8192,
   CSR_MM_MIN_CHUNK = 256
 };
+
+// Device build (templates/gpu/csr_mm_build.cu) argument slots: the input row_ptr (index base
+// n[DP_N_BASE]), chunks per row (i64, rows + 1, scanned in place between the passes), the chunk
+// arrays; n[CSR_MM_BUILD_N_CHUNK]: nonzeros per chunk.
+enum { CSR_MM_BUILD_ROW_PTR, CSR_MM_BUILD_COUNTS, CSR_MM_BUILD_CHUNK_ROW, CSR_MM_BUILD_CHUNK_START };
+enum { CSR_MM_BUILD_N_CHUNK };
 
 // GPU, row-major X and Y: a row's k results on k neighbouring lanes of a group (its x loads
 // coalesce), so a group takes the power of two at or above k lanes (32 when k is past 32: a loop

@@ -232,7 +232,9 @@ SPMVJIT_DECLARE_ARRAYS(CSR_MM_ARRAYS, kCsrMmArrays)
 
 // n[] slots: rows longer than n[CSR_MM_N_LONG] nonzeros are left to the chunk step, which cuts
 // them into n[CSR_MM_N_CHUNKS] chunks of n[CSR_MM_N_CHUNK] nonzeros.
-enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS };
+// Column-major with VECTORS 16 or 32: each step's grid is its blocks (n[CSR_MM_N_ROW_BLOCKS],
+// n[CSR_MM_N_CHUNK_BLOCKS]) once per slice of CSR_MM_BLOCK_VECTORS vectors (templates/gpu/csr_mm.cu).
+enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS, CSR_MM_N_ROW_BLOCKS, CSR_MM_N_CHUNK_BLOCKS };
 
 enum {
   CSR_MM_GPU_BLOCK = 256,    // GPU threads per block
@@ -242,6 +244,12 @@ enum {
   CSR_MM_CHUNK_PRODUCTS = 8192,
   CSR_MM_MIN_CHUNK = 256
 };
+
+// Device build (templates/gpu/csr_mm_build.cu) argument slots: the input row_ptr (index base
+// n[DP_N_BASE]), chunks per row (i64, rows + 1, scanned in place between the passes), the chunk
+// arrays; n[CSR_MM_BUILD_N_CHUNK]: nonzeros per chunk.
+enum { CSR_MM_BUILD_ROW_PTR, CSR_MM_BUILD_COUNTS, CSR_MM_BUILD_CHUNK_ROW, CSR_MM_BUILD_CHUNK_START };
+enum { CSR_MM_BUILD_N_CHUNK };
 
 // GPU, row-major X and Y: a row's k results on k neighbouring lanes of a group (its x loads
 // coalesce), so a group takes the power of two at or above k lanes (32 when k is past 32: a loop
@@ -590,13 +598,29 @@ constexpr int kVL = SPMVJIT_CSR_MM_VL;
 // VECTORS is k itself (or a bound on it: args.vectors has k; SPMVJIT_BAKED_VECTORS).
 constexpr bool kExact = SPMVJIT_VECTORS > 0 && SPMVJIT_VECTORS <= SPMVJIT_EXACT_VECTORS;
 // Column-major vectors per pass.
-constexpr int kKB = SPMVJIT_VECTORS > 0 ? SPMVJIT_VECTORS : CSR_MM_BLOCK_VECTORS;
+// Column-major with a bound of 16 or 32 vectors: each GPU block takes one slice of
+// CSR_MM_BLOCK_VECTORS vectors (kSlices slices, the grid's blocks repeated per slice), so a thread
+// keeps 8 sums instead of 32 and the slices run side by side; the matrix is read once per slice.
+constexpr bool kSliced = !SPMVJIT_LAYOUT && SPMVJIT_VECTORS > SPMVJIT_EXACT_VECTORS;
+constexpr int kSlices = kSliced ? SPMVJIT_VECTORS / CSR_MM_BLOCK_VECTORS : 1;
+constexpr int kKB = kSliced || SPMVJIT_VECTORS == 0 ? CSR_MM_BLOCK_VECTORS : SPMVJIT_VECTORS;
+
+// This GPU block's place in its step's grid of `blocks` (n[] slot) and its slice of vectors.
+SPMVJIT_DEVICE i64 grid_block(const SpmvArgs& a, int blocks_slot, i64* slice) {
+  if (!kSliced) {
+    *slice = 0;
+    return blockIdx.x;
+  }
+  const i64 blocks = a.n[blocks_slot];
+  *slice = i64(blockIdx.x) / blocks;
+  return i64(blockIdx.x) % blocks;
+}
 
 // Nonzeros [b, e) of row r times k vectors on L lanes (t: the lane's place among them), then
 // `out(at, sum)` for each of the row's k results the lane holds after the shuffle trees (Y's
 // element at `at`). Every lane of the warp calls it, `live` or not, so the shuffles see them all.
 template <int L, class Out>
-SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool live, Out out) {
+SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool live, i64 slice, Out out) {
   static_assert(L >= kVL && L <= SPMVJIT_WARP && (L & (L - 1)) == 0, "L: power of two, VL to warp");
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_MM_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, CSR_MM_VALUES);
@@ -604,6 +628,7 @@ SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool
   const i64 ldx = a.ldx, ldy = a.ldy;
   const i64 k = kExact ? i64(SPMVJIT_VECTORS) : a.vectors;
 #if SPMVJIT_LAYOUT
+  (void)slice;
   constexpr int G = L / kVL;
   const int g = t / kVL, j = t % kVL;
   for (i64 j0 = 0; j0 < k; j0 += kVL) {
@@ -619,7 +644,9 @@ SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool
     if (g == 0 && mine) out(r * ldy + j0 + j, s);
   }
 #else
-  for (i64 j0 = 0; j0 < k; j0 += kKB) {
+  if (kSliced && slice * kKB >= k) return;  // past k (VECTORS is a bound): the whole block leaves
+  const i64 j_end = kSliced ? (slice + 1) * kKB : k;
+  for (i64 j0 = slice * kKB; j0 < j_end; j0 += kKB) {
     V s[kKB];
 #pragma unroll
     for (int jj = 0; jj < kKB; ++jj) s[jj] = 0;
@@ -650,7 +677,8 @@ SPMVJIT_DEVICE void csr_mm_part(const SpmvArgs& a) {
   constexpr int L = SPMVJIT_LANES;
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_MM_ROW_PTR];
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const i64 r = i64(blockIdx.x) * (CSR_MM_GPU_BLOCK / L) + threadIdx.x / L;
+  i64 slice;
+  const i64 r = csr_mm::grid_block(a, CSR_MM_N_ROW_BLOCKS, &slice) * (CSR_MM_GPU_BLOCK / L) + threadIdx.x / L;
   const bool live = r < a.rows;
   i64 b = 0, e = 0;
   if (live) b = spmvjit_ldg(rp + r), e = spmvjit_ldg(rp + r + 1);
@@ -659,7 +687,7 @@ SPMVJIT_DEVICE void csr_mm_part(const SpmvArgs& a) {
   const bool chunked = e - b > a.n[CSR_MM_N_LONG];
   if (chunked) b = e;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
-  csr_mm::row_sums<L>(a, r, b, e, int(threadIdx.x) % L, live, [&](i64 at, V s) {
+  csr_mm::row_sums<L>(a, r, b, e, int(threadIdx.x) % L, live, slice, [&](i64 at, V s) {
     y[at] = !chunked                     ? spmvjit_epilogue<E>(s, y, at, alpha, beta)
             : spmvjit_beta_zero<E>(beta) ? V(0)
                                          : beta * y[at];
@@ -672,7 +700,9 @@ SPMVJIT_DEVICE void csr_mm_long(const SpmvArgs& a) {
   const I* SPMVJIT_RESTRICT crow = (const I*)a.a[CSR_MM_CHUNK_ROW];
   const I* SPMVJIT_RESTRICT cstart = (const I*)a.a[CSR_MM_CHUNK_START];
   V* y = (V*)a.y;
-  const i64 c = i64(blockIdx.x) * (CSR_MM_GPU_BLOCK / SPMVJIT_WARP) + threadIdx.x / SPMVJIT_WARP;
+  i64 slice;
+  const i64 c = csr_mm::grid_block(a, CSR_MM_N_CHUNK_BLOCKS, &slice) * (CSR_MM_GPU_BLOCK / SPMVJIT_WARP) +
+                threadIdx.x / SPMVJIT_WARP;
   const bool live = c < a.n[CSR_MM_N_CHUNKS];
   i64 r = 0, b = 0, e = 0;
   if (live) {
@@ -681,7 +711,7 @@ SPMVJIT_DEVICE void csr_mm_long(const SpmvArgs& a) {
     e = b + a.n[CSR_MM_N_CHUNK] < re ? b + a.n[CSR_MM_N_CHUNK] : re;
   }
   const V alpha = (V)a.alpha;
-  csr_mm::row_sums<SPMVJIT_WARP>(a, r, b, e, spmvjit_lane(), live, [&](i64 at, V s) {
+  csr_mm::row_sums<SPMVJIT_WARP>(a, r, b, e, spmvjit_lane(), live, slice, [&](i64 at, V s) {
     spmvjit_atomic_add(y + at, spmvjit_alpha_one<E>(alpha) ? s : alpha * s);
   });
 }
