@@ -100,17 +100,9 @@ std::string check_spmm(Exec exec, Backend* device, const HostCsr<I, V>& a, int k
       failed = exec(&al, x.data(), ldx, &be, y.data(), ldy);
     }
     if (!failed.empty()) return what + "the multiply failed: " + failed;
-    for (int64_t j = 0; j < k; ++j) {
-      std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
-      for (int64_t i = 0; i < a.cols; ++i) xj[size_t(i)] = x[size_t(at(i, j, ldx))];
-      for (int64_t i = 0; i < a.rows; ++i) {
-        yj0[size_t(i)] = y0[size_t(at(i, j, ldy))];
-        yj[size_t(i)] = y[size_t(at(i, j, ldy))];
-      }
-      const std::string bad =
-          check_spmv(a, reference_spmv(a, double(al), xj.data(), double(be), yj0.data()), yj.data());
-      if (!bad.empty()) return what + "vector " + std::to_string(j) + ": " + bad;
-    }
+    const std::string bad =
+        check_vectors(a, k, row_major, double(al), x.data(), ldx, double(be), y0.data(), y.data(), ldy);
+    if (!bad.empty()) return what + bad;
     // Padding past each leading dimension's rows (or k) stays as it was.
     for (size_t e = 0; e < y.size(); ++e) {
       const int64_t major = int64_t(e) / ldy, minor = int64_t(e) % ldy;
