@@ -73,7 +73,7 @@ constexpr size_t kOptionsFieldEnds[] = {
     SPMVJIT_END(struct_size), SPMVJIT_END(backend),  SPMVJIT_END(device),        SPMVJIT_END(threads),
     SPMVJIT_END(cache_dir),   SPMVJIT_END(format),   SPMVJIT_END(log_level),     SPMVJIT_END(log_callback),
     SPMVJIT_END(log_user),    SPMVJIT_END(planning), SPMVJIT_END(deterministic), SPMVJIT_END(vectors),
-    SPMVJIT_END(layout)};
+    SPMVJIT_END(layout),      SPMVJIT_END(operation)};
 #undef SPMVJIT_END
 static_assert(sizeof(spmv_options_t) - kOptionsFieldEnds[std::size(kOptionsFieldEnds) - 1] <
                   alignof(spmv_options_t),
@@ -94,9 +94,9 @@ size_t whole_fields(size_t size) { return whole_fields(kOptionsFieldEnds, size);
 // The same for spmv_plan_info_t.
 #define SPMVJIT_END(f) (offsetof(spmv_plan_info_t, f) + sizeof(spmv_plan_info_t::f))
 constexpr size_t kInfoFieldEnds[] = {
-    SPMVJIT_END(struct_size), SPMVJIT_END(rows),       SPMVJIT_END(cols),    SPMVJIT_END(nnz),
-    SPMVJIT_END(index_type),  SPMVJIT_END(value_type), SPMVJIT_END(backend), SPMVJIT_END(threads),
-    SPMVJIT_END(vectors),     SPMVJIT_END(layout)};
+    SPMVJIT_END(struct_size), SPMVJIT_END(rows),       SPMVJIT_END(cols),     SPMVJIT_END(nnz),
+    SPMVJIT_END(index_type),  SPMVJIT_END(value_type), SPMVJIT_END(backend),  SPMVJIT_END(threads),
+    SPMVJIT_END(vectors),     SPMVJIT_END(layout),     SPMVJIT_END(operation)};
 #undef SPMVJIT_END
 static_assert(sizeof(spmv_plan_info_t) - kInfoFieldEnds[std::size(kInfoFieldEnds) - 1] <
                   alignof(spmv_plan_info_t),
@@ -163,6 +163,7 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     require_enum(o.log_level, SPMV_LOG_DEFAULT, "log level");
     require_enum(o.planning, SPMV_PLANNING_MEASURE, "planning mode");
     require_enum(o.layout, SPMV_LAYOUT_ROW_MAJOR, "layout");
+    require_enum(o.operation, SPMV_OPERATION_CONJUGATE_TRANSPOSE, "operation");
     p->log = spmvjit::LogSink{o.log_level, o.log_callback, o.log_user};
     spmvjit::LogScope scope(p->log);
     const bool forced = spmvjit::parse_format_option(o.format) != nullptr;
@@ -220,8 +221,8 @@ spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
     spmv_plan_info_t i;
     std::memset(&i, 0, sizeof i);
     i.struct_size = size;
-    i.rows = p.rows();
-    i.cols = p.cols();
+    i.rows = p.transposed() ? p.cols() : p.rows();  // A's, not op(A)'s
+    i.cols = p.transposed() ? p.rows() : p.cols();
     i.nnz = p.nnz();
     i.index_type = p.index_type() == spmvjit::IndexType::i32 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
     i.value_type = value_type_of(p);
@@ -231,6 +232,7 @@ spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
     i.threads = p.backend_kind() == spmvjit::BackendKind::cpu ? p.threads() : 1;
     i.vectors = int(p.vectors());
     i.layout = p.row_major() ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
+    i.operation = p.operation();
     std::memcpy(info, &i, whole_fields(kInfoFieldEnds, std::min(size, sizeof i)));
   });
 }

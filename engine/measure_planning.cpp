@@ -98,7 +98,8 @@ WisdomSlot wisdom_slot(const spmv_csr_t& a, const spmv_options_t& o, const std::
                            {"index", i32 ? "int32" : "int64"},
                            {"value", a.value_type == SPMV_VALUE_FLOAT ? "float" : "double"},
                            {"threads", o.threads},
-                           {"deterministic", o.deterministic != 0}});
+                           {"deterministic", o.deterministic != 0},
+                           {"operation", int(o.operation)}});
   const size_t is = i32 ? 4 : 8;
   std::string key = Json::array({w.matrix, to_string(w.backend), w.target}).dump();
   key += digest_hex(a.row_ptr, is * size_t(a.rows + 1));
@@ -231,7 +232,7 @@ std::unique_ptr<Plan> plan_by_measurement(const spmv_csr_t& a, const spmv_option
     best->set_measurements(Json::array(), why);
     return best;
   }
-  double best_time = time_plan(*best, backend, a.rows, a.cols, best->value_type());
+  double best_time = time_plan(*best, backend, best->rows(), best->cols(), best->value_type());
   Json measured = Json::array({Json::object({{"format", best->data().format},
                                              {"params", params_json(best->data().params)},
                                              {"seconds", best_time}})});
@@ -239,7 +240,7 @@ std::unique_ptr<Plan> plan_by_measurement(const spmv_csr_t& a, const spmv_option
     o.format = names[i].c_str();
     try {
       auto p = std::make_unique<Plan>(a, o);
-      const double t = time_plan(*p, backend, a.rows, a.cols, p->value_type());
+      const double t = time_plan(*p, backend, p->rows(), p->cols(), p->value_type());
       measured.push_back(
           Json::object({{"format", names[i]}, {"params", params_json(p->data().params)}, {"seconds", t}}));
       if (t < best_time) best_time = t, best = std::move(p);

@@ -67,8 +67,11 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   if (options.threads > 0)
     target_.threads =
         backend_->kind() == BackendKind::cpu ? std::min(options.threads, target_.threads) : options.threads;
-  rows_ = a.rows;
-  cols_ = a.cols;
+  if (int(options.operation) < 0 || int(options.operation) > SPMV_OPERATION_CONJUGATE_TRANSPOSE)
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown operation " + std::to_string(int(options.operation)));
+  operation_ = options.operation;
+  rows_ = transposed() ? a.cols : a.rows;
+  cols_ = transposed() ? a.rows : a.cols;
   nnz_ = a.nnz;
 
   if (a.memory != SPMV_MEMORY_HOST && a.memory != SPMV_MEMORY_DEVICE)
@@ -102,12 +105,22 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
     return e && std::string(e) == "1";
   }();
   CsrRef user{a.rows, a.cols, a.nnz, index_, value_, a.row_ptr, a.col_idx, a.values};
-  if (a.memory == SPMV_MEMORY_DEVICE && device_buildable)
-    plan_on_device(user, a.index_base, forced);
-  else if (a.memory == SPMV_MEMORY_HOST && device_buildable && !host_planning)
-    plan_uploaded(user, a.index_base, forced);
+  spmv_memory_t memory = a.memory;
+  int base = a.index_base;
+  HostTranspose at;  // op(A) = A^T: the plan is made for A^T, built here unless on the device
+  const bool on_device = device_buildable && (memory == SPMV_MEMORY_DEVICE || !host_planning);
+  if (transposed() && !on_device) {
+    user = transpose_on_host_input(user, memory == SPMV_MEMORY_DEVICE, base, at);
+    memory = SPMV_MEMORY_HOST;
+    base = 0;
+  }
+  if (memory == SPMV_MEMORY_DEVICE && device_buildable)
+    plan_on_device(user, base, forced);
+  else if (memory == SPMV_MEMORY_HOST && device_buildable && !host_planning)
+    plan_uploaded(user, base, forced);
   else
-    plan_on_host(user, a.memory == SPMV_MEMORY_DEVICE, a.index_base, forced);
+    plan_on_host(user, memory == SPMV_MEMORY_DEVICE, base, forced);
+  at = HostTranspose{};  // the plan has what it needs of A^T
 
   TraceSteps trace("plan");
   spec_ = chosen_spec();
@@ -121,6 +134,28 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   executor_ = backend_->make_executor(worker_threads_);
   trace.step("executor");
   timings_.total = since(t_start);
+}
+
+CsrRef Plan::transpose_on_host_input(const CsrRef& user, bool dev, int base, HostTranspose& out) {
+  const auto t0 = Clock::now();
+  validate_sizes(user, base);
+  const size_t is = size_of(index_), vs = size_of(value_);
+  CsrRef a = user;
+  AlignedBuffer copies[3];  // device input, downloaded
+  if (dev) {
+    const size_t bytes[3] = {is * size_t(user.rows + 1), is * size_t(user.nnz), vs * size_t(user.nnz)};
+    const void* src[3] = {user.row_ptr, user.col_idx, user.val};
+    for (int i = 0; i < 3; ++i) {
+      copies[i] = AlignedBuffer(bytes[i]);
+      if (bytes[i]) backend_->download(copies[i].data(), src[i], bytes[i]);
+    }
+    a.row_ptr = copies[0].data(), a.col_idx = copies[1].data(), a.val = copies[2].data();
+  }
+  validate_csr(a, base);
+  out = transpose_on_host(a, base);
+  transpose_position_ = std::move(out.position);
+  timings_.transpose = since(t0);
+  return out.ref;
 }
 
 void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* forced) {
@@ -200,6 +235,23 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
 }
 
 void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
+  if (!transposed()) return plan_device_csr(user, base, forced);
+  const auto t0 = Clock::now();
+  validate_sizes(user, base);
+  DevicePlanner dp(*backend_, user, base, cache_dir_);
+  dp.analyze();  // validates A before the transpose reads its columns
+  DeviceTranspose t = transpose_on_device(dp);
+  backend_->synchronize(nullptr);
+  device_transpose_position_ = std::move(t.position.device);
+  device_bytes_ += int64_t(device_transpose_position_.bytes());
+  transposed_on_device_ = true;
+  timings_.transpose = since(t0) - (dp.compile_seconds() + dp.load_seconds());
+  timings_.compile += dp.compile_seconds();
+  timings_.load += dp.load_seconds();
+  plan_device_csr(t.ref, 0, forced);  // A^T's arrays are freed on return: the plan copied its pattern
+}
+
+void Plan::plan_device_csr(const CsrRef& user, int base, const Format* forced) {
   auto t0 = Clock::now();
   validate_sizes(user, base);
   TraceSteps trace("plan on device");
@@ -501,6 +553,9 @@ Json Plan::describe_json() const {
                          {"conversion", converted_on_device_ ? "device" : "host"},
                          {"vectors", vectors_},
                          {"layout", row_major_ ? "row-major" : "column-major"},
+                         {"operation", operation_ == SPMV_OPERATION_NON_TRANSPOSE ? "A"
+                                       : operation_ == SPMV_OPERATION_TRANSPOSE   ? "A^T"
+                                                                                  : "A^H"},
                          {"threads", worker_threads_},
                          {"parts", target_.threads},
                          {"deterministic", deterministic_},
@@ -522,12 +577,14 @@ Json Plan::describe_json() const {
                                                  {"stored_entries", data_.stored_entries},
                                                  {"device", device_bytes_}})},
                          {"facts", data_.facts},
+                         {"transpose", transpose_json()},
                          {"planner", Json::object({{"why", choice_.why},
                                                    {"candidates", choice_.considered_json()},
                                                    {"measured", measured_}})},
                          {"stats", stats_.to_json()},
                          {"timings", Json::object({{"backend_init", t.backend_init},
                                                    {"input_upload", t.input_upload},
+                                                   {"transpose", t.transpose},
                                                    {"validate", t.validate},
                                                    {"stats", t.stats},
                                                    {"plan", t.plan},
@@ -547,6 +604,19 @@ Json Plan::describe_json() const {
                           " ($SPMVJIT_NUM_THREADS, $OMP_NUM_THREADS or the affinity mask)";
   }
   return j;
+}
+
+Json Plan::transpose_json() const {
+  if (!transposed()) return nullptr;
+  const int64_t bytes =
+      int64_t(transposed_on_device_ ? device_transpose_position_.bytes() : transpose_position_.bytes());
+  return Json::object(
+      {{"built", transposed_on_device_ ? "device" : "host"},
+       {"why",
+        std::string("A^T's layout built at plan time (a stable counting sort by column): every format and "
+                    "deterministic sums apply to it; a scatter kernel over A would add into y with atomics")},
+       {"seconds", timings_.transpose},
+       {"position_bytes", bytes}});
 }
 
 const std::string& Plan::describe() {

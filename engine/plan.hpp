@@ -13,6 +13,7 @@
 #include "core/log.hpp"
 #include "engine/planner.hpp"
 #include "engine/stats.hpp"
+#include "engine/transpose.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cache/background.hpp"
 #include "runtime/cache/kernel_cache.hpp"
@@ -28,8 +29,8 @@ class ValueMap;
 // compiler libraries), paid once per process. compile/load: every module the plan needed (device
 // planning and build modules included); the stages around them exclude that time.
 struct PlanTimings {
-  double backend_init = 0, input_upload = 0, validate = 0, stats = 0, plan = 0, convert = 0, codegen = 0,
-         compile = 0, load = 0, upload = 0, total = 0;
+  double backend_init = 0, input_upload = 0, transpose = 0, validate = 0, stats = 0, plan = 0, convert = 0,
+         codegen = 0, compile = 0, load = 0, upload = 0, total = 0;
 };
 
 class Plan {
@@ -85,8 +86,11 @@ class Plan {
   BackendKind backend_kind() const { return backend_->kind(); }
   ValueType value_type() const { return value_; }
   IndexType index_type() const { return index_; }
+  // op(A)'s sizes: y has rows() entries, x cols() (A's own are swapped when transposed()).
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
+  spmv_operation_t operation() const { return operation_; }
+  bool transposed() const { return operation_ != SPMV_OPERATION_NON_TRANSPOSE; }
   int64_t nnz() const { return nnz_; }
   int threads() const { return worker_threads_; }  // CPU threads its executes use
   int64_t vectors() const { return vectors_; }     // k of spmm_execute (1: one vector)
@@ -103,11 +107,17 @@ class Plan {
 
  private:
   void plan_on_host(const CsrRef& user, bool device_memory, int base, const Format* forced);
+  // Device input: for op(A) = A^T, validates A and builds A^T on the device first.
   void plan_on_device(const CsrRef& user, int base, const Format* forced);
+  void plan_device_csr(const CsrRef& csr, int base, const Format* forced);
   void plan_uploaded(const CsrRef& user, int base, const Format* forced);
+  // op(A) = A^T: validates A (host or device memory) and builds A^T on the host; the plan is then
+  // made for A^T as for any matrix. Keeps the scatter positions for update_values.
+  CsrRef transpose_on_host_input(const CsrRef& user, bool device_memory, int base, HostTranspose& out);
   template <class Convert>
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
+  Json transpose_json() const;  // describe's "transpose" section (null for op(A) = A)
   // Both executes: k vectors with leading dimensions ldx, ldy (checked by the callers).
   void run(const void* alpha, const void* x, int64_t ldx, const void* beta, void* y, int64_t ldy,
            void* stream);
@@ -145,10 +155,15 @@ class Plan {
 
   LogSink log_sink_;
   Backend* backend_ = nullptr;
-  TargetInfo target_;          // target_.threads = parts the CPU formats cut the work into
-  int worker_threads_ = 1;     // threads that run them
-  int64_t vectors_ = 1;        // spmv_options_t::vectors (k)
-  bool row_major_ = false;     // spmv_options_t::layout
+  TargetInfo target_;       // target_.threads = parts the CPU formats cut the work into
+  int worker_threads_ = 1;  // threads that run them
+  int64_t vectors_ = 1;     // spmv_options_t::vectors (k)
+  bool row_major_ = false;  // spmv_options_t::layout
+  spmv_operation_t operation_ = SPMV_OPERATION_NON_TRANSPOSE;
+  // op(A) = A^T: where A's k-th entry sits in A^T's CSR (update_values scatters A's values there).
+  AlignedBuffer transpose_position_;
+  DeviceBuffer device_transpose_position_;  // the same, for A^T built on the device
+  bool transposed_on_device_ = false;
   int threads_requested_ = 0;  // options.threads (0: all of the shared pool)
   static constexpr int kPartsPerThread = 4;
   IndexType index_;

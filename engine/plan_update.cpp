@@ -105,6 +105,34 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
   if (!values && nnz_ > 0) fail(SPMV_STATUS_INVALID_VALUE, "values is null");
   if (memory != SPMV_MEMORY_HOST && memory != SPMV_MEMORY_DEVICE)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(memory)));
+  if (transposed() && nnz_ && transposed_on_device_) {  // A's values to A^T's order on the device
+    DeviceBuffer staged, reordered(*backend_, size_of(value_) * size_t(nnz_));
+    if (memory == SPMV_MEMORY_HOST) {
+      staged = DeviceBuffer(*backend_, reordered.bytes());
+      backend_->upload(staged.get(), values, reordered.bytes());
+      values = staged.get();
+    }
+    const CsrRef a{cols_, rows_, nnz_, index_, value_, nullptr, nullptr, nullptr};
+    DevicePlanner dp(*backend_, a, 0, cache_dir_);
+    scatter_values_on_device(dp, values, reordered.get(), device_transpose_position_.get());
+    update_values_on_device(reordered.get(), SPMV_MEMORY_DEVICE);
+    backend_->synchronize(nullptr);  // before `reordered` goes back to the allocator
+    return;
+  }
+  AlignedBuffer reordered;  // op(A) = A^T built on the host: A's values in A^T's order
+  if (transposed() && nnz_) {
+    AlignedBuffer fetched;
+    if (memory == SPMV_MEMORY_DEVICE) {
+      if (backend_->is_host()) fail(SPMV_STATUS_INVALID_VALUE, "device values for a CPU plan");
+      fetched = AlignedBuffer(size_of(value_) * size_t(nnz_));
+      backend_->download(fetched.data(), values, fetched.bytes());
+      values = fetched.data();
+    }
+    reordered = AlignedBuffer(size_of(value_) * size_t(nnz_));
+    scatter_values(values, reordered.data(), transpose_position_.data(), nnz_, index_, value_);
+    values = reordered.data();
+    memory = SPMV_MEMORY_HOST;
+  }
   if (converted_on_device_) return update_values_on_device(values, memory);
   AlignedBuffer downloaded;
   if (nnz_ && memory == SPMV_MEMORY_DEVICE) {

@@ -155,6 +155,28 @@ std::string check_vectors(const HostCsr<I, V>& a, int64_t k, bool row_major, dou
   return "";
 }
 
+// A^T for judging plans of op(A) = A^T: the plain serial counting sort, kept apart from the
+// engine's parallel one (engine/transpose.cpp) so that a bug there cannot hide here.
+template <class I, class V>
+HostCsr<I, V> reference_transpose(const HostCsr<I, V>& a) {
+  HostCsr<I, V> t;
+  t.rows = a.cols;
+  t.cols = a.rows;
+  t.row_ptr.assign(size_t(a.cols) + 1, I(0));
+  for (int64_t k = 0; k < a.nnz(); ++k) ++t.row_ptr[size_t(a.col_idx[size_t(k)]) + 1];
+  for (int64_t c = 0; c < a.cols; ++c) t.row_ptr[size_t(c) + 1] += t.row_ptr[size_t(c)];
+  t.col_idx.resize(size_t(a.nnz()));
+  t.val.resize(size_t(a.nnz()));
+  std::vector<I> next(t.row_ptr.begin(), t.row_ptr.end() - 1);
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (I k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k) {
+      const I d = next[size_t(a.col_idx[size_t(k)])]++;
+      t.col_idx[size_t(d)] = I(r);
+      t.val[size_t(d)] = a.val[size_t(k)];
+    }
+  return t;
+}
+
 // Deterministic values in [-1, 1) from a seed (splitmix64), so failures reproduce.
 template <class V>
 std::vector<V> random_vector(int64_t n, uint64_t seed) {

@@ -71,7 +71,8 @@ TESTS=$BUILD/tests/spmvjit_tests
 
 if has tests; then
 step "[cuda] tests"
-SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_TESTS:-200}" "$TESTS" "[cuda]" -d yes \
+# TEST_FILTER: another Catch2 filter (e.g. "[cuda]~cuda: every GPU kernel spec compiles*").
+SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_TESTS:-200}" "$TESTS" "${TEST_FILTER:-[cuda]}" -d yes \
   2>&1 | grep -Ev "^\s*$|^[0-9.]+ s: " | tail -n 80 || status=1
 
 fi
@@ -237,10 +238,10 @@ cat /tmp/bench_small.txt
 fi
 
 if has memcheck; then
-step "compute-sanitizer memcheck (kernel accesses; the OOM/bad-image API errors the tests provoke are not reported): [cuda] device tests int32/double, int64/float, device-memory, device-planning and spmm tests"
+step "compute-sanitizer memcheck (kernel accesses; the OOM/bad-image API errors the tests provoke are not reported): [cuda] device tests int32/double, int64/float, device-memory, device-planning, spmm and transpose tests"
 SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_MEMCHECK:-60}" \
   compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 20 "$TESTS" \
-  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*,cuda sanitizer set*,spmm device*" > /tmp/memcheck.txt 2>&1
+  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*,cuda sanitizer set*,spmm device*,transpose device*" > /tmp/memcheck.txt 2>&1
 echo "memcheck exit $? (0 clean, 9 errors found, 124 time limit)"
 tail -n 30 /tmp/memcheck.txt
 fi
@@ -249,10 +250,10 @@ if has sanitize; then
 # racecheck (shared-memory hazards), synccheck (barriers and warp syncs), initcheck (reads of
 # uninitialized device memory) over every format, plain and deterministic, on small matrices.
 for tool in racecheck synccheck initcheck; do
-  step "compute-sanitizer $tool: every format, plain and deterministic, on small matrices"
+  step "compute-sanitizer $tool: every format, plain and deterministic, on small matrices; device transposes"
   SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_SANITIZE:-120}" \
     compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 "$TESTS" \
-    "cuda sanitizer set: every format on small matrices" > /tmp/$tool.txt 2>&1
+    "cuda sanitizer set: every format on small matrices,transpose device*" > /tmp/$tool.txt 2>&1
   echo "$tool exit $? (0 clean, 9 errors found, 124 time limit)"
   tail -n 12 /tmp/$tool.txt
 done

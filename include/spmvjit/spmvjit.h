@@ -94,6 +94,19 @@ typedef enum spmv_planning_t { SPMV_PLANNING_ESTIMATE = 0, SPMV_PLANNING_MEASURE
  * (i, j) at j * ld + i (column-major) or i * ld + j (row-major). */
 typedef enum spmv_layout_t { SPMV_LAYOUT_COL_MAJOR = 0, SPMV_LAYOUT_ROW_MAJOR = 1 } spmv_layout_t;
 
+/* op(A) of a plan (cuSPARSE's cusparseOperation_t): A, its transpose, its conjugate transpose
+ * (the transpose for real values). A plan computes one operation, fixed when it is made, because
+ * the JIT bakes the layout into the kernels: for op(A) = A^T the plan builds A^T's layout at plan
+ * time (on the GPU for GPU plans, in parallel on the host for CPU plans), so every format, the
+ * planner's choice and deterministic sums apply to A^T as to any matrix, at one conversion pass
+ * of extra planning cost and an index per nonzero kept for spmv_plan_update_values (describe's
+ * "transpose" section reports both). Users who need A x and A^T x make two plans. */
+typedef enum spmv_operation_t {
+  SPMV_OPERATION_NON_TRANSPOSE = 0,
+  SPMV_OPERATION_TRANSPOSE = 1,
+  SPMV_OPERATION_CONJUGATE_TRANSPOSE = 2
+} spmv_operation_t;
+
 /* Options carry their size, so that a library with more fields still reads an older caller's
  * struct: spmv_options_init sets struct_size to sizeof(spmv_options_t) as the caller was
  * compiled, and the library reads only the fields within struct_size (the others take their
@@ -110,15 +123,17 @@ typedef struct spmv_options_t {
   spmv_log_level_t log_level;       /* this plan's messages; DEFAULT = the process-wide level */
   spmv_log_callback_t log_callback; /* this plan's messages; NULL = the process-wide callback */
   void* log_user;                   /* passed to log_callback */
-  spmv_planning_t planning; /* ESTIMATE (default) or MEASURE; ignored when format is forced */
-  int deterministic;        /* nonzero: bitwise-identical y on every run of this plan with the
-                               same inputs on the same device (no atomics in the sums: formats
-                               that need them are not chosen; a forced one is refused) */
-  int vectors;              /* k: the plan multiplies k vectors at once with spmm_execute (0 or 1:
-                               one vector, spmv_execute). k is baked into the kernel up to 32;
-                               beyond, the kernel loops over blocks of vectors. Formats and their
-                               parameters are chosen for k (the matrix is read once for all k). */
-  spmv_layout_t layout;     /* of X and Y in spmm_execute (default column-major) */
+  spmv_planning_t planning;         /* ESTIMATE (default) or MEASURE; ignored when format is forced */
+  int deterministic;                /* nonzero: bitwise-identical y on every run of this plan with the
+                                       same inputs on the same device (no atomics in the sums: formats
+                                       that need them are not chosen; a forced one is refused) */
+  int vectors;                      /* k: the plan multiplies k vectors at once with spmm_execute (0 or 1:
+                                       one vector, spmv_execute). k is baked into the kernel up to 32;
+                                       beyond, the kernel loops over blocks of vectors. Formats and their
+                                       parameters are chosen for k (the matrix is read once for all k). */
+  spmv_layout_t layout;             /* of X and Y in spmm_execute (default column-major) */
+  spmv_operation_t operation;       /* y = alpha*op(A)*x + beta*y (default A): with a transpose, x has
+                                       A's rows entries and y A's cols (X and Y of spmm_execute alike) */
 } spmv_options_t;
 
 typedef struct spmv_plan_s* spmv_plan_t;
@@ -188,9 +203,13 @@ typedef struct spmv_plan_info_t {
   int threads;                  /* CPU threads its executes use (1 on GPUs) */
   int vectors;                  /* k of spmm_execute (1: one vector) */
   spmv_layout_t layout;         /* of X and Y in spmm_execute */
+  spmv_operation_t operation;   /* op(A); rows and cols above are A's, as given to spmv_plan */
 } spmv_plan_info_t;
-#define SPMV_PLAN_INFO_INIT \
-  { sizeof(spmv_plan_info_t), 0, 0, 0, SPMV_INDEX_INT32, SPMV_VALUE_FLOAT, SPMV_BACKEND_AUTO, 0, 1, SPMV_LAYOUT_COL_MAJOR }
+#define SPMV_PLAN_INFO_INIT                                                                         \
+  {                                                                                                 \
+    sizeof(spmv_plan_info_t), 0, 0, 0, SPMV_INDEX_INT32, SPMV_VALUE_FLOAT, SPMV_BACKEND_AUTO, 0, 1, \
+        SPMV_LAYOUT_COL_MAJOR, SPMV_OPERATION_NON_TRANSPOSE                                         \
+  }
 
 /* Fills *info (the fields within info->struct_size). INVALID_VALUE when plan or info is null or
  * struct_size is below its first field (0: not set). */

@@ -16,8 +16,8 @@
 #include "engine/io/matrix_market.hpp"
 #include "engine/reference.hpp"
 #include "spmvjit/spmvjit.hpp"
-#include "tests/test_support.hpp"
 #include "tests/test_matrices.hpp"
+#include "tests/test_support.hpp"
 
 namespace {
 
@@ -86,8 +86,7 @@ bool compressible(const std::string& name) {
 const std::vector<TestMatrix>& test_matrices() {
   static const std::vector<TestMatrix> all = [] {
     std::vector<TestMatrix> m;
-    m.push_back(
-        {"empty_rows", from_rows(7, 6, {{}, {{0, 1.5}, {5, -2}}, {}, {}, {{3, 0.25}}, {}, {}})});
+    m.push_back({"empty_rows", from_rows(7, 6, {{}, {{0, 1.5}, {5, -2}}, {}, {}, {{3, 0.25}}, {}, {}})});
     m.push_back({"huge_row", huge_row_matrix(41, 17, 200000)});
     m.push_back({"1x1", from_rows(1, 1, {{{0, 2.5}}})});
     m.push_back({"0x0", from_rows(0, 0, {})});
@@ -101,9 +100,9 @@ const std::vector<TestMatrix>& test_matrices() {
     m.push_back({"explicit_zeros", with_explicit_zeros(generate_matrix("random:80:1:12", 6))});
     m.push_back({"unsorted", unsorted(generate_matrix("random:90:2:20:70", 7))});
     m.push_back({"unsorted_base1", unsorted(generate_matrix("poisson2d:7")), 1});
-    for (const char* spec : {"poisson2d:12", "random:300", "powerlaw:500", "denserows:200:3:8",
-                             "short:300", "dense:20:13", "diag:100", "blocks:120", "blocks:97:2:3",
-                             "poisson3d:5", "random:1000:0:3"})
+    for (const char* spec :
+         {"poisson2d:12", "random:300", "powerlaw:500", "denserows:200:3:8", "short:300", "dense:20:13",
+          "diag:100", "blocks:120", "blocks:97:2:3", "poisson3d:5", "random:1000:0:3"})
       m.push_back({spec, generate_matrix(spec, 9)});
     m.push_back({"ones_powerlaw", with_values(generate_matrix("powerlaw:500", 12), {1.0})});
     m.push_back({"ones_empty_rows", with_values(generate_matrix("short:200:3", 13), {1.0})});
@@ -180,8 +179,8 @@ std::string check_plan(spmv_plan_t plan, const HostCsr<I, V>& a, uint64_t seed) 
     const auto y0 = y;
     const std::string what =
         "alpha " + std::to_string(alphas[c]) + ", beta " + std::to_string(betas[c]) + ": ";
-    if (spmv_execute(plan, &al, a.cols ? x.data() : nullptr, &be, a.rows ? y.data() : nullptr,
-                     nullptr) != SPMV_STATUS_SUCCESS)
+    if (spmv_execute(plan, &al, a.cols ? x.data() : nullptr, &be, a.rows ? y.data() : nullptr, nullptr) !=
+        SPMV_STATUS_SUCCESS)
       return what + "execute failed: " + spmv_last_error();
     const std::string bad =
         check_spmv(a, reference_spmv(a, double(al), x.data(), double(be), y0.data()), y.data());
@@ -222,8 +221,10 @@ std::string describe(spmv_plan_t p) {
 }
 
 // max_nnz < 0: every test matrix. `tier`: what describe must say of the kernel in use, if given.
+// `op`: the plans compute op(A), judged against the reference's own transpose of A.
 template <class I, class V>
-void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr) {
+void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr,
+                     spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE) {
   if (!test::require_cpu_backend()) return;
   warn_if_no_matrices_dir();
   const auto formats = cpu_formats();
@@ -232,12 +233,14 @@ void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr) {
   for (const TestMatrix& m : test_matrices()) {
     if (max_nnz >= 0 && m.a.nnz() > max_nnz) continue;
     Typed<I, V> t(m);
+    const HostCsr<I, V> judged = op == SPMV_OPERATION_NON_TRANSPOSE ? t.a : reference_transpose(t.a);
     for (const Format* f : formats) {
       t.reset();
       INFO("format " << f->name() << ", matrix " << m.name << " (" << m.a.rows << " x " << m.a.cols
                      << ", nnz " << m.a.nnz() << ", base " << m.base << ")");
       const std::string name = f->name();
-      const spmv_options_t o = cpu_options(name.c_str());
+      spmv_options_t o = cpu_options(name.c_str());
+      o.operation = op;
       PlanGuard g;
       const spmv_status_t st = spmv_plan(&g.p, &t.desc, &o);
       if (st == SPMV_STATUS_UNSUPPORTED) {
@@ -255,17 +258,18 @@ void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr) {
         const std::string codec = test::json_string_field(d, "codec");
         CHECK((codec == "uniform" || codec == "code8"));
       }
-      CHECK(check_plan(g.p, t.a, ++seed) == "");
+      CHECK(check_plan(g.p, judged, ++seed) == "");
     }
     // The planner's own choice must be just as correct.
     INFO("auto planner, matrix " << m.name);
-    const spmv_options_t o = cpu_options(nullptr);
+    spmv_options_t o = cpu_options(nullptr);
+    o.operation = op;
     PlanGuard g;
     t.reset();
     REQUIRE(spmv_plan(&g.p, &t.desc, &o) == SPMV_STATUS_SUCCESS);
     t.scribble();
     CHECK(test::json_error(describe(g.p)) == "");
-    CHECK(check_plan(g.p, t.a, ++seed) == "");
+    CHECK(check_plan(g.p, judged, ++seed) == "");
   }
 }
 
@@ -275,6 +279,18 @@ TEST_CASE("every format, int32 float", "[kernels]") { run_all_formats<int32_t, f
 TEST_CASE("every format, int32 double", "[kernels]") { run_all_formats<int32_t, double>(); }
 TEST_CASE("every format, int64 float", "[kernels]") { run_all_formats<int64_t, float>(); }
 TEST_CASE("every format, int64 double", "[kernels]") { run_all_formats<int64_t, double>(); }
+// op(A) = A^T: every format on A^T built by the plan (engine/transpose.cpp), judged against the
+// reference's own transpose; the two mixed type pairs on the smaller matrices.
+TEST_CASE("every format of A^T, int32 float", "[kernels][transpose]") {
+  run_all_formats<int32_t, float>(-1, nullptr, SPMV_OPERATION_TRANSPOSE);
+}
+TEST_CASE("every format of A^T, int64 double", "[kernels][transpose]") {
+  run_all_formats<int64_t, double>(-1, nullptr, SPMV_OPERATION_TRANSPOSE);
+}
+TEST_CASE("every format of A^T, int32 double and int64 float", "[kernels][transpose]") {
+  run_all_formats<int32_t, double>(20000, nullptr, SPMV_OPERATION_TRANSPOSE);
+  run_all_formats<int64_t, float>(20000, nullptr, SPMV_OPERATION_CONJUGATE_TRANSPOSE);
+}
 
 // The variant a plan runs while its specialized kernel compiles in the background (alpha and beta
 // tested at run time), kept for good by SPMVJIT_TIERED_COMPILE=quick.
@@ -292,32 +308,36 @@ TEST_CASE("every format's run-time epilogue variant", "[kernels]") {
 
 namespace {
 
+// `op`: plans of op(A), judged against the reference's transpose of the matrix of each update.
 template <class I, class V>
-void run_update_values() {
+void run_update_values(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE) {
+  auto judged = [&](const HostCsr<I, V>& a) {
+    return op == SPMV_OPERATION_NON_TRANSPOSE ? a : reference_transpose(a);
+  };
   // Explicit zeros that become nonzero (and nonzeros that become zero) keep the pattern.
   for (const char* spec : {"random:500:0:15", "powerlaw:2000:2:200", "random:20000:1:8"}) {
     TestMatrix m{spec, with_explicit_zeros(generate_matrix(spec, 21))};
     Typed<I, V> t(m);
     std::vector<V> fresh = random_vector<V>(t.a.nnz(), 22);
-    for (size_t k = 1; k < fresh.size(); k += 3) fresh[k] = V(0);  // some become zero
-    for (size_t k = 0; k < fresh.size(); k += 3)
-      REQUIRE(fresh[k] != V(0));  // old zeros now nonzero
+    for (size_t k = 1; k < fresh.size(); k += 3) fresh[k] = V(0);            // some become zero
+    for (size_t k = 0; k < fresh.size(); k += 3) REQUIRE(fresh[k] != V(0));  // old zeros now nonzero
     for (const Format* f : cpu_formats()) {
       INFO("format " << f->name() << ", matrix " << spec);
       const std::string name = f->name();
-      const spmv_options_t o = cpu_options(name.c_str());
+      spmv_options_t o = cpu_options(name.c_str());
+      o.operation = op;
       PlanGuard g;
       t.reset();
       const spmv_status_t st = spmv_plan(&g.p, &t.desc, &o);
       if (st == SPMV_STATUS_UNSUPPORTED) continue;
       REQUIRE(st == SPMV_STATUS_SUCCESS);
       t.scribble();  // update_values must not need the caller's pattern either
-      REQUIRE(check_plan(g.p, t.a, 31) == "");
+      REQUIRE(check_plan(g.p, judged(t.a), 31) == "");
       const std::string before = describe(g.p);
       REQUIRE(spmv_plan_update_values(g.p, fresh.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
       HostCsr<I, V> updated = t.a;
       updated.val = fresh;
-      CHECK(check_plan(g.p, updated, 32) == "");
+      CHECK(check_plan(g.p, judged(updated), 32) == "");
       const std::string after = describe(g.p);
       CHECK(test::json_string_field(after, "format") == test::json_string_field(before, "format"));
       CHECK(test::json_string_field(after, "key") == test::json_string_field(before, "key"));
@@ -325,9 +345,8 @@ void run_update_values() {
       CHECK(test::json_string_field(after, "update_values") != "not yet updated");
       // And back: the original values give the original product, now through the value map the
       // first update found (every format's values are plain copies of the CSR's).
-      REQUIRE(spmv_plan_update_values(g.p, t.a.val.data(), SPMV_MEMORY_HOST) ==
-              SPMV_STATUS_SUCCESS);
-      CHECK(check_plan(g.p, t.a, 33) == "");
+      REQUIRE(spmv_plan_update_values(g.p, t.a.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
+      CHECK(check_plan(g.p, judged(t.a), 33) == "");
       CHECK(test::json_string_field(describe(g.p), "update_values") == "gather through a value map");
     }
   }
@@ -341,6 +360,12 @@ TEST_CASE("update_values gives the new product without re-planning", "[kernels]"
   run_update_values<int64_t, float>();
 }
 
+TEST_CASE("update_values of a plan of A^T takes A's values in A's order", "[kernels][transpose]") {
+  if (!test::require_cpu_backend()) return;
+  run_update_values<int32_t, float>(SPMV_OPERATION_TRANSPOSE);
+  run_update_values<int64_t, double>(SPMV_OPERATION_TRANSPOSE);
+}
+
 TEST_CASE("concurrent execute on distinct plans", "[kernels]") {
   if (!test::require_cpu_backend()) return;
   using I = int32_t;
@@ -351,8 +376,7 @@ TEST_CASE("concurrent execute on distinct plans", "[kernels]") {
   std::vector<std::unique_ptr<Typed<I, V>>> typed;
   std::vector<PlanGuard> plans(4);
   for (int i = 0; i < 4; ++i) {
-    typed.push_back(
-        std::make_unique<Typed<I, V>>(TestMatrix{specs[i], generate_matrix(specs[i], 40 + i)}));
+    typed.push_back(std::make_unique<Typed<I, V>>(TestMatrix{specs[i], generate_matrix(specs[i], 40 + i)}));
     // A different format per plan where it applies, else the planner's choice.
     const std::string name = formats[size_t(i) % formats.size()]->name();
     spmv_options_t o = cpu_options(name.c_str(), 2);
@@ -369,13 +393,11 @@ TEST_CASE("concurrent execute on distinct plans", "[kernels]") {
       ready.fetch_add(1);
       while (ready.load() < 4) std::this_thread::yield();  // start together
       for (int it = 0; it < 6 && errors[size_t(i)].empty(); ++it)
-        errors[size_t(i)] =
-            check_plan(plans[size_t(i)].p, typed[size_t(i)]->a, uint64_t(100 * i + it));
+        errors[size_t(i)] = check_plan(plans[size_t(i)].p, typed[size_t(i)]->a, uint64_t(100 * i + it));
     });
   for (auto& t : threads) t.join();
   for (int i = 0; i < 4; ++i) {
-    INFO("thread " << i << " on " << specs[i] << ": "
-                   << describe(plans[size_t(i)].p).substr(0, 80));
+    INFO("thread " << i << " on " << specs[i] << ": " << describe(plans[size_t(i)].p).substr(0, 80));
     CHECK(errors[size_t(i)] == "");
   }
 }

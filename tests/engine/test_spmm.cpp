@@ -232,6 +232,55 @@ TEST_CASE("spmm device: both lane shapes and chunked long rows match the referen
   check_lane_shapes<int64_t, float>(b);
 }
 
+// op(A) = A^T for k vectors: the plan of A^T (built at plan time) judged against the reference's
+// own transpose of A, x of A's rows and y of A's columns.
+template <class I, class V>
+void check_transposed(spmv_backend_t api, Backend* device) {
+  int plans = 0;
+  for (const Named& m : spmm_matrices()) {
+    const HostCsr<I, V> a = m.a.template cast<I, V>();
+    const HostCsr<I, V> at = reference_transpose(a);
+    const spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(),
+                                           a.col_idx.empty() ? nullptr : a.col_idx.data(),
+                                           a.val.empty() ? nullptr : a.val.data());
+    for (int k : {1, 3, 8, 33})
+      for (bool row_major : {false, true}) {
+        Options o;
+        o.backend = api;
+        o.threads = 2;
+        o.vectors = k;
+        o.layout = row_major ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
+        o.operation = SPMV_OPERATION_TRANSPOSE;
+        INFO(m.name << " transposed, k " << k << (row_major ? " row-major" : " column-major"));
+        spmv_plan_t plan = nullptr;
+        REQUIRE(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_SUCCESS);
+        auto exec = [&](const V* al, const void* x, int64_t ldx, const V* be, void* y, int64_t ldy) {
+          return spmm_execute(plan, al, x, ldx, be, y, ldy, nullptr) == SPMV_STATUS_SUCCESS
+                     ? std::string()
+                     : spmv_last_error();
+        };
+        CHECK(check_spmm<I, V>(exec, device, at, k, row_major, uint64_t(plans) + 200) == "");
+        spmv_plan_destroy(plan);
+        ++plans;
+      }
+  }
+  CHECK(plans == 6 * 4 * 2);
+}
+
+TEST_CASE("spmm: k vectors of A^T match the reference on the CPU", "[spmm][transpose]") {
+  if (!test::require_cpu_backend()) return;
+  check_transposed<int32_t, double>(SPMV_BACKEND_CPU, nullptr);
+  check_transposed<int64_t, float>(SPMV_BACKEND_CPU, nullptr);
+}
+
+TEST_CASE("spmm device: k vectors of A^T match the reference on the GPU", "[cuda][spmm][transpose]") {
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU device");
+  }
+  check_transposed<int32_t, float>(test::gpu_api(), &test::gpu_backend());
+  check_transposed<int64_t, double>(test::gpu_api(), &test::gpu_backend());
+}
+
 TEST_CASE("spmm: the contract's refusals change nothing", "[spmm]") {
   if (!test::require_cpu_backend()) return;
   const Csr64 a = generate_matrix("poisson2d:8");

@@ -201,5 +201,20 @@ TEST_CASE("progress lines go to stderr on a terminal or with SPMVJIT_PROGRESS=1,
   CHECK((err.size() >= last.size() && err.compare(err.size() - last.size(), last.size(), last) == 0));
 }
 
+TEST_CASE("run --transpose multiplies by A^T and says what building it cost", "[cli][transpose]") {
+  if (!test::require_cpu_backend()) return;
+  for (const char* extra : {"", " --vectors 3 --layout row", " --format ell --value float"}) {
+    INFO(extra);
+    std::string out;
+    const int rc = test::run_command(
+        cli() + " run --gen lpwide:100:7 --backend cpu --iters 1 --transpose --describe" + extra, &out);
+    INFO(out);
+    CHECK(rc == 0);
+    CHECK(out.find("op       A^T: its layout built at plan time") != std::string::npos);
+    CHECK(out.find("\"operation\":\"A^T\"") != std::string::npos);
+    CHECK(out.find("verified yes") != std::string::npos);
+  }
+}
+
 }  // namespace spmvjit
 #endif

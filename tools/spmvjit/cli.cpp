@@ -224,6 +224,7 @@ spmv_options_t options_from(const Args& args) {
   if (!layout.empty() && layout != "col" && layout != "row")
     usage_error("--layout is col or row, got '" + layout + "'");
   o.layout = layout == "row" ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
+  if (args.has("transpose")) o.operation = SPMV_OPERATION_TRANSPOSE;
   return o;
 }
 

@@ -23,6 +23,7 @@ const char* kHelp =
     "  --cache-dir DIR           kernel cache ('' = memory only)\n"
     "  --vectors K               multiply K vectors at once (spmm_execute; default 1)\n"
     "  --layout col|row          layout of the K vectors (default col: column-major)\n"
+    "  --transpose               y = A^T x (the plan builds A^T's layout; x has A's rows entries)\n"
     "  --iters N                 minimum timed SpMVs (default 20)\n"
     "  --seed N                  generator seed\n"
     "  --duplicates sum|error    a file's repeated entries: summed with a warning (default) or refused\n"
@@ -32,7 +33,7 @@ const char* kHelp =
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "describe", "measure", "deterministic"},
+  Args args(argc, argv, 2, {"help", "describe", "measure", "deterministic", "transpose"},
             {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed", "json",
              "gen", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
@@ -65,6 +66,9 @@ int cmd_run(int argc, char** argv) {
       {"  load", fmt(r.load_s * 1e3)},          {"  upload", fmt(r.upload_s * 1e3)},
       {"spmv (median)", fmt(r.exec_s * 1e3, 4)}};
   std::fputs(format_table({"stage", "ms"}, rows).c_str(), stdout);
+  if (o.operation != SPMV_OPERATION_NON_TRANSPOSE)
+    std::printf("op       A^T: its layout built at plan time in %s ms (the plan total includes it)\n",
+                fmt(r.describe["timings"]["transpose"].as_double() * 1e3).c_str());
   if (o.vectors > 1)
     std::printf("vectors  %d, %s (the SpMV row times all of them)\n", o.vectors,
                 o.layout == SPMV_LAYOUT_ROW_MAJOR ? "row-major" : "column-major");

@@ -90,11 +90,15 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   r.compile_s = t.compile;
   r.load_s = t.load;
   Backend& backend = get_backend(p.backend_kind(), options.device);
+  // op(A), what the plan computes and is judged by (A's transpose built apart, engine/reference.hpp).
+  const bool transposed = p.transposed();
+  auto op = [&](const HostCsr<I, V>& m) { return transposed ? reference_transpose(m) : m; };
+  const HostCsr<I, V> op_a = op(a);
   // k vectors (spmm_execute), dense with the minimal leading dimensions; one: spmv_execute.
   const int64_t k = p.vectors();
   const bool row_major = p.row_major();
-  const int64_t ldx = row_major ? k : a.cols, ldy = row_major ? k : a.rows;
-  Vectors vec(&backend, size_t(a.cols * k) * sizeof(V), size_t(a.rows * k) * sizeof(V));
+  const int64_t ldx = row_major ? k : op_a.cols, ldy = row_major ? k : op_a.rows;
+  Vectors vec(&backend, size_t(op_a.cols * k) * sizeof(V), size_t(op_a.rows * k) * sizeof(V));
   auto execute = [&](const V* al, const V* dx, const V* be, V* dy) {
     return k == 1 ? spmv_execute(plan, al, dx, be, dy, nullptr)
                   : spmm_execute(plan, al, dx, ldx, be, dy, ldy, nullptr);
@@ -109,8 +113,8 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
 
   // Both checks run on the kernel the plan starts with and again on the specialized one when it
   // was still compiling in the background (timing uses the specialized one).
-  auto x = random_vector<V>(a.cols * k, 11);
-  std::vector<V> y(size_t(a.rows * k));
+  auto x = random_vector<V>(op_a.cols * k, 11);
+  std::vector<V> y(size_t(op_a.rows * k));
   V alpha = V(1), beta = V(0);
   auto verify = [&](const HostCsr<I, V>& a) -> std::string {
     // Check 1: beta = 0 must not read y (poisoned with NaN); alpha != 1.
@@ -134,10 +138,10 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
     vec.fetch(y);
     return check(a, x, alpha, beta, y0, y);
   };
-  r.error = verify(a);
+  r.error = verify(op_a);
   if (r.error.empty() && p.tiered()) {
     p.wait_for_kernels();
-    r.error = verify(a);
+    r.error = verify(op_a);
   }
   r.describe = p.describe_json();
   r.cache = p.cache().where;
@@ -183,7 +187,7 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
     update();
     r.update_first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.update_s = median_seconds(update, 5, 0.02);
-    r.error = verify(b);
+    r.error = verify(op(b));
     if (!r.error.empty()) {
       r.error = "after update_values: " + r.error;
       return r;
