@@ -1,5 +1,7 @@
 // Device transpose: the launches of templates/gpu/transpose_build.cu (steps in
 // templates/contract/transpose.h).
+#include <utility>
+
 #include "engine/formats/device_converter.hpp"
 #include "engine/transpose.hpp"
 
@@ -9,6 +11,50 @@ namespace spmvjit {
 
 namespace {
 constexpr const char* kModule = "transpose_build";
+
+// Step 5 of templates/contract/transpose.h: the columns of more than TR_SHORT entries, listed in
+// g.a[TR_COUNTS], sorted in tiles, then merged in passes between perm and `scratch`.
+void sort_long_columns(DeviceConverter& dc, const SpmvArgs& g, int64_t long_columns, int64_t nnz, size_t is,
+                       HostArray& scratch) {
+  HostArray entries = dc.alloc(long_columns + 1, sizeof(int64_t));
+  HostArray tiles = dc.alloc(long_columns + 1, sizeof(int64_t));
+  HostArray longest = dc.alloc(1, sizeof(int64_t));
+  SpmvArgs z = g;  // tr_zero of one entry
+  z.a[TR_COUNTS] = longest.device.get();
+  z.cols = 0;
+  dc.launch(kModule, "spmvjit_tr_zero", 1, z);
+  SpmvArgs h = g;
+  h.a[TR_LONG_ENTRIES] = entries.device.get();
+  h.a[TR_LONG_TILES] = tiles.device.get();
+  h.a[TR_LONG_MAX] = longest.device.get();
+  h.n[TR_N_LONG] = long_columns;
+  dc.launch(kModule, "spmvjit_tr_long_sizes", long_columns, h);
+  dc.exclusive_scan(entries.device.get(), long_columns);
+  dc.exclusive_scan(tiles.device.get(), long_columns);
+  const int64_t tile_count = dc.read_i64(static_cast<const int64_t*>(tiles.device.get()) + long_columns);
+  dc.launch(kModule, "spmvjit_tr_sort_tiles", tile_count * TR_SORT_BLOCK, h, TR_SORT_BLOCK);
+  const int64_t max_len = dc.read_i64(longest.device.get());
+  if (max_len <= TR_TILE) return;
+  const int64_t total = dc.read_i64(static_cast<const int64_t*>(entries.device.get()) + long_columns);
+  scratch = dc.alloc(nnz, is);
+  const void* perm = g.a[TR_PERM];
+  const void* src = perm;
+  const void* dst = scratch.device.get();
+  for (int64_t run = TR_TILE; run < max_len; run *= 2) {
+    h.a[TR_PERM] = src;
+    h.a[TR_OUT] = dst;
+    h.n[TR_N_RUN] = run;
+    dc.launch(kModule, "spmvjit_tr_merge", total, h);
+    std::swap(src, dst);
+  }
+  if (src != perm) {  // an odd number of passes: copied back (every column fits one run)
+    h.a[TR_PERM] = src;
+    h.a[TR_OUT] = perm;
+    h.n[TR_N_RUN] = max_len;
+    dc.launch(kModule, "spmvjit_tr_merge", total, h);
+  }
+  dc.read_i64(longest.device.get());  // waits: the arrays above go back to the allocator on return
+}
 }  // namespace
 
 DeviceTranspose transpose_on_device(DeviceConverter& dc) {
@@ -38,18 +84,13 @@ DeviceTranspose transpose_on_device(DeviceConverter& dc) {
     dc.launch(kModule, "spmvjit_tr_sort_short", a.cols, g);
     const int64_t long_columns = dc.read_i64(static_cast<const int64_t*>(counts.device.get()) + a.cols);
     HostArray scratch;
-    if (long_columns) {
-      scratch = dc.alloc(a.nnz, is);
-      g.a[TR_OUT] = scratch.device.get();
-      g.n[TR_N_LONG] = long_columns;
-      dc.launch(kModule, "spmvjit_tr_sort_long", long_columns * TR_SORT_BLOCK, g, TR_SORT_BLOCK);
-    }
+    if (long_columns) sort_long_columns(dc, g, long_columns, a.nnz, is, scratch);
     g.a[TR_POSITION] = t.position.device.get();
     dc.launch(kModule, "spmvjit_tr_position", a.nnz, g);
     g.a[TR_OUT] = t.col_idx.device.get();
     g.a[TR_T_VALUES] = t.values.device.get();
     dc.launch(kModule, "spmvjit_tr_scatter", a.rows, g);
-    // perm and the scratch are freed on return: launches are in order, so after their last use.
+    dc.read_i64(counts.device.get());  // waits: perm and the scratch go back to the allocator here
   }
   t.ref = CsrRef{a.cols,
                  a.rows,

@@ -5,8 +5,10 @@
 //  3. fill: each entry k takes a slot of its column (atomics: slots in any order) and writes k;
 //  4. sort_short: each column of at most TR_SHORT entries sorted by k, one thread each (heap
 //     sort); the longer ones listed;
-//  5. sort_long: each listed column sorted by a block (bitonic tiles in shared memory, then merge
-//     passes): k ascending is A's row order, so the result does not depend on the slots' order;
+//  5. the listed columns: long_sizes and two scans enumerate their tiles and entries; sort_tiles
+//     sorts each tile of TR_TILE entries in a block's shared memory (bitonic), then merge passes
+//     over all their entries double the sorted runs (perm and scratch in turn, copied back after
+//     an odd count): k ascending is A's row order, so the result does not depend on the slots;
 //  6. position: position[perm[p]] = p; 7. scatter: A^T's columns and values through position.
 // Update: scatter_values puts new values (A's order) where A^T keeps them.
 #ifndef SPMVJIT_CONTRACT_TRANSPOSE_H
@@ -15,7 +17,7 @@
 enum {
   TR_SHORT = 32,        // longest column sorted by one thread
   TR_TILE = 2048,       // entries a block sorts in shared memory at once
-  TR_SORT_BLOCK = 256,  // threads of sort_long's blocks
+  TR_SORT_BLOCK = 256,  // threads of sort_tiles' blocks
 };
 
 // a[] slots (each kernel reads those it names).
@@ -27,11 +29,14 @@ enum {
   TR_T_ROW_PTR,  // A^T's row_ptr (I, cols + 1, zero-based)
   TR_PERM,       // I, nnz: A's entry index of each slot of A^T
   TR_POSITION,   // I, nnz: slot of each of A's entries
-  TR_OUT         // sort_long: scratch of I, nnz; scatter: A^T's col_idx; scatter_values: A^T's values
+  TR_OUT         // merge: scratch of I, nnz; scatter: A^T's col_idx; scatter_values: A^T's values
 };
+// The listed (long) columns' i64 arrays, in the slots their kernels leave free: entries and tiles
+// per column (scanned: starts, the total at [n]), and the longest column (one i64).
+enum { TR_LONG_ENTRIES = TR_ROW_PTR, TR_LONG_TILES = TR_COL_IDX, TR_LONG_MAX = TR_VALUES };
 // scatter reads no perm: its slot carries A^T's values (V, nnz) there.
 enum { TR_T_VALUES = TR_PERM };
 // n[] slots besides n[DP_N_BASE].
-enum { TR_N_NNZ, TR_N_LONG };
+enum { TR_N_NNZ, TR_N_LONG, TR_N_RUN };
 
 #endif  // SPMVJIT_CONTRACT_TRANSPOSE_H

@@ -1,5 +1,5 @@
 // Device transpose for plans of op(A) = A^T (the steps: templates/contract/transpose.h). Grid-stride
-// kernels, except sort_long, whose blocks each sort one long column in shared memory.
+// kernels, except sort_tiles, whose blocks each sort a tile of a long column in shared memory.
 #include "../contract/device_plan.h"
 #include "../contract/transpose.h"
 #include "build_rows.cuh"
@@ -94,39 +94,75 @@ SPMVJIT_DEVICE i64 tr_rank(const I* r, i64 n, i64 x) {
   return lo;
 }
 
-// One block per listed column: tiles sorted in shared memory, then merge passes between the
-// column's place in perm and the same place in the scratch (each entry's place in the merged run:
-// its place in its own run plus its rank in the other).
-extern "C" __global__ void __launch_bounds__(TR_SORT_BLOCK) spmvjit_tr_sort_long(const SpmvArgs a) {
+// The listed columns' entries and tiles, for the scans that enumerate them, and the longest
+// column (atomic maximum into a zeroed i64).
+extern "C" __global__ void spmvjit_tr_long_sizes(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT tp = (const I*)a.a[TR_T_ROW_PTR];
+  const unsigned long long* list = (const unsigned long long*)a.a[TR_COUNTS];
+  i64* entries = (i64*)a.a[TR_LONG_ENTRIES];
+  i64* tiles = (i64*)a.a[TR_LONG_TILES];
+  i64 longest = 0;
+  for (i64 l = build_first(); l < a.n[TR_N_LONG]; l += build_stride()) {
+    const i64 c = i64(list[l]), len = i64(tp[c + 1]) - i64(tp[c]);
+    entries[l] = len;
+    tiles[l] = (len + TR_TILE - 1) / TR_TILE;
+    longest = len > longest ? len : longest;
+  }
+  if (longest) spmvjit_atomic_max_u64((unsigned long long*)a.a[TR_LONG_MAX], (unsigned long long)longest);
+}
+
+// The listed column holding item t of the scanned counts `start` (n entries, start[n] the total).
+SPMVJIT_DEVICE i64 tr_owner(const i64* start, i64 n, i64 t) {
+  i64 lo = 0, hi = n;  // the last l with start[l] <= t
+  while (hi - lo > 1) {
+    const i64 mid = (lo + hi) / 2;
+    if (start[mid] <= t)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// One block per tile of TR_TILE entries of a listed column, sorted in shared memory.
+extern "C" __global__ void __launch_bounds__(TR_SORT_BLOCK) spmvjit_tr_sort_tiles(const SpmvArgs a) {
   SPMVJIT_SHARED i64 s[TR_TILE];
   const I* SPMVJIT_RESTRICT tp = (const I*)a.a[TR_T_ROW_PTR];
   const unsigned long long* list = (const unsigned long long*)a.a[TR_COUNTS];
+  const i64* tiles = (const i64*)a.a[TR_LONG_TILES];
   I* perm = (I*)a.a[TR_PERM];
-  I* scratch = (I*)a.a[TR_OUT];
-  for (i64 l = blockIdx.x; l < a.n[TR_N_LONG]; l += gridDim.x) {
-    const i64 c = i64(list[l]), b = i64(tp[c]), len = i64(tp[c + 1]) - b;
-    for (i64 t = 0; t < len; t += TR_TILE)
-      tr_sort_tile(perm + b + t, len - t < TR_TILE ? len - t : TR_TILE, s);
-    I* src = perm + b;
-    I* dst = scratch + b;
-    for (i64 run = TR_TILE; run < len; run *= 2) {
-      for (i64 i = threadIdx.x; i < len; i += blockDim.x) {
-        const i64 pair = i / (2 * run) * (2 * run), mid = pair + run < len ? pair + run : len;
-        const i64 end = pair + 2 * run < len ? pair + 2 * run : len;
-        const i64 x = i64(src[i]);
-        const i64 at = i < mid ? pair + (i - pair) + tr_rank(src + mid, end - mid, x)
-                               : pair + (i - mid) + tr_rank(src + pair, mid - pair, x);
-        dst[at] = I(x);
-      }
-      spmvjit_sync_block();
-      I* t = src;
-      src = dst;
-      dst = t;
+  const i64 n = a.n[TR_N_LONG];
+  for (i64 t = blockIdx.x; t < tiles[n]; t += gridDim.x) {
+    const i64 l = tr_owner(tiles, n, t), c = i64(list[l]);
+    const i64 b = i64(tp[c]), len = i64(tp[c + 1]) - b, off = (t - tiles[l]) * TR_TILE;
+    tr_sort_tile(perm + b + off, len - off < TR_TILE ? len - off : TR_TILE, s);
+  }
+}
+
+// One merge pass over the listed columns' entries, runs of n[TR_N_RUN] to twice that, from
+// a[TR_PERM] to a[TR_OUT] at the same places (each entry's place in the merged run: its place in
+// its own run plus its rank in the other). A column no longer than a run is copied as it is.
+extern "C" __global__ void spmvjit_tr_merge(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT tp = (const I*)a.a[TR_T_ROW_PTR];
+  const unsigned long long* list = (const unsigned long long*)a.a[TR_COUNTS];
+  const i64* entries = (const i64*)a.a[TR_LONG_ENTRIES];
+  const I* src = (const I*)a.a[TR_PERM];
+  I* dst = (I*)a.a[TR_OUT];
+  const i64 n = a.n[TR_N_LONG], run = a.n[TR_N_RUN];
+  for (i64 e = build_first(); e < entries[n]; e += build_stride()) {
+    const i64 l = tr_owner(entries, n, e), c = i64(list[l]);
+    const i64 b = i64(tp[c]), len = i64(tp[c + 1]) - b, i = e - entries[l];
+    const I* v = src + b;
+    if (len <= run) {
+      dst[b + i] = v[i];
+      continue;
     }
-    if (src != perm + b) {
-      for (i64 i = threadIdx.x; i < len; i += blockDim.x) perm[b + i] = src[i];
-      spmvjit_sync_block();
-    }
+    const i64 pair = i / (2 * run) * (2 * run), mid = pair + run < len ? pair + run : len;
+    const i64 end = pair + 2 * run < len ? pair + 2 * run : len;
+    const i64 x = i64(v[i]);
+    const i64 at =
+        i < mid ? i + tr_rank(v + mid, end - mid, x) : pair + (i - mid) + tr_rank(v + pair, mid - pair, x);
+    dst[b + at] = I(x);
   }
 }
 

@@ -153,7 +153,7 @@ static __device__ __forceinline__ int __clzll(long long v) {
 #endif
 #line 1 "gpu/transpose_build.cu"
 // Device transpose for plans of op(A) = A^T (the steps: templates/contract/transpose.h). Grid-stride
-// kernels, except sort_long, whose blocks each sort one long column in shared memory.
+// kernels, except sort_tiles, whose blocks each sort a tile of a long column in shared memory.
 #line 1 "contract/device_plan.h"
 // Device planning contract: the statistics block templates/gpu/device_plan.cu fills and
 // engine/device_plan.cpp reads, and the argument conventions every device build kernel
@@ -244,8 +244,10 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 //  3. fill: each entry k takes a slot of its column (atomics: slots in any order) and writes k;
 //  4. sort_short: each column of at most TR_SHORT entries sorted by k, one thread each (heap
 //     sort); the longer ones listed;
-//  5. sort_long: each listed column sorted by a block (bitonic tiles in shared memory, then merge
-//     passes): k ascending is A's row order, so the result does not depend on the slots' order;
+//  5. the listed columns: long_sizes and two scans enumerate their tiles and entries; sort_tiles
+//     sorts each tile of TR_TILE entries in a block's shared memory (bitonic), then merge passes
+//     over all their entries double the sorted runs (perm and scratch in turn, copied back after
+//     an odd count): k ascending is A's row order, so the result does not depend on the slots;
 //  6. position: position[perm[p]] = p; 7. scatter: A^T's columns and values through position.
 // Update: scatter_values puts new values (A's order) where A^T keeps them.
 #ifndef SPMVJIT_CONTRACT_TRANSPOSE_H
@@ -254,7 +256,7 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 enum {
   TR_SHORT = 32,        // longest column sorted by one thread
   TR_TILE = 2048,       // entries a block sorts in shared memory at once
-  TR_SORT_BLOCK = 256,  // threads of sort_long's blocks
+  TR_SORT_BLOCK = 256,  // threads of sort_tiles' blocks
 };
 
 // a[] slots (each kernel reads those it names).
@@ -266,12 +268,15 @@ enum {
   TR_T_ROW_PTR,  // A^T's row_ptr (I, cols + 1, zero-based)
   TR_PERM,       // I, nnz: A's entry index of each slot of A^T
   TR_POSITION,   // I, nnz: slot of each of A's entries
-  TR_OUT         // sort_long: scratch of I, nnz; scatter: A^T's col_idx; scatter_values: A^T's values
+  TR_OUT         // merge: scratch of I, nnz; scatter: A^T's col_idx; scatter_values: A^T's values
 };
+// The listed (long) columns' i64 arrays, in the slots their kernels leave free: entries and tiles
+// per column (scanned: starts, the total at [n]), and the longest column (one i64).
+enum { TR_LONG_ENTRIES = TR_ROW_PTR, TR_LONG_TILES = TR_COL_IDX, TR_LONG_MAX = TR_VALUES };
 // scatter reads no perm: its slot carries A^T's values (V, nnz) there.
 enum { TR_T_VALUES = TR_PERM };
 // n[] slots besides n[DP_N_BASE].
-enum { TR_N_NNZ, TR_N_LONG };
+enum { TR_N_NNZ, TR_N_LONG, TR_N_RUN };
 
 #endif  // SPMVJIT_CONTRACT_TRANSPOSE_H
 #line 5 "gpu/transpose_build.cu"
@@ -767,39 +772,75 @@ SPMVJIT_DEVICE i64 tr_rank(const I* r, i64 n, i64 x) {
   return lo;
 }
 
-// One block per listed column: tiles sorted in shared memory, then merge passes between the
-// column's place in perm and the same place in the scratch (each entry's place in the merged run:
-// its place in its own run plus its rank in the other).
-extern "C" __global__ void __launch_bounds__(TR_SORT_BLOCK) spmvjit_tr_sort_long(const SpmvArgs a) {
+// The listed columns' entries and tiles, for the scans that enumerate them, and the longest
+// column (atomic maximum into a zeroed i64).
+extern "C" __global__ void spmvjit_tr_long_sizes(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT tp = (const I*)a.a[TR_T_ROW_PTR];
+  const unsigned long long* list = (const unsigned long long*)a.a[TR_COUNTS];
+  i64* entries = (i64*)a.a[TR_LONG_ENTRIES];
+  i64* tiles = (i64*)a.a[TR_LONG_TILES];
+  i64 longest = 0;
+  for (i64 l = build_first(); l < a.n[TR_N_LONG]; l += build_stride()) {
+    const i64 c = i64(list[l]), len = i64(tp[c + 1]) - i64(tp[c]);
+    entries[l] = len;
+    tiles[l] = (len + TR_TILE - 1) / TR_TILE;
+    longest = len > longest ? len : longest;
+  }
+  if (longest) spmvjit_atomic_max_u64((unsigned long long*)a.a[TR_LONG_MAX], (unsigned long long)longest);
+}
+
+// The listed column holding item t of the scanned counts `start` (n entries, start[n] the total).
+SPMVJIT_DEVICE i64 tr_owner(const i64* start, i64 n, i64 t) {
+  i64 lo = 0, hi = n;  // the last l with start[l] <= t
+  while (hi - lo > 1) {
+    const i64 mid = (lo + hi) / 2;
+    if (start[mid] <= t)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// One block per tile of TR_TILE entries of a listed column, sorted in shared memory.
+extern "C" __global__ void __launch_bounds__(TR_SORT_BLOCK) spmvjit_tr_sort_tiles(const SpmvArgs a) {
   SPMVJIT_SHARED i64 s[TR_TILE];
   const I* SPMVJIT_RESTRICT tp = (const I*)a.a[TR_T_ROW_PTR];
   const unsigned long long* list = (const unsigned long long*)a.a[TR_COUNTS];
+  const i64* tiles = (const i64*)a.a[TR_LONG_TILES];
   I* perm = (I*)a.a[TR_PERM];
-  I* scratch = (I*)a.a[TR_OUT];
-  for (i64 l = blockIdx.x; l < a.n[TR_N_LONG]; l += gridDim.x) {
-    const i64 c = i64(list[l]), b = i64(tp[c]), len = i64(tp[c + 1]) - b;
-    for (i64 t = 0; t < len; t += TR_TILE)
-      tr_sort_tile(perm + b + t, len - t < TR_TILE ? len - t : TR_TILE, s);
-    I* src = perm + b;
-    I* dst = scratch + b;
-    for (i64 run = TR_TILE; run < len; run *= 2) {
-      for (i64 i = threadIdx.x; i < len; i += blockDim.x) {
-        const i64 pair = i / (2 * run) * (2 * run), mid = pair + run < len ? pair + run : len;
-        const i64 end = pair + 2 * run < len ? pair + 2 * run : len;
-        const i64 x = i64(src[i]);
-        const i64 at = i < mid ? pair + (i - pair) + tr_rank(src + mid, end - mid, x)
-                               : pair + (i - mid) + tr_rank(src + pair, mid - pair, x);
-        dst[at] = I(x);
-      }
-      spmvjit_sync_block();
-      I* t = src;
-      src = dst;
-      dst = t;
+  const i64 n = a.n[TR_N_LONG];
+  for (i64 t = blockIdx.x; t < tiles[n]; t += gridDim.x) {
+    const i64 l = tr_owner(tiles, n, t), c = i64(list[l]);
+    const i64 b = i64(tp[c]), len = i64(tp[c + 1]) - b, off = (t - tiles[l]) * TR_TILE;
+    tr_sort_tile(perm + b + off, len - off < TR_TILE ? len - off : TR_TILE, s);
+  }
+}
+
+// One merge pass over the listed columns' entries, runs of n[TR_N_RUN] to twice that, from
+// a[TR_PERM] to a[TR_OUT] at the same places (each entry's place in the merged run: its place in
+// its own run plus its rank in the other). A column no longer than a run is copied as it is.
+extern "C" __global__ void spmvjit_tr_merge(const SpmvArgs a) {
+  const I* SPMVJIT_RESTRICT tp = (const I*)a.a[TR_T_ROW_PTR];
+  const unsigned long long* list = (const unsigned long long*)a.a[TR_COUNTS];
+  const i64* entries = (const i64*)a.a[TR_LONG_ENTRIES];
+  const I* src = (const I*)a.a[TR_PERM];
+  I* dst = (I*)a.a[TR_OUT];
+  const i64 n = a.n[TR_N_LONG], run = a.n[TR_N_RUN];
+  for (i64 e = build_first(); e < entries[n]; e += build_stride()) {
+    const i64 l = tr_owner(entries, n, e), c = i64(list[l]);
+    const i64 b = i64(tp[c]), len = i64(tp[c + 1]) - b, i = e - entries[l];
+    const I* v = src + b;
+    if (len <= run) {
+      dst[b + i] = v[i];
+      continue;
     }
-    if (src != perm + b) {
-      for (i64 i = threadIdx.x; i < len; i += blockDim.x) perm[b + i] = src[i];
-      spmvjit_sync_block();
-    }
+    const i64 pair = i / (2 * run) * (2 * run), mid = pair + run < len ? pair + run : len;
+    const i64 end = pair + 2 * run < len ? pair + 2 * run : len;
+    const i64 x = i64(v[i]);
+    const i64 at =
+        i < mid ? i + tr_rank(v + mid, end - mid, x) : pair + (i - mid) + tr_rank(v + pair, mid - pair, x);
+    dst[b + at] = I(x);
   }
 }
 
