@@ -100,8 +100,8 @@ def _host_arrays(indptr, indices, data, index, cols):
 
 
 def plan(A, backend="auto", format=None, planning="estimate", index=None, cache_dir=None, threads=0,
-         deterministic=False, device=0):
-    """Plan y = alpha*A@x + beta*y for the sparse matrix A; returns a Plan.
+         deterministic=False, device=0, transpose=False):
+    """Plan y = alpha*A@x + beta*y (or A.T with transpose=True) for the sparse matrix A; returns a Plan.
 
     A: a scipy.sparse matrix/array (other formats go through .tocsr()), a dense 2-D numpy array, or
     an (indptr, indices, data, shape) tuple of numpy arrays or of CUDA device arrays
@@ -116,6 +116,8 @@ def plan(A, backend="auto", format=None, planning="estimate", index=None, cache_
     threads: CPU threads of the shared pool this plan may use (0 = all).
     deterministic: bitwise-identical results on every run (no atomics in the sums).
     device: GPU ordinal.
+    transpose: plan y = alpha*A.T@x + beta*y: the plan builds A.T's layout once (p.shape is A.T's,
+    p.update_values still takes A's data in A's order). For A and A.T, make two plans.
     """
     indptr, indices, data, shape = _csr_parts(A)
     try:
@@ -138,29 +140,37 @@ def plan(A, backend="auto", format=None, planning="estimate", index=None, cache_
     if cache_dir is not None:
         cache_dir = os.fspath(cache_dir)
     return Plan(indptr, indices, data, rows, cols, backend, format, planning, cache_dir, int(threads),
-                bool(deterministic), int(device))
+                bool(deterministic), int(device), bool(transpose))
 
 
 _operator_class = None
 
 
-def aslinearoperator(p):
-    """A scipy.sparse.linalg.LinearOperator over a host plan (matvec and matmat; no rmatvec).
+def aslinearoperator(p, transposed=None):
+    """A scipy.sparse.linalg.LinearOperator over a host plan: matvec and matmat through p, and
+    rmatvec and rmatmat (LSQR, LSMR, BiCG) through `transposed`, a plan of the same matrix made
+    with transpose=True (without it, rmatvec raises as scipy's own operators do).
 
     Inputs of another dtype or layout are converted to the plan's, as scipy's own operators do.
     """
     global _operator_class
-    if p.backend != "cpu":
-        raise TypeError(f"scipy's LinearOperator works on host arrays; this plan runs on {p.backend} "
-                        "(use p.matvec with device arrays, e.g. in cupyx.scipy.sparse.linalg)")
+    for q in (p,) if transposed is None else (p, transposed):
+        if q.backend != "cpu":
+            raise TypeError(f"scipy's LinearOperator works on host arrays; this plan runs on {q.backend} "
+                            "(use p.matvec with device arrays, e.g. in cupyx.scipy.sparse.linalg)")
+    if transposed is not None and (transposed.shape != p.shape[::-1] or transposed.dtype != p.dtype
+                                   or not transposed.transposed or p.transposed):
+        raise ValueError(f"transposed must be a plan of the same matrix with transpose=True: shape "
+                         f"{transposed.shape} for {p.shape}")
     if _operator_class is None:
         from scipy.sparse.linalg import LinearOperator
 
         class PlanOperator(LinearOperator):
             """y = A @ x through an spmvjit Plan."""
 
-            def __init__(self, plan_):
+            def __init__(self, plan_, transposed_):
                 self.plan = plan_
+                self.transposed = transposed_
                 super().__init__(dtype=plan_.dtype, shape=plan_.shape)
 
             def _matvec(self, x):
@@ -169,5 +179,15 @@ def aslinearoperator(p):
             def _matmat(self, X):
                 return self.plan @ np.asarray(X, dtype=self.dtype)
 
+            def _rmatvec(self, x):
+                if self.transposed is None:
+                    raise NotImplementedError("rmatvec needs aslinearoperator(p, transposed=plan(A, transpose=True))")
+                return self.transposed.matvec(np.ascontiguousarray(np.conj(x), dtype=self.dtype).reshape(-1))
+
+            def _rmatmat(self, X):
+                if self.transposed is None:
+                    raise NotImplementedError("rmatmat needs aslinearoperator(p, transposed=plan(A, transpose=True))")
+                return self.transposed @ np.asarray(np.conj(X), dtype=self.dtype)
+
         _operator_class = PlanOperator
-    return _operator_class(p)
+    return _operator_class(p, transposed)

@@ -46,11 +46,11 @@ PYBIND11_MODULE(_spmvjit, m) {
 Make one with spmvjit.plan(A, ...). Host plans (backend 'cpu') take numpy arrays; GPU plans take
 device arrays (__cuda_array_interface__ or DLPack).)")
       .def(py::init<py::handle, py::handle, py::handle, int64_t, int64_t, const std::string&, py::handle,
-                    const std::string&, py::handle, int, bool, int>(),
+                    const std::string&, py::handle, int, bool, int, bool>(),
            py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("rows"), py::arg("cols"),
            py::arg("backend") = "auto", py::arg("format") = py::none(), py::arg("planning") = "estimate",
            py::arg("cache_dir") = py::none(), py::arg("threads") = 0, py::arg("deterministic") = false,
-           py::arg("device") = 0)
+           py::arg("device") = 0, py::arg("transpose") = false)
       .def("matvec", &Plan::matvec, py::arg("x"), py::arg("y") = py::none(), py::arg("alpha") = 1.0,
            py::arg("beta") = 0.0, py::arg("stream") = py::none(),
            R"(y = alpha*A@x + beta*y; returns y.
@@ -67,6 +67,8 @@ stream: CUDA stream (int handle, or an object with .ptr / .cuda_stream / .handle
       .def("_execute_loop_ns", &Plan::execute_loop_ns, py::arg("x"), py::arg("y"), py::arg("iters"),
            "Nanoseconds of `iters` spmv_execute calls made from C++ (no Python in between)")
       .def_property_readonly("shape", [](const Plan& p) { return py::make_tuple(p.rows(), p.cols()); })
+      .def_property_readonly("transposed", &Plan::transposed,
+                             "True for a plan of A^T (plan(..., transpose=True))")
       .def_property_readonly("nnz", &Plan::nnz)
       .def_property_readonly(
           "dtype", [](const Plan& p) { return py::module_::import("numpy").attr("dtype")(p.value_name()); })

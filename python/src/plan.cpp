@@ -40,7 +40,7 @@ void raise_status(spmv_status_t status) {
 
 Plan::Plan(py::handle indptr, py::handle indices, py::handle data, int64_t rows, int64_t cols,
            const std::string& backend, py::handle format, const std::string& planning, py::handle cache_dir,
-           int threads, bool deterministic, int device)
+           int threads, bool deterministic, int device, bool transpose)
     : device_(device) {
   if (rows < 0 || cols < 0)
     value_error("negative shape (" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
@@ -54,6 +54,7 @@ Plan::Plan(py::handle indptr, py::handle indices, py::handle data, int64_t rows,
   opt.device = device;
   opt.threads = threads;
   opt.deterministic = deterministic ? 1 : 0;
+  opt.operation = transpose ? SPMV_OPERATION_TRANSPOSE : SPMV_OPERATION_NON_TRANSPOSE;
   std::string format_s, cache_s;
   if (!format.is_none()) {
     format_s = py::str(format);

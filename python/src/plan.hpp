@@ -19,7 +19,7 @@ class Plan {
   // memory (the Python function spmvjit.plan converts friendlier inputs first).
   Plan(py::handle indptr, py::handle indices, py::handle data, int64_t rows, int64_t cols,
        const std::string& backend, py::handle format, const std::string& planning, py::handle cache_dir,
-       int threads, bool deterministic, int device);
+       int threads, bool deterministic, int device, bool transpose);
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -33,8 +33,10 @@ class Plan {
   // Times `iters` executes from C++ with no Python in between (the C API's own cost per call).
   int64_t execute_loop_ns(py::handle x, py::handle y, int64_t iters);
 
-  int64_t rows() const { return info_.rows; }
-  int64_t cols() const { return info_.cols; }
+  // op(A)'s sizes (y has rows(), x cols()): A's, swapped for a plan of A^T.
+  int64_t rows() const { return transposed() ? info_.cols : info_.rows; }
+  int64_t cols() const { return transposed() ? info_.rows : info_.cols; }
+  bool transposed() const { return info_.operation != SPMV_OPERATION_NON_TRANSPOSE; }
   int64_t nnz() const { return info_.nnz; }
   bool on_device() const { return info_.backend != SPMV_BACKEND_CPU; }
   int device() const { return device_; }

@@ -88,3 +88,35 @@ def test_suitesparse_matrices(cpu_plan, rng):
             y = y0.copy()
             p.matvec(x, y, alpha=1.5, beta=-0.5)
             check_spmv(B, x, y0, 1.5, -0.5, y, dtype)
+
+
+def test_transposed_plan_and_lsqr_like_scipy(cpu_plan, rng):
+    # A plan of A.T (transpose=True): its shape, matvec against scipy's A.T @ x, update_values in
+    # A's order; then LSQR (matvec and rmatvec) through aslinearoperator(p, transposed=pt).
+    A = sp.random(120, 70, 0.08, format="csr", random_state=7)
+    A = (A + sp.eye(120, 70, format="csr")).tocsr()
+    pt = cpu_plan(A, transpose=True)
+    assert pt.shape == (70, 120) and pt.transposed
+    x = rng.uniform(-1, 1, 120)
+    y0 = rng.uniform(-1, 1, 70)
+    y = y0.copy()
+    pt.matvec(x, y, alpha=1.5, beta=-0.5)
+    check_spmv(A.T.tocsr(), x, y0, 1.5, -0.5, y, np.float64)
+    B = A.copy()
+    B.data = B.data * 2.0 - 1.0
+    pt.update_values(B.data)
+    np.testing.assert_allclose(pt.matvec(x), B.T @ x, rtol=1e-12, atol=1e-13)
+    pt.update_values(A.data)
+    p = cpu_plan(A)
+    assert not p.transposed
+    with pytest.raises(ValueError):
+        spmvjit.aslinearoperator(p, transposed=p)
+    op = spmvjit.aslinearoperator(p, transposed=pt)
+    np.testing.assert_allclose(op.rmatvec(x), A.T @ x, rtol=1e-12, atol=1e-13)
+    b = A @ np.linspace(-1, 1, 70) + 0.01 * rng.uniform(-1, 1, 120)
+    got = sla.lsqr(op, b, atol=1e-12, btol=1e-12)
+    ref = sla.lsqr(A, b, atol=1e-12, btol=1e-12)
+    assert abs(got[2] - ref[2]) <= 2, (got[2], ref[2])  # iterations
+    np.testing.assert_allclose(got[0], ref[0], rtol=0, atol=1e-8 * np.abs(ref[0]).max())
+    with pytest.raises(NotImplementedError):
+        spmvjit.aslinearoperator(p).rmatvec(x)

@@ -214,6 +214,15 @@ TEST_CASE("run --transpose multiplies by A^T and says what building it cost", "[
     CHECK(out.find("\"operation\":\"A^T\"") != std::string::npos);
     CHECK(out.find("verified yes") != std::string::npos);
   }
+  // bench: the plan of A^T verified against the reference's transpose, the peers on A^T.
+  std::string out;
+  const int rc = test::run_command(
+      cli() + " bench --gen lpwide:100:7 --backend cpu --iters 1 --transpose --formats auto,csr", &out);
+  INFO(out);
+  CHECK(rc == 0);
+  CHECK(out.find("auto:") != std::string::npos);
+  CHECK(out.find("WRONG") == std::string::npos);
+  CHECK(out.find("eigen (A^T built apart)") != std::string::npos);
 }
 
 }  // namespace spmvjit

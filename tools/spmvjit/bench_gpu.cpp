@@ -40,7 +40,9 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
   // k vectors (spmm_execute): cuSPARSE's SpMM the peer, its fastest algorithm the yardstick.
   const int64_t vectors = std::max(options.vectors, 1);
   const bool row_major = options.layout == SPMV_LAYOUT_ROW_MAJOR;
-  if (hip && vectors > 1) peers = false;  // rocSPARSE's SpMM is not wired as a peer
+  const bool transpose = options.operation != SPMV_OPERATION_NON_TRANSPOSE;
+  if (hip && (vectors > 1 || transpose))
+    peers = false;  // rocSPARSE's SpMM and transpose are not wired as peers
   if (!gpu_timing_available(kind, device)) {
     std::string why = "no CUDA device/driver for --backend cuda";
 #ifdef SPMVJIT_WITH_HIP
@@ -69,6 +71,10 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
         "%lld vectors, %s (spmm_execute; cuSPARSE SpMM CSR ALG1-3; 'vs best' is against the "
         "fastest of them)\n",
         (long long)vectors, row_major ? "row-major" : "column-major");
+  if (transpose)
+    std::printf(
+        "op(A) = A^T: spmvjit plans build A^T (their plan time includes it); cuSPARSE multiplies A with "
+        "CUSPARSE_OPERATION_TRANSPOSE\n");
   std::printf(
       "index %s, value %s; times are medians of %s-event intervals: 'ms' between back-to-back SpMVs%s%s\n",
       to_string(index), to_string(value), hip ? "HIP" : "CUDA",
@@ -132,7 +138,7 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
     if (peers) {
       progress.update(bench_step(m, matrices.size(), name, 0, 0, hip ? "rocSPARSE" : "cuSPARSE"));
       peer = hip ? rocsparse_spmv(device, a, index, value, iters, 0.2, timing)
-                 : cusparse_spmv(device, a, index, value, iters, 0.2, timing, vectors, row_major);
+                 : cusparse_spmv(device, a, index, value, iters, 0.2, timing, vectors, row_major, transpose);
     }
     if (!peer.ok && peer.error.find("WRONG") != std::string::npos) any_wrong = true;
     // The yardstick: ALG1 for one vector (rocSPARSE: stream), the fastest algorithm for several.

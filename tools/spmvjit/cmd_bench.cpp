@@ -4,6 +4,7 @@
 
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
+#include "engine/reference.hpp"
 #include "runtime/backend.hpp"
 #include "tools/spmvjit/cli.hpp"
 #include "tools/spmvjit/commands.hpp"
@@ -37,6 +38,8 @@ const char* kHelp =
     "  --vectors K, --layout col|row\n"
     "                            K vectors at once (spmm_execute; cuSPARSE SpMM the GPU peer):\n"
     "                            auto, device and the formats that take several vectors\n"
+    "  --transpose               y = A^T x: plans of A^T (built at plan time); cuSPARSE with its\n"
+    "                            transpose operation; Eigen and librsb on A^T built apart\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
     "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU; cuSPARSE on CUDA)\n"
     "  --json FILE               write all results as JSON\n";
@@ -148,7 +151,7 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "suite", "large", "no-peers", "deterministic"},
+  Args args(argc, argv, 2, {"help", "suite", "large", "no-peers", "deterministic", "transpose"},
             {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
              "seed", "values", "timing", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
@@ -230,9 +233,12 @@ int cmd_bench(int argc, char** argv) {
                         (o.backend == SPMV_BACKEND_AUTO && !backend_available(BackendKind::cuda, o.device));
     if (on_cpu && !args.has("no-peers")) {
       progress.update(bench_step(m, matrices.size(), name, 0, 0, "peers"));
-      for (const PeerResult& p :
-           run_cpu_peers(a, value, o.threads, int(args.get_int("iters", 20, 1, 1000000000)), 0.2, o.vectors,
-                         o.layout == SPMV_LAYOUT_ROW_MAJOR)) {
+      // --transpose: the peers multiply A^T built apart (their setup excludes building it).
+      const bool transpose = o.operation != SPMV_OPERATION_NON_TRANSPOSE;
+      for (PeerResult p : run_cpu_peers(transpose ? reference_transpose(a) : a, value, o.threads,
+                                        int(args.get_int("iters", 20, 1, 1000000000)), 0.2, o.vectors,
+                                        o.layout == SPMV_LAYOUT_ROW_MAJOR)) {
+        if (transpose) p.name += " (A^T built apart)";
         if (!p.ok) {
           any_wrong |= p.error.rfind("row", 0) == 0;
           rows.push_back({name, p.name, "-", "-", "-", "-", "-", "-", "-", "-", p.error.substr(0, 60)});

@@ -26,14 +26,19 @@ void sp_check(const CusparseApi& sp, cusparseStatus_t s, const char* what) {
     fail(SPMV_STATUS_EXECUTION_FAILED, std::string("cuSPARSE ") + what + ": " + sp.cusparseGetErrorString(s));
 }
 
+// `transpose`: op(A) = A^T (CUSPARSE_OPERATION_TRANSPOSE on A's CSR, as a user calls it), judged
+// against the reference's own transpose; x then has A's rows entries and y its columns.
 template <class I, class V>
-CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, int min_iters,
-                   double min_seconds, TimingModes timing, int64_t k, bool row_major) {
+CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& matrix, int min_iters,
+                   double min_seconds, TimingModes timing, int64_t k, bool row_major, bool transpose) {
   CusparseResult r;
   Backend& b = cuda_backend(device);
   const cusparseIndexType_t it = sizeof(I) == 4 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
   const cudaDataType vt = sizeof(V) == 4 ? CUDA_R_32F : CUDA_R_64F;
-  const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const cusparseOperation_t op = transpose ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const cusparseOperation_t op_b = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const HostCsr<I, V> judged = transpose ? reference_transpose(matrix) : HostCsr<I, V>{};
+  const HostCsr<I, V>& a = transpose ? judged : matrix;  // op(A): the sizes of x and y, the check
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   // k vectors, dense with the minimal leading dimensions (k == 1: one vector).
@@ -46,8 +51,8 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, in
   // Setup as a user with the CSR in host memory pays it: upload, descriptors, workspace, and the
   // algorithm's preprocess (host clock, synchronized).
   auto t0 = Clock::now();
-  const DeviceBuffer rp = peer_device_copy(b, a.row_ptr), ci = peer_device_copy(b, a.col_idx),
-                     va = peer_device_copy(b, a.val);
+  const DeviceBuffer rp = peer_device_copy(b, matrix.row_ptr), ci = peer_device_copy(b, matrix.col_idx),
+                     va = peer_device_copy(b, matrix.val);
   b.synchronize(nullptr);
   r.upload_s = since(t0);
   cusparseSpMatDescr_t A = nullptr;
@@ -69,8 +74,8 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, in
     }
   } cleanup{sp, h, A, X, Y, XM, YM};
   sp_check(sp,
-           sp.cusparseCreateCsr(&A, a.rows, a.cols, a.nnz(), rp.get(), ci.get(), va.get(), it, it,
-                                CUSPARSE_INDEX_BASE_ZERO, vt),
+           sp.cusparseCreateCsr(&A, matrix.rows, matrix.cols, matrix.nnz(), rp.get(), ci.get(), va.get(), it,
+                                it, CUSPARSE_INDEX_BASE_ZERO, vt),
            "create CSR");
   if (k == 1) {
     sp_check(sp, sp.cusparseCreateDnVec(&X, a.cols, dx.get(), vt), "create x");
@@ -99,21 +104,21 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, in
     const auto mm = cusparseSpMMAlg_t(alg.spmm);
     auto size = [&](size_t* bytes) {
       return k == 1 ? sp.cusparseSpMV_bufferSize(h, op, &alpha, A, X, &beta, Y, vt, mv, bytes)
-                    : sp.cusparseSpMM_bufferSize(h, op, op, &alpha, A, XM, &beta, YM, vt, mm, bytes);
+                    : sp.cusparseSpMM_bufferSize(h, op, op_b, &alpha, A, XM, &beta, YM, vt, mm, bytes);
     };
     auto preprocess = [&](void* buf) {
       return k == 1 ? sp.cusparseSpMV_preprocess(h, op, &alpha, A, X, &beta, Y, vt, mv, buf)
-                    : sp.cusparseSpMM_preprocess(h, op, op, &alpha, A, XM, &beta, YM, vt, mm, buf);
+                    : sp.cusparseSpMM_preprocess(h, op, op_b, &alpha, A, XM, &beta, YM, vt, mm, buf);
     };
     auto multiply = [&](void* buf) {
       return k == 1 ? sp.cusparseSpMV(h, op, &alpha, A, X, &beta, Y, vt, mv, buf)
-                    : sp.cusparseSpMM(h, op, op, &alpha, A, XM, &beta, YM, vt, mm, buf);
+                    : sp.cusparseSpMM(h, op, op_b, &alpha, A, XM, &beta, YM, vt, mm, buf);
     };
     t0 = Clock::now();
     size_t bytes = 0;
     cusparseStatus_t st = size(&bytes);
-    // An SpMM algorithm the library does not offer for this layout or type is skipped, said why.
-    if (k > 1 && st == CUSPARSE_STATUS_NOT_SUPPORTED) {
+    // An algorithm the library does not offer for this operation, layout or type is skipped, said why.
+    if ((k > 1 || transpose) && st == CUSPARSE_STATUS_NOT_SUPPORTED) {
       r.skipped[i] = std::string(alg.name) + ": " + sp.cusparseGetErrorString(st);
       continue;
     }
@@ -121,7 +126,7 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, in
     const DeviceBuffer buf = peer_device_array(b, bytes);  // cuSPARSE's workspace, through the backend
     if (k > 1 || alg.spmv == CUSPARSE_SPMV_CSR_ALG2) {
       st = preprocess(buf.get());
-      if (k > 1 && st == CUSPARSE_STATUS_NOT_SUPPORTED) {
+      if ((k > 1 || transpose) && st == CUSPARSE_STATUS_NOT_SUPPORTED) {
         r.skipped[i] = std::string(alg.name) + ": " + sp.cusparseGetErrorString(st);
         continue;
       }
@@ -153,7 +158,8 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& a, in
                                        GpuTiming::synchronized);
   }
   if (r.fastest() < 0) {
-    r.error = "cuSPARSE SpMM runs no CSR algorithm here: " + r.skipped[0];
+    r.error =
+        std::string("cuSPARSE ") + (k > 1 ? "SpMM" : "SpMV") + " runs no CSR algorithm here: " + r.skipped[0];
     return r;
   }
   r.ok = true;
@@ -169,14 +175,15 @@ std::string cusparse_peer(std::string* why) {
 
 CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
                              int min_iters, double min_seconds, TimingModes timing, int64_t vectors,
-                             bool row_major) {
+                             bool row_major, bool transpose) {
   try {
     std::string why;
     const CusparseApi* sp = cusparse_api(&why);
     if (!sp) return CusparseResult::failed(why);
     if (!cuda_available(device)) return CusparseResult::failed("no CUDA device");
     return dispatch_types(index, value, [&]<class I, class V>() {
-      return run<I, V>(*sp, device, a.cast<I, V>(), min_iters, min_seconds, timing, vectors, row_major);
+      return run<I, V>(*sp, device, a.cast<I, V>(), min_iters, min_seconds, timing, vectors, row_major,
+                       transpose);
     });
   } catch (const std::exception& e) {
     return CusparseResult::failed(e.what());
@@ -194,7 +201,7 @@ std::string cusparse_peer(std::string* why) {
   return "";
 }
 CusparseResult cusparse_spmv(int, const HostCsr<int64_t, double>&, IndexType, ValueType, int, double,
-                             TimingModes, int64_t, bool) {
+                             TimingModes, int64_t, bool, bool) {
   return CusparseResult::failed(kWithout);
 }
 

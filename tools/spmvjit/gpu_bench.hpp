@@ -70,10 +70,11 @@ struct CusparseResult {
 // cusparseSpMV on the same CSR (same index/value types), CUSPARSE_SPMV_CSR_ALG1 and ALG2 (with
 // cusparseSpMV_preprocess), y = 1*A*x + 0*y, verified against the reference first; timed warm
 // and in the requested modes. vectors > 1: cusparseSpMM with CSR ALG1, ALG2 and ALG3 (each with
-// its preprocess) on k dense vectors of that layout (minimal leading dimensions).
+// its preprocess) on k dense vectors of that layout (minimal leading dimensions). transpose:
+// op(A) = A^T through CUSPARSE_OPERATION_TRANSPOSE on A (an algorithm that refuses it is skipped).
 CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
                              int min_iters, double min_seconds, TimingModes timing, int64_t vectors = 1,
-                             bool row_major = false);
+                             bool row_major = false, bool transpose = false);
 // "cuSPARSE 12.6.3 (libcusparse.so.12)" when the peer can run (the library loads: it is dlopen'ed,
 // tools/spmvjit/cusparse_api.hpp), else "" with `why` (the files looked for, or a build without it).
 std::string cusparse_peer(std::string* why);
