@@ -2,7 +2,7 @@
 # One call on a CUDA machine: unpack deps, build (CUDA only), test, benchmark vs cuSPARSE, memcheck.
 # Usage: scripts/gpu_run.sh   (results in $OUT, default ./out). Needs .deps/catch2_*.deb and .deps/libxxhash-dev_*.deb (`apt-get
 # download catch2 libxxhash-dev`) since the GPU machine has no network; .deps/matrices/*.mtx are tested if present.
-# STAGES (comma list, default all of them but trace): tests, trace (step timings of warm plans,
+# STAGES (comma list, default all of them but trace): build (only that), tests, trace (step timings of warm plans,
 # SPMVJIT_LOG_LEVEL=trace), auto (the large suite, planner's choice + device input + cuSPARSE,
 # with break-even), all (every format on the large suite), warm (warm-cache plan times), cold
 # (first plan of a fresh process on a cold cache, tiered compile on and off), small, shared (every
@@ -61,7 +61,7 @@ if [ -n "${BASELINE_TREE:-}" ]; then
   BASE_PID=$!
 fi
 needs_main=0  # the hip and python stages build their own
-for s in tests auto all shared warm cold small memcheck sanitize det values trace spmm spmmbench; do has $s && needs_main=1; done
+for s in build tests auto all shared warm cold small memcheck sanitize det values trace spmm spmmbench; do has $s && needs_main=1; done
 if [ $needs_main = 1 ]; then configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3; fi
 if [ -n "${BASELINE_TREE:-}" ]; then
   if wait $BASE_PID; then BASE_CLI=$BUILD-base/tools/spmvjit; else echo "baseline build failed"; tail -20 /tmp/base_build.log; fi
