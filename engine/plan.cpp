@@ -136,28 +136,6 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   timings_.total = since(t_start);
 }
 
-CsrRef Plan::transpose_on_host_input(const CsrRef& user, bool dev, int base, HostTranspose& out) {
-  const auto t0 = Clock::now();
-  validate_sizes(user, base);
-  const size_t is = size_of(index_), vs = size_of(value_);
-  CsrRef a = user;
-  AlignedBuffer copies[3];  // device input, downloaded
-  if (dev) {
-    const size_t bytes[3] = {is * size_t(user.rows + 1), is * size_t(user.nnz), vs * size_t(user.nnz)};
-    const void* src[3] = {user.row_ptr, user.col_idx, user.val};
-    for (int i = 0; i < 3; ++i) {
-      copies[i] = AlignedBuffer(bytes[i]);
-      if (bytes[i]) backend_->download(copies[i].data(), src[i], bytes[i]);
-    }
-    a.row_ptr = copies[0].data(), a.col_idx = copies[1].data(), a.val = copies[2].data();
-  }
-  validate_csr(a, base);
-  out = transpose_on_host(a, base);
-  transpose_position_ = std::move(out.position);
-  timings_.transpose = since(t0);
-  return out.ref;
-}
-
 void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* forced) {
   // The converters read a zero-based host CSR. Host base-0 input is read in place (no copy);
   // base-1 or device input is copied (and rebased) first.
@@ -232,23 +210,6 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   }
   timings_.convert = since(t0);
   trace.step("pattern");
-}
-
-void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
-  if (!transposed()) return plan_device_csr(user, base, forced);
-  const auto t0 = Clock::now();
-  validate_sizes(user, base);
-  DevicePlanner dp(*backend_, user, base, cache_dir_);
-  dp.analyze();  // validates A before the transpose reads its columns
-  DeviceTranspose t = transpose_on_device(dp);
-  backend_->synchronize(nullptr);
-  device_transpose_position_ = std::move(t.position.device);
-  device_bytes_ += int64_t(device_transpose_position_.bytes());
-  transposed_on_device_ = true;
-  timings_.transpose = since(t0) - (dp.compile_seconds() + dp.load_seconds());
-  timings_.compile += dp.compile_seconds();
-  timings_.load += dp.load_seconds();
-  plan_device_csr(t.ref, 0, forced);  // A^T's arrays are freed on return: the plan copied its pattern
 }
 
 void Plan::plan_device_csr(const CsrRef& user, int base, const Format* forced) {
@@ -604,19 +565,6 @@ Json Plan::describe_json() const {
                           " ($SPMVJIT_NUM_THREADS, $OMP_NUM_THREADS or the affinity mask)";
   }
   return j;
-}
-
-Json Plan::transpose_json() const {
-  if (!transposed()) return nullptr;
-  const int64_t bytes =
-      int64_t(transposed_on_device_ ? device_transpose_position_.bytes() : transpose_position_.bytes());
-  return Json::object(
-      {{"built", transposed_on_device_ ? "device" : "host"},
-       {"why",
-        std::string("A^T's layout built at plan time (a stable counting sort by column): every format and "
-                    "deterministic sums apply to it; a scatter kernel over A would add into y with atomics")},
-       {"seconds", timings_.transpose},
-       {"position_bytes", bytes}});
 }
 
 const std::string& Plan::describe() {
