@@ -1,6 +1,7 @@
 // Reference SpMV in long double and the error check every kernel is judged by.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -137,12 +138,42 @@ std::string check_spmv(const HostCsr<I, V>& a, const ReferenceResult& ref, const
 
 // k vectors (spmm_execute's X and Y): "" when each vector j of y agrees with the reference of
 // alpha * A * x_j + beta * y0_j, else a message naming the first bad vector and row. Element (i, j)
-// lies at i * ld + j (row-major) or j * ld + i (column-major).
+// lies at i * ld + j (row-major) or j * ld + i (column-major). max_work > 0: when nnz * k exceeds
+// it, only a sample of rows is judged (the first and last 64 and evenly spaced ones, about
+// max_work products in all): for benchmarks of matrices whose full long-double check would take
+// longer than the timing; tests leave it 0 (every row).
 template <class I, class V>
 std::string check_vectors(const HostCsr<I, V>& a, int64_t k, bool row_major, double alpha, const V* x,
-                          int64_t ldx, double beta, const V* y0, const V* y, int64_t ldy) {
-  std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
+                          int64_t ldx, double beta, const V* y0, const V* y, int64_t ldy,
+                          int64_t max_work = 0) {
   auto at = [&](int64_t i, int64_t j, int64_t ld) { return size_t(row_major ? i * ld + j : j * ld + i); };
+  const int64_t work = std::max<int64_t>(a.nnz(), a.rows) * k;
+  if (max_work > 0 && work > max_work && a.rows > 128) {
+    // One row at a time: the reference of a single row, as reference_spmv computes every row.
+    const int64_t step = std::max<int64_t>(1, work / max_work);
+    for (int64_t i = 0; i < a.rows;
+         i = (i < 64 || i >= a.rows - 65) ? i + 1 : std::min(i + step, a.rows - 64)) {
+      // The row alone, its entries' columns renumbered 0..len-1 and x_j gathered to match.
+      const int64_t b = int64_t(a.row_ptr[size_t(i)]), len = int64_t(a.row_ptr[size_t(i) + 1]) - b;
+      HostCsr<I, V> row;
+      row.rows = 1;
+      row.cols = len;
+      row.row_ptr = {I(0), I(len)};
+      for (int64_t t = 0; t < len; ++t) row.col_idx.push_back(I(t));
+      row.val.assign(a.val.begin() + b, a.val.begin() + b + len);
+      std::vector<V> xj(static_cast<size_t>(len));
+      for (int64_t j = 0; j < k; ++j) {
+        for (int64_t t = 0; t < len; ++t) xj[size_t(t)] = x[at(int64_t(a.col_idx[size_t(b + t)]), j, ldx)];
+        const V yi0 = y0[at(i, j, ldy)], yi = y[at(i, j, ldy)];
+        const std::string bad = check_spmv(row, reference_spmv(row, alpha, xj.data(), beta, &yi0), &yi);
+        if (!bad.empty())
+          return (k > 1 ? "vector " + std::to_string(j) + ", " : std::string()) + "row " + std::to_string(i) +
+                 " (sampled): " + bad.substr(bad.find(':') + 2);
+      }
+    }
+    return "";
+  }
+  std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
   for (int64_t j = 0; j < k; ++j) {
     for (int64_t i = 0; i < a.cols; ++i) xj[size_t(i)] = x[at(i, j, ldx)];
     for (int64_t i = 0; i < a.rows; ++i) {

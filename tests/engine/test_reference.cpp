@@ -146,4 +146,44 @@ TEST_CASE("the checker: subnormal results are judged by an absolute floor near t
   CHECK(judge(n, {3.0 * (1 + 1e-15), 2e-280 * (1 + 1e-15)}) == "");
 }
 
+TEST_CASE("check_vectors with a work limit judges a sample of rows, the first and last among them",
+          "[reference]") {
+  // 1,000 rows of 1-3 entries, k = 3 in both layouts: y computed exactly (in long double).
+  HostCsr<int64_t, double> a;
+  a.rows = 1000;
+  a.cols = 700;
+  for (int64_t i = 0; i < a.rows; ++i) {
+    for (int64_t t = 0; t <= i % 3; ++t) {
+      a.col_idx.push_back((i * 13 + t * 101) % a.cols);
+      a.val.push_back(0.5 + double((i + t) % 7));
+    }
+    a.row_ptr.push_back(int64_t(a.col_idx.size()));
+  }
+  const int64_t k = 3;
+  for (bool row_major : {false, true}) {
+    const int64_t ldx = row_major ? k : a.cols, ldy = row_major ? k : a.rows;
+    auto at = [&](int64_t i, int64_t j, int64_t ld) { return size_t(row_major ? i * ld + j : j * ld + i); };
+    const auto x = random_vector<double>(a.cols * k, 3);
+    const auto y0 = random_vector<double>(a.rows * k, 4);
+    std::vector<double> y(y0.size());
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = 0; i < a.rows; ++i) {
+        long double s = 0;
+        for (int64_t e = a.row_ptr[size_t(i)]; e < a.row_ptr[size_t(i) + 1]; ++e)
+          s += (long double)a.val[size_t(e)] * x[at(a.col_idx[size_t(e)], j, ldx)];
+        y[at(i, j, ldy)] = double(1.5L * s - 0.25L * y0[at(i, j, ldy)]);
+      }
+    INFO((row_major ? "row-major" : "column-major"));
+    CHECK(check_vectors(a, k, row_major, 1.5, x.data(), ldx, -0.25, y0.data(), y.data(), ldy, 500) == "");
+    CHECK(check_vectors(a, k, row_major, 1.5, x.data(), ldx, -0.25, y0.data(), y.data(), ldy) == "");
+    for (int64_t bad_row : {int64_t(0), int64_t(999)}) {
+      auto wrong = y;
+      wrong[at(bad_row, 2, ldy)] += 1.0;
+      const std::string why =
+          check_vectors(a, k, row_major, 1.5, x.data(), ldx, -0.25, y0.data(), wrong.data(), ldy, 500);
+      CHECK(why.find("vector 2, row " + std::to_string(bad_row) + " (sampled)") == 0);
+    }
+  }
+}
+
 }  // namespace spmvjit

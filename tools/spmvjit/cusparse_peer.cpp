@@ -14,6 +14,7 @@
 #include "runtime/device_buffer.hpp"
 #include "tools/spmvjit/cusparse_api.hpp"
 #include "tools/spmvjit/gpu_peer_arrays.hpp"
+#include "tools/spmvjit/measure.hpp"
 #endif
 
 namespace spmvjit::cli {
@@ -141,8 +142,8 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& matri
     sp_check(sp, multiply(buf.get()), k == 1 ? "SpMV" : "SpMM");
     b.synchronize(nullptr);
     b.download(y.data(), dy.get(), y.size() * sizeof(V));
-    const std::string bad =
-        check_vectors(a, k, row_major, 1.0, x.data(), ldx, 0.0, poisoned.data(), y.data(), ldy);
+    const std::string bad = check_vectors(a, k, row_major, 1.0, x.data(), ldx, 0.0, poisoned.data(), y.data(),
+                                          ldy, k > 1 ? kSpmmCheckWork : 0);
     if (!bad.empty()) {
       r.error = std::string("cuSPARSE ") + alg.name + " WRONG RESULT: " + bad;
       return r;

@@ -106,8 +106,8 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   // Each vector of y against the reference of its vector of x and y0.
   auto check = [&](const HostCsr<I, V>& a, const std::vector<V>& x, V alpha, V beta, const std::vector<V>& y0,
                    const std::vector<V>& y) -> std::string {
-    const std::string bad =
-        check_vectors(a, k, row_major, alpha, x.data(), ldx, beta, y0.data(), y.data(), ldy);
+    const std::string bad = check_vectors(a, k, row_major, alpha, x.data(), ldx, beta, y0.data(), y.data(),
+                                          ldy, k > 1 ? kSpmmCheckWork : 0);
     return bad.empty() ? "" : "WRONG RESULT: " + bad;
   };
 

@@ -9,6 +9,11 @@
 
 namespace spmvjit::cli {
 
+// Products (nnz x k) past which bench's SpMM checks judge a sample of rows (engine/reference.hpp
+// check_vectors): the full long-double check of 8-32 vectors of a 16-27M-nonzero matrix takes
+// longer than everything else bench does with it.
+constexpr int64_t kSpmmCheckWork = int64_t(1) << 27;
+
 struct MeasureResult {
   std::string format;  // as chosen (forced or auto)
   Json params;         // the format's parameters
