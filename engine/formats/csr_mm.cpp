@@ -106,7 +106,7 @@ class CsrMmFormat final : public Format {
                double(a.rows) * log2_exact(groups) / nnz;
     // Column-major, a thread per row: each thread walks its row alone, so a warp's loads touch 32
     // rows' lines at once (uncoalesced); past a few entries per row the 8-lane shape reads them
-    // coalesced. Measured (H100, k = 8): 8 lanes ran 4-6x faster on rows of 35-81 entries at
+    // coalesced. Measured (H100, k = 8): 8 lanes ran 4-6x faster on rows of 65-81 entries (mean) at
     // 192K-300K rows, where the imbalance terms alone had picked a thread per row.
     if (!row_major && lanes == 1) spread *= std::max(1.0, nnz / std::max<double>(1.0, double(a.rows)) / 8.0);
     e.imbalance = std::max({1.0, spread, gpu_row_starvation(a.rows * lanes, t)});
