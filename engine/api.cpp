@@ -70,10 +70,10 @@ void require_enum(const E& field, int last, const char* what) {
 // (the static_assert catches one added at the end and forgotten).
 #define SPMVJIT_END(f) (offsetof(spmv_options_t, f) + sizeof(spmv_options_t::f))
 constexpr size_t kOptionsFieldEnds[] = {
-    SPMVJIT_END(struct_size), SPMVJIT_END(backend),  SPMVJIT_END(device),        SPMVJIT_END(threads),
-    SPMVJIT_END(cache_dir),   SPMVJIT_END(format),   SPMVJIT_END(log_level),     SPMVJIT_END(log_callback),
-    SPMVJIT_END(log_user),    SPMVJIT_END(planning), SPMVJIT_END(deterministic), SPMVJIT_END(vectors),
-    SPMVJIT_END(layout),      SPMVJIT_END(operation)};
+    SPMVJIT_END(struct_size), SPMVJIT_END(backend),   SPMVJIT_END(device),        SPMVJIT_END(threads),
+    SPMVJIT_END(cache_dir),   SPMVJIT_END(format),    SPMVJIT_END(log_level),     SPMVJIT_END(log_callback),
+    SPMVJIT_END(log_user),    SPMVJIT_END(planning),  SPMVJIT_END(deterministic), SPMVJIT_END(vectors),
+    SPMVJIT_END(layout),      SPMVJIT_END(operation), SPMVJIT_END(matrix_type),   SPMVJIT_END(fill_mode)};
 #undef SPMVJIT_END
 static_assert(sizeof(spmv_options_t) - kOptionsFieldEnds[std::size(kOptionsFieldEnds) - 1] <
                   alignof(spmv_options_t),
@@ -94,9 +94,10 @@ size_t whole_fields(size_t size) { return whole_fields(kOptionsFieldEnds, size);
 // The same for spmv_plan_info_t.
 #define SPMVJIT_END(f) (offsetof(spmv_plan_info_t, f) + sizeof(spmv_plan_info_t::f))
 constexpr size_t kInfoFieldEnds[] = {
-    SPMVJIT_END(struct_size), SPMVJIT_END(rows),       SPMVJIT_END(cols),     SPMVJIT_END(nnz),
-    SPMVJIT_END(index_type),  SPMVJIT_END(value_type), SPMVJIT_END(backend),  SPMVJIT_END(threads),
-    SPMVJIT_END(vectors),     SPMVJIT_END(layout),     SPMVJIT_END(operation)};
+    SPMVJIT_END(struct_size), SPMVJIT_END(rows),       SPMVJIT_END(cols),      SPMVJIT_END(nnz),
+    SPMVJIT_END(index_type),  SPMVJIT_END(value_type), SPMVJIT_END(backend),   SPMVJIT_END(threads),
+    SPMVJIT_END(vectors),     SPMVJIT_END(layout),     SPMVJIT_END(operation), SPMVJIT_END(matrix_type),
+    SPMVJIT_END(fill_mode)};
 #undef SPMVJIT_END
 static_assert(sizeof(spmv_plan_info_t) - kInfoFieldEnds[std::size(kInfoFieldEnds) - 1] <
                   alignof(spmv_plan_info_t),
@@ -164,6 +165,8 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     require_enum(o.planning, SPMV_PLANNING_MEASURE, "planning mode");
     require_enum(o.layout, SPMV_LAYOUT_ROW_MAJOR, "layout");
     require_enum(o.operation, SPMV_OPERATION_CONJUGATE_TRANSPOSE, "operation");
+    require_enum(o.matrix_type, SPMV_MATRIX_SYMMETRIC, "matrix type");
+    require_enum(o.fill_mode, SPMV_FILL_UPPER, "fill mode");
     p->log = spmvjit::LogSink{o.log_level, o.log_callback, o.log_user};
     spmvjit::LogScope scope(p->log);
     const bool forced = spmvjit::parse_format_option(o.format) != nullptr;
@@ -223,7 +226,7 @@ spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
     i.struct_size = size;
     i.rows = p.transposed() ? p.cols() : p.rows();  // A's, not op(A)'s
     i.cols = p.transposed() ? p.rows() : p.cols();
-    i.nnz = p.nnz();
+    i.nnz = p.input_nnz();
     i.index_type = p.index_type() == spmvjit::IndexType::i32 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
     i.value_type = value_type_of(p);
     i.backend = p.backend_kind() == spmvjit::BackendKind::cpu    ? SPMV_BACKEND_CPU
@@ -233,6 +236,8 @@ spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
     i.vectors = int(p.vectors());
     i.layout = p.row_major() ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
     i.operation = p.operation();
+    i.matrix_type = p.symmetric() ? SPMV_MATRIX_SYMMETRIC : SPMV_MATRIX_GENERAL;
+    i.fill_mode = p.fill_upper() ? SPMV_FILL_UPPER : SPMV_FILL_LOWER;
     std::memcpy(info, &i, whole_fields(kInfoFieldEnds, std::min(size, sizeof i)));
   });
 }

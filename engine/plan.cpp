@@ -70,9 +70,18 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   if (int(options.operation) < 0 || int(options.operation) > SPMV_OPERATION_CONJUGATE_TRANSPOSE)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown operation " + std::to_string(int(options.operation)));
   operation_ = options.operation;
+  if (int(options.matrix_type) < 0 || int(options.matrix_type) > SPMV_MATRIX_SYMMETRIC)
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown matrix type " + std::to_string(int(options.matrix_type)));
+  if (int(options.fill_mode) < 0 || int(options.fill_mode) > SPMV_FILL_UPPER)
+    fail(SPMV_STATUS_INVALID_VALUE, "unknown fill mode " + std::to_string(int(options.fill_mode)));
+  symmetric_ = options.matrix_type == SPMV_MATRIX_SYMMETRIC;
+  fill_upper_ = options.fill_mode == SPMV_FILL_UPPER;
+  if (symmetric_ && a.rows != a.cols)
+    fail(SPMV_STATUS_INVALID_VALUE, "a symmetric matrix is square; this one has " + std::to_string(a.rows) +
+                                        " rows and " + std::to_string(a.cols) + " columns");
   rows_ = transposed() ? a.cols : a.rows;
   cols_ = transposed() ? a.rows : a.cols;
-  nnz_ = a.nnz;
+  nnz_ = input_nnz_ = a.nnz;
 
   if (a.memory != SPMV_MEMORY_HOST && a.memory != SPMV_MEMORY_DEVICE)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(a.memory)));
@@ -107,20 +116,32 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   CsrRef user{a.rows, a.cols, a.nnz, index_, value_, a.row_ptr, a.col_idx, a.values};
   spmv_memory_t memory = a.memory;
   int base = a.index_base;
-  HostTranspose at;  // op(A) = A^T: the plan is made for A^T, built here unless on the device
+  HostTranspose at;    // op(A) = A^T: the plan is made for A^T, built here unless on the device
+  HostSymmetric full;  // a symmetric matrix: the plan is made for the full matrix, built here
   const bool on_device = device_buildable && (memory == SPMV_MEMORY_DEVICE || !host_planning);
   if (transposed() && !on_device) {
     user = transpose_on_host_input(user, memory == SPMV_MEMORY_DEVICE, base, at);
     memory = SPMV_MEMORY_HOST;
     base = 0;
   }
-  if (memory == SPMV_MEMORY_DEVICE && device_buildable)
+  if (symmetric_) {
+    user = expand_symmetric_input(user, memory == SPMV_MEMORY_DEVICE, base, full);
+    memory = SPMV_MEMORY_HOST;
+    base = 0;
+    nnz_ = user.nnz;
+  }
+  // A symmetric matrix is planned on the host: sym_diag, the format that reads one triangle, has
+  // no device converter yet.
+  if (symmetric_)
+    plan_on_host(user, false, base, forced);
+  else if (memory == SPMV_MEMORY_DEVICE && device_buildable)
     plan_on_device(user, base, forced);
   else if (memory == SPMV_MEMORY_HOST && device_buildable && !host_planning)
     plan_uploaded(user, base, forced);
   else
     plan_on_host(user, memory == SPMV_MEMORY_DEVICE, base, forced);
   at = HostTranspose{};  // the plan has what it needs of A^T
+  full = HostSymmetric{};
 
   TraceSteps trace("plan");
   spec_ = chosen_spec();
@@ -183,6 +204,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   trace.step("validate");
 
   stats_ = compute_stats(csr);
+  stats_.symmetric = symmetric_;
   timings_.stats = stats_.seconds;
   trace.step("statistics");
   fit_threads(user);
@@ -220,6 +242,7 @@ void Plan::plan_device_csr(const CsrRef& user, int base, const Format* forced) {
   trace.step("device planner");
   const double modules_s = dp.compile_seconds() + dp.load_seconds();
   stats_ = dp.analyze();  // validation runs inside the statistics kernels
+  stats_.symmetric = symmetric_;
   timings_.stats = since(t0) - modules_s;
   trace.step("statistics");
   // The estimates of device-convertible formats read only the statistics: give them no arrays.
@@ -539,6 +562,7 @@ Json Plan::describe_json() const {
                                                  {"device", device_bytes_}})},
                          {"facts", data_.facts},
                          {"transpose", transpose_json()},
+                         {"symmetric", symmetric_json()},
                          {"planner", Json::object({{"why", choice_.why},
                                                    {"candidates", choice_.considered_json()},
                                                    {"measured", measured_}})},
@@ -546,6 +570,7 @@ Json Plan::describe_json() const {
                          {"timings", Json::object({{"backend_init", t.backend_init},
                                                    {"input_upload", t.input_upload},
                                                    {"transpose", t.transpose},
+                                                   {"symmetric", t.symmetric},
                                                    {"validate", t.validate},
                                                    {"stats", t.stats},
                                                    {"plan", t.plan},

@@ -13,6 +13,7 @@
 #include "core/log.hpp"
 #include "engine/planner.hpp"
 #include "engine/stats.hpp"
+#include "engine/symmetric.hpp"
 #include "engine/transpose.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cache/background.hpp"
@@ -29,8 +30,8 @@ class ValueMap;
 // compiler libraries), paid once per process. compile/load: every module the plan needed (device
 // planning and build modules included); the stages around them exclude that time.
 struct PlanTimings {
-  double backend_init = 0, input_upload = 0, transpose = 0, validate = 0, stats = 0, plan = 0, convert = 0,
-         codegen = 0, compile = 0, load = 0, upload = 0, total = 0;
+  double backend_init = 0, input_upload = 0, transpose = 0, symmetric = 0, validate = 0, stats = 0, plan = 0,
+         convert = 0, codegen = 0, compile = 0, load = 0, upload = 0, total = 0;
 };
 
 class Plan {
@@ -89,12 +90,16 @@ class Plan {
   // op(A)'s sizes: y has rows() entries, x cols() (A's own are swapped when transposed()).
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
-  spmv_operation_t operation() const { return operation_; }
-  bool transposed() const { return operation_ != SPMV_OPERATION_NON_TRANSPOSE; }
-  int64_t nnz() const { return nnz_; }
-  int threads() const { return worker_threads_; }  // CPU threads its executes use
-  int64_t vectors() const { return vectors_; }     // k of spmm_execute (1: one vector)
-  bool row_major() const { return row_major_; }    // layout of X and Y in spmm_execute
+  spmv_operation_t operation() const { return operation_; }  // as asked (A^T = A when symmetric)
+  // op(A) = A^T built at plan time (never for a symmetric matrix: A^T = A).
+  bool transposed() const { return operation_ != SPMV_OPERATION_NON_TRANSPOSE && !symmetric_; }
+  bool symmetric() const { return symmetric_; }     // spmv_options_t::matrix_type
+  bool fill_upper() const { return fill_upper_; }   // spmv_options_t::fill_mode
+  int64_t nnz() const { return nnz_; }              // of the matrix planned (a symmetric one's full count)
+  int64_t input_nnz() const { return input_nnz_; }  // of the CSR given to spmv_plan
+  int threads() const { return worker_threads_; }   // CPU threads its executes use
+  int64_t vectors() const { return vectors_; }      // k of spmm_execute (1: one vector)
+  bool row_major() const { return row_major_; }     // layout of X and Y in spmm_execute
   // Bytes one SpMV moves in this format (matrix arrays + x + y read and written).
   int64_t bytes_per_spmv(bool beta_zero) const;
   // The same for plain CSR with this matrix's types: the common yardstick for GB/s.
@@ -114,6 +119,14 @@ class Plan {
   // op(A) = A^T: validates A (host or device memory) and builds A^T on the host; the plan is then
   // made for A^T as for any matrix. Keeps the scatter positions for update_values.
   CsrRef transpose_on_host_input(const CsrRef& user, bool device_memory, int base, HostTranspose& out);
+  // A symmetric matrix (engine/plan_symmetric.cpp): validates the triangle given (host or device
+  // memory) and builds the full matrix on the host, which the plan is then made for. Keeps the
+  // expansion positions for update_values.
+  CsrRef expand_symmetric_input(const CsrRef& user, bool device_memory, int base, HostSymmetric& out);
+  Json symmetric_json() const;  // describe's "symmetric" section (null for a general matrix)
+  // update_values of a symmetric plan: the triangle's values (host or device) expanded to the full
+  // matrix's order, in host memory.
+  AlignedBuffer expand_symmetric_update(const void* values, spmv_memory_t memory);
   template <class Convert>
   void convert_with_fallback(const Format* forced, Convert&& convert);
   void fit_threads(const CsrRef& a);
@@ -164,7 +177,10 @@ class Plan {
   AlignedBuffer transpose_position_;
   DeviceBuffer device_transpose_position_;  // the same, for A^T built on the device
   bool transposed_on_device_ = false;
-  int threads_requested_ = 0;  // options.threads (0: all of the shared pool)
+  bool symmetric_ = false, fill_upper_ = false;
+  int64_t input_nnz_ = 0;
+  AlignedBuffer symmetric_position_;  // expand_symmetric_on_host's positions (2 per input entry)
+  int threads_requested_ = 0;         // options.threads (0: all of the shared pool)
   static constexpr int kPartsPerThread = 4;
   IndexType index_;
   ValueType value_;

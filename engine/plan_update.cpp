@@ -105,6 +105,13 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
   if (!values && nnz_ > 0) fail(SPMV_STATUS_INVALID_VALUE, "values is null");
   if (memory != SPMV_MEMORY_HOST && memory != SPMV_MEMORY_DEVICE)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown memory kind " + std::to_string(int(memory)));
+  AlignedBuffer expanded;  // a symmetric matrix: the triangle's values in the full matrix's order
+  if (symmetric_) {
+    if (!values && input_nnz_ > 0) fail(SPMV_STATUS_INVALID_VALUE, "values is null");
+    expanded = expand_symmetric_update(values, memory);
+    values = expanded.data();
+    memory = SPMV_MEMORY_HOST;
+  }
   if (transposed() && nnz_ && transposed_on_device_) {  // A's values to A^T's order on the device
     DeviceBuffer staged, reordered(*backend_, size_of(value_) * size_t(nnz_));
     if (memory == SPMV_MEMORY_HOST) {

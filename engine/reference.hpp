@@ -208,6 +208,40 @@ HostCsr<I, V> reference_transpose(const HostCsr<I, V>& a) {
   return t;
 }
 
+// The full matrix of a symmetric one given by a triangle (upper: col >= row is read, else col <= row;
+// the other triangle's entries are ignored), for judging engine/symmetric.cpp: every read entry
+// (r, c, v) gives (r, c, v) and, off the diagonal, (c, r, v); serial triplets, then one counting
+// pass by row.
+template <class I, class V>
+HostCsr<I, V> reference_symmetric_full(const HostCsr<I, V>& a, bool upper) {
+  struct Entry {
+    int64_t r, c;
+    V v;
+  };
+  std::vector<Entry> e;
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (I k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k) {
+      const int64_t c = a.col_idx[size_t(k)];
+      if (upper ? c < r : c > r) continue;
+      e.push_back({r, c, a.val[size_t(k)]});
+      if (c != r) e.push_back({c, r, a.val[size_t(k)]});
+    }
+  HostCsr<I, V> s;
+  s.rows = s.cols = a.rows;
+  s.row_ptr.assign(size_t(a.rows) + 1, I(0));
+  for (const Entry& x : e) ++s.row_ptr[size_t(x.r) + 1];
+  for (int64_t r = 0; r < a.rows; ++r) s.row_ptr[size_t(r) + 1] += s.row_ptr[size_t(r)];
+  s.col_idx.resize(e.size());
+  s.val.resize(e.size());
+  std::vector<I> next(s.row_ptr.begin(), s.row_ptr.end() - 1);
+  for (const Entry& x : e) {
+    const I d = next[size_t(x.r)]++;
+    s.col_idx[size_t(d)] = I(x.c);
+    s.val[size_t(d)] = x.v;
+  }
+  return s;
+}
+
 // Deterministic values in [-1, 1) from a seed (splitmix64), so failures reproduce.
 template <class V>
 std::vector<V> random_vector(int64_t n, uint64_t seed) {

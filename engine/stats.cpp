@@ -147,7 +147,10 @@ MatrixStats compute_stats(const CsrRef& a) {
     int64_t lo = bounds[size_t(c) - 1], hi = a.rows;
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
-      if (a.row_begin(mid) < target) lo = mid + 1; else hi = mid;
+      if (a.row_begin(mid) < target)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     // Chunks start at multiples of kChunkRows: scan's slices never straddle two.
     bounds[size_t(c)] = std::max(bounds[size_t(c) - 1], lo / kChunkRows * kChunkRows);
@@ -182,6 +185,7 @@ Json MatrixStats::to_json() const {
   out["dense_run_fraction"] = dense_run_fraction;
   out["avg_col_span"] = avg_col_span;
   out["entry_facts"] = facts_sampled ? "row sample" : "all rows";
+  out["symmetric"] = symmetric;
   out["seconds"] = seconds;
   size_t last = 0;
   for (size_t k = 0; k < row_hist.size(); ++k)

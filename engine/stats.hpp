@@ -32,10 +32,13 @@ struct MatrixStats {
   // entries (sample below, RowSample::prefix_rows; every row when those are all of them), so that
   // statistics never read col_idx, on the host or on a device.
   static constexpr int64_t kDiagonalCap = 4096, kFactEntries = 16384;
-  int64_t distinct_diagonals = 0;   // distinct values of (col - row), counted up to kDiagonalCap + 1
-  double dense_run_fraction = 0;    // nonzeros stored next to an adjacent column (c-1 or c+1)
-  double avg_col_span = 0;          // mean over non-empty rows of (max col - min col + 1)
-  bool facts_sampled = false;       // the rows read were not all of the matrix's
+  int64_t distinct_diagonals = 0;  // distinct values of (col - row), counted up to kDiagonalCap + 1
+  double dense_run_fraction = 0;   // nonzeros stored next to an adjacent column (c-1 or c+1)
+  double avg_col_span = 0;         // mean over non-empty rows of (max col - min col + 1)
+  bool facts_sampled = false;      // the rows read were not all of the matrix's
+  // Declared symmetric (spmv_options_t::matrix_type): the CSR is the full A = A^T, built from the
+  // triangle given, and formats that store one triangle (sym_diag) apply.
+  bool symmetric = false;
   // A sample of whole row groups for the estimates that look at structure (diagonals, blocks):
   // from the host CSR, or gathered on the device for device-resident input.
   std::shared_ptr<const RowSample> sample;
@@ -47,7 +50,7 @@ struct MatrixStats {
   std::array<int64_t, kWidths> slice_width_sum{};  // over slices of 2^k rows: the longest row
   std::array<int64_t, kWidths> lane_idle{};        // over rows: (-len) mod 2^k
   std::array<int64_t, kWidths> lane_rem{};         // over rows: len mod 2^k
-  double seconds = 0;               // time it took to compute these
+  double seconds = 0;                              // time it took to compute these
 
   Json to_json() const;
   std::string to_text() const;  // human-readable block for `spmvjit inspect`

@@ -18,7 +18,8 @@
 # __cuda_array_interface__, DLPack, CuPy and PyTorch where installed), spmm (not in the default
 # list: `run --vectors K` for K in $SPMM_K, default 1 8 32, both layouts, on $SPMM_MATRICES; the
 # time of one SpMM against K SpMVs), spmmbench (not in the default list: `bench --gen M --vectors K`
-# on $SPMM_GEN for K in $SPMM_K (default 8 32), both layouts, against cuSPARSE SpMM). BASELINE_TREE=dir (a source tree of an older commit) is
+# on $SPMM_GEN for K in $SPMM_K (default 8 32), both layouts, against cuSPARSE SpMM), symmetric (not
+# in the default list: symmetric storage against full storage and cuSPARSE, below). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call.
 set -uo pipefail
@@ -61,7 +62,7 @@ if [ -n "${BASELINE_TREE:-}" ]; then
   BASE_PID=$!
 fi
 needs_main=0  # the hip and python stages build their own
-for s in build tests auto all shared warm cold small memcheck sanitize det values trace spmm spmmbench; do has $s && needs_main=1; done
+for s in build tests auto all shared warm cold small memcheck sanitize det values trace spmm spmmbench symmetric; do has $s && needs_main=1; done
 if [ $needs_main = 1 ]; then configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3; fi
 if [ -n "${BASELINE_TREE:-}" ]; then
   if wait $BASE_PID; then BASE_CLI=$BUILD-base/tools/spmvjit; else echo "baseline build failed"; tail -20 /tmp/base_build.log; fi
@@ -226,6 +227,23 @@ for k in ${SPMM_K:-8 32}; do
 done
 fi
 
+if has symmetric; then
+# Symmetric storage: each matrix of $SYM_GEN (values $SYM_VALUES, default random; made symmetric
+# from its lower triangle) declared symmetric (auto: sym_diag on banded ones, from host and device
+# memory) beside the planner's choice for it as a general matrix (full storage) and cuSPARSE on the
+# full matrix. Tables in $OUT/symmetric.txt.
+for v in ${SYM_VALUES:-random}; do
+  for m in ${SYM_GEN:-poisson2d:2000 stencil27:100 poisson3d:160 blockfem:40:3}; do
+    step "symmetric: $m@$v"
+    timeout "${T_SYM:-120}" "$CLI" bench --gen "$m@$v" --symmetric --backend cuda --formats auto,general,device \
+      --iters 30 --cache-dir /tmp/spmvjit-bench-cache --json "$OUT/sym_${m//:/_}_$v.json" > /tmp/sym_one.txt 2>&1 || status=1
+    echo "## $m@$v" >> "$OUT/symmetric.txt"
+    grep -v "^bench:" /tmp/sym_one.txt >> "$OUT/symmetric.txt"
+    grep -E "auto|general|device:|alg|WRONG|error" /tmp/sym_one.txt | cut -c1-150
+  done
+done
+fi
+
 if has small; then
 step "bench: small matrices (latency)"
 timeout 30 "$CLI" bench --suite --backend cuda --formats auto,csr,sell,csr_adaptive --cache-dir /tmp/spmvjit-bench-cache \
@@ -241,7 +259,7 @@ if has memcheck; then
 step "compute-sanitizer memcheck (kernel accesses; the OOM/bad-image API errors the tests provoke are not reported): [cuda] device tests int32/double, int64/float, device-memory, device-planning, spmm and transpose tests"
 SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_MEMCHECK:-60}" \
   compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 --print-limit 20 "$TESTS" \
-  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*,cuda sanitizer set*,spmm device*,transpose device*" > /tmp/memcheck.txt 2>&1
+  "cuda device: every format int32 double,cuda device: every format int64 float,cuda device: matrix arrays*,cuda device planning: int32 double*,cuda device planning: int64 float*,cuda device planning: a bad*,cuda device planning: update*,cuda sanitizer set*,spmm device*,transpose device*,symmetric device*" > /tmp/memcheck.txt 2>&1
 echo "memcheck exit $? (0 clean, 9 errors found, 124 time limit)"
 tail -n 30 /tmp/memcheck.txt
 fi

@@ -449,10 +449,11 @@ void report_duplicates(std::string_view text, const std::string& name, const Tri
 }
 
 HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& name,
-                                    const ReadOptions& options) {
+                                    const ReadOptions& options, MatrixMarketInfo* info) {
   Reader in(text, name);
   in.set_progress(&options.progress);
   const Header h = parse_banner(in);
+  if (info) info->symmetric = h.symmetry == Symmetry::symmetric;
 
   std::string_view line;
   if (!in.next_data_line(line)) in.error("unexpected end of file: missing the size line");
@@ -507,9 +508,9 @@ std::string mtx::gib(long double bytes) {
 }
 
 HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name,
-                                             const ReadOptions& options) {
+                                             const ReadOptions& options, MatrixMarketInfo* info) {
   try {
-    return parse_text(text, name, options);
+    return parse_text(text, name, options, info);
   } catch (const std::bad_alloc&) {
     // The memory check leaves this to an allocation beyond the estimate, or memory taken by
     // others meanwhile: still a message, never "std::bad_alloc".

@@ -42,11 +42,18 @@ uint64_t default_read_memory_limit();
 // SPMV_STATUS_PARSE_ERROR ("path:line: what") for malformed text and refused duplicates,
 // SPMV_STATUS_UNSUPPORTED for complex matrices, SPMV_STATUS_OUT_OF_MEMORY ("path:line: what",
 // the size line's) when the declared sizes need more than options.memory_limit.
-HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options = {});
+// `info`, when given, receives what the banner declared.
+struct MatrixMarketInfo {
+  bool symmetric = false;  // "symmetric", or "hermitian" with real entries (A = A^T; the matrix
+                           // returned holds both triangles)
+};
+HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options = {},
+                                            MatrixMarketInfo* info = nullptr);
 
 // Same as read_matrix_market on text already in memory; name prefixes every message.
 HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name,
-                                             const ReadOptions& options = {});
+                                             const ReadOptions& options = {},
+                                             MatrixMarketInfo* info = nullptr);
 
 // Writes "coordinate real general" with one-based indices and %.17g values (exact round trip).
 // Throws Error(SPMV_STATUS_IO_ERROR) when the file cannot be written.

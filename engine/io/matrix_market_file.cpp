@@ -67,7 +67,8 @@ uint64_t default_read_memory_limit() {
   return limit;
 }
 
-HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options) {
+HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options,
+                                            MatrixMarketInfo* info) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(SPMV_STATUS_IO_ERROR, os_error("cannot open", path));
   struct Close {
@@ -94,7 +95,7 @@ HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadO
         size_t n;
         ~Unmap() { ::munmap(p, n); }
       } unmap{map, size};
-      return parse_matrix_market(std::string_view(static_cast<const char*>(map), size), path, options);
+      return parse_matrix_market(std::string_view(static_cast<const char*>(map), size), path, options, info);
     }
   }
   std::string text;
@@ -103,7 +104,7 @@ HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadO
   } catch (const std::bad_alloc&) {
     fail(SPMV_STATUS_OUT_OF_MEMORY, "'" + path + "': out of host memory while reading the file");
   }
-  return parse_matrix_market(text, path, options);
+  return parse_matrix_market(text, path, options, info);
 }
 
 }  // namespace spmvjit

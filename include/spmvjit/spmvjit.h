@@ -107,6 +107,18 @@ typedef enum spmv_operation_t {
   SPMV_OPERATION_CONJUGATE_TRANSPOSE = 2
 } spmv_operation_t;
 
+/* What the matrix is (MKL's sparse_matrix_type_t, cuSPARSE's fill-mode attribute): GENERAL, or
+ * SYMMETRIC, A = A^T given by one triangle, the one fill_mode names, diagonal included; entries of
+ * the other triangle are not read (a full symmetric CSR may be passed as it is). A symmetric
+ * matrix lets the planner choose a format that stores and reads one triangle (sym_diag: nearly
+ * half the bytes of a banded or stencil matrix); any other format gets the full matrix, built at
+ * plan time (describe's "symmetric" section says which, and what it cost). op(A) = A^T is A. */
+typedef enum spmv_matrix_type_t { SPMV_MATRIX_GENERAL = 0, SPMV_MATRIX_SYMMETRIC = 1 } spmv_matrix_type_t;
+typedef enum spmv_fill_mode_t {
+  SPMV_FILL_LOWER = 0, /* entries with col <= row (Matrix Market's symmetric files) */
+  SPMV_FILL_UPPER = 1  /* entries with col >= row */
+} spmv_fill_mode_t;
+
 /* Options carry their size, so that a library with more fields still reads an older caller's
  * struct: spmv_options_init sets struct_size to sizeof(spmv_options_t) as the caller was
  * compiled, and the library reads only the fields within struct_size (the others take their
@@ -134,6 +146,9 @@ typedef struct spmv_options_t {
   spmv_layout_t layout;             /* of X and Y in spmm_execute (default column-major) */
   spmv_operation_t operation;       /* y = alpha*op(A)*x + beta*y (default A): with a transpose, x has
                                        A's rows entries and y A's cols (X and Y of spmm_execute alike) */
+  spmv_matrix_type_t matrix_type;   /* GENERAL (default) or SYMMETRIC (square only) */
+  spmv_fill_mode_t fill_mode;       /* the triangle a SYMMETRIC matrix is read from (default LOWER);
+                                       spmv_plan_update_values takes values in the same CSR order */
 } spmv_options_t;
 
 typedef struct spmv_plan_s* spmv_plan_t;
@@ -204,11 +219,13 @@ typedef struct spmv_plan_info_t {
   int vectors;                  /* k of spmm_execute (1: one vector) */
   spmv_layout_t layout;         /* of X and Y in spmm_execute */
   spmv_operation_t operation;   /* op(A); rows and cols above are A's, as given to spmv_plan */
+  spmv_matrix_type_t matrix_type;
+  spmv_fill_mode_t fill_mode;
 } spmv_plan_info_t;
 #define SPMV_PLAN_INFO_INIT                                                                         \
   {                                                                                                 \
     sizeof(spmv_plan_info_t), 0, 0, 0, SPMV_INDEX_INT32, SPMV_VALUE_FLOAT, SPMV_BACKEND_AUTO, 0, 1, \
-        SPMV_LAYOUT_COL_MAJOR, SPMV_OPERATION_NON_TRANSPOSE                                         \
+        SPMV_LAYOUT_COL_MAJOR, SPMV_OPERATION_NON_TRANSPOSE, SPMV_MATRIX_GENERAL, SPMV_FILL_LOWER   \
   }
 
 /* Fills *info (the fields within info->struct_size). INVALID_VALUE when plan or info is null or

@@ -221,26 +221,46 @@ std::string describe(spmv_plan_t p) {
 }
 
 // max_nnz < 0: every test matrix. `tier`: what describe must say of the kernel in use, if given.
-// `op`: the plans compute op(A), judged against the reference's own transpose of A.
+// `op`: the plans compute op(A), judged against the reference's own transpose of A. `fill` >= 0:
+// the matrices are declared symmetric, read from that triangle (the other one's entries, which
+// the general test matrices have, must be ignored), judged against the reference's full matrix;
+// a matrix that is not square must be refused.
 template <class I, class V>
 void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr,
-                     spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE) {
+                     spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE, int fill = -1) {
   if (!test::require_cpu_backend()) return;
   warn_if_no_matrices_dir();
   const auto formats = cpu_formats();
   REQUIRE(!formats.empty());
   uint64_t seed = 1000;
+  int64_t one_triangle = 0;  // symmetric plans that stored one triangle (sym_diag)
   for (const TestMatrix& m : test_matrices()) {
     if (max_nnz >= 0 && m.a.nnz() > max_nnz) continue;
     Typed<I, V> t(m);
-    const HostCsr<I, V> judged = op == SPMV_OPERATION_NON_TRANSPOSE ? t.a : reference_transpose(t.a);
+    if (fill >= 0 && m.a.rows != m.a.cols) {
+      INFO("matrix " << m.name);
+      spmv_options_t o = cpu_options(nullptr);
+      o.matrix_type = SPMV_MATRIX_SYMMETRIC;
+      PlanGuard g;
+      CHECK(spmv_plan(&g.p, &t.desc, &o) == SPMV_STATUS_INVALID_VALUE);
+      CHECK(std::string(spmv_last_error()).find("square") != std::string::npos);
+      continue;
+    }
+    const HostCsr<I, V> judged = fill >= 0 ? reference_symmetric_full(t.a, fill == SPMV_FILL_UPPER)
+                                 : op == SPMV_OPERATION_NON_TRANSPOSE ? t.a
+                                                                      : reference_transpose(t.a);
+    auto options = [&](const char* format) {
+      spmv_options_t o = cpu_options(format);
+      o.operation = op;
+      if (fill >= 0) o.matrix_type = SPMV_MATRIX_SYMMETRIC, o.fill_mode = spmv_fill_mode_t(fill);
+      return o;
+    };
     for (const Format* f : formats) {
       t.reset();
       INFO("format " << f->name() << ", matrix " << m.name << " (" << m.a.rows << " x " << m.a.cols
                      << ", nnz " << m.a.nnz() << ", base " << m.base << ")");
       const std::string name = f->name();
-      spmv_options_t o = cpu_options(name.c_str());
-      o.operation = op;
+      spmv_options_t o = options(name.c_str());
       PlanGuard g;
       const spmv_status_t st = spmv_plan(&g.p, &t.desc, &o);
       if (st == SPMV_STATUS_UNSUPPORTED) {
@@ -259,11 +279,11 @@ void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr,
         CHECK((codec == "uniform" || codec == "code8"));
       }
       CHECK(check_plan(g.p, judged, ++seed) == "");
+      if (fill >= 0) one_triangle += test::json_string_field(d, "storage") == "one triangle";
     }
     // The planner's own choice must be just as correct.
     INFO("auto planner, matrix " << m.name);
-    spmv_options_t o = cpu_options(nullptr);
-    o.operation = op;
+    spmv_options_t o = options(nullptr);
     PlanGuard g;
     t.reset();
     REQUIRE(spmv_plan(&g.p, &t.desc, &o) == SPMV_STATUS_SUCCESS);
@@ -271,6 +291,8 @@ void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr,
     CHECK(test::json_error(describe(g.p)) == "");
     CHECK(check_plan(g.p, judged, ++seed) == "");
   }
+  // The banded matrices (poisson, diag, the symmetric SuiteSparse ones) took sym_diag.
+  if (fill >= 0) CHECK(one_triangle >= 3);
 }
 
 }  // namespace
@@ -290,6 +312,19 @@ TEST_CASE("every format of A^T, int64 double", "[kernels][transpose]") {
 TEST_CASE("every format of A^T, int32 double and int64 float", "[kernels][transpose]") {
   run_all_formats<int32_t, double>(20000, nullptr, SPMV_OPERATION_TRANSPOSE);
   run_all_formats<int64_t, float>(20000, nullptr, SPMV_OPERATION_CONJUGATE_TRANSPOSE);
+}
+
+// Symmetric matrices (spmv_options_t::matrix_type) from either triangle: every format on the full
+// matrix the plan builds, sym_diag on one triangle; both transpose flags (A^T = A).
+TEST_CASE("every format of a symmetric matrix, int32 double, lower", "[kernels][symmetric]") {
+  run_all_formats<int32_t, double>(-1, nullptr, SPMV_OPERATION_NON_TRANSPOSE, SPMV_FILL_LOWER);
+}
+TEST_CASE("every format of a symmetric matrix, int64 float, upper", "[kernels][symmetric]") {
+  run_all_formats<int64_t, float>(-1, nullptr, SPMV_OPERATION_TRANSPOSE, SPMV_FILL_UPPER);
+}
+TEST_CASE("every format of a symmetric matrix, int32 float and int64 double", "[kernels][symmetric]") {
+  run_all_formats<int32_t, float>(20000, nullptr, SPMV_OPERATION_NON_TRANSPOSE, SPMV_FILL_UPPER);
+  run_all_formats<int64_t, double>(20000, nullptr, SPMV_OPERATION_NON_TRANSPOSE, SPMV_FILL_LOWER);
 }
 
 // The variant a plan runs while its specialized kernel compiles in the background (alpha and beta

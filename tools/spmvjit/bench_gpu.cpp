@@ -151,8 +151,9 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
       const std::string& f = runs[k];
       progress.update(bench_step(m, matrices.size(), name, k, runs.size(), f.empty() ? "auto" : f));
       const MeasureResult r = measure(a, index, value, options, f, iters, 0.2, timing);
-      const std::string label =
-          f.empty() || f == "measure" || f == "device" ? (f.empty() ? "auto" : f) + ":" + r.format : r.format;
+      const std::string label = f.empty() || f == "measure" || f == "device" || f == "general"
+                                    ? (f.empty() ? "auto" : f) + ":" + r.format
+                                    : r.format;
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
         rows.push_back(failed(name, label, r.error));

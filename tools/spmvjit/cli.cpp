@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/io/matrix_market.hpp"
+#include "engine/symmetric.hpp"
 #include "tools/spmvjit/progress.hpp"
 
 namespace spmvjit::cli {
@@ -77,7 +78,8 @@ double Args::get_double(const std::string& k, double def) const {
   return x;
 }
 
-HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name) {
+HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name, bool* symmetric) {
+  if (symmetric) *symmetric = false;
   if (args.has("gen")) {
     *name = args.get("gen");
     return generate_matrix(args.get("gen"), uint64_t(args.get_int("seed", 1, 0)));
@@ -97,7 +99,36 @@ HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name) {
       progress.update("reading " + *name + ": " + progress_bytes(done, total));
       if (done == total) progress.done();  // before the reader's own messages (duplicates)
     };
-  return read_matrix_market(path, o);
+  MatrixMarketInfo info;
+  auto a = read_matrix_market(path, o, &info);
+  if (symmetric) *symmetric = info.symmetric;
+  return a;
+}
+
+HostCsr<int64_t, double> symmetric_from_lower(const HostCsr<int64_t, double>& a) {
+  if (a.rows != a.cols)
+    usage_error("--symmetric needs a square matrix, got " + std::to_string(a.rows) + " x " +
+                std::to_string(a.cols));
+  HostSymmetric full = expand_symmetric_on_host(a.ref(), 0, false);
+  HostCsr<int64_t, double> s;
+  s.rows = s.cols = a.rows;
+  const int64_t* rp = full.ref.rp<int64_t>();
+  const int64_t* ci = full.ref.ci<int64_t>();
+  const double* v = full.ref.vals<double>();
+  s.row_ptr.assign(rp, rp + a.rows + 1);
+  s.col_idx.assign(ci, ci + full.ref.nnz);
+  s.val.assign(v, v + full.ref.nnz);
+  return s;
+}
+
+bool apply_symmetry(const Args& args, bool file_symmetric, HostCsr<int64_t, double>& a, spmv_options_t& o) {
+  if (args.has("symmetric") && args.has("general"))
+    usage_error("--symmetric and --general exclude each other");
+  if (args.has("general") || (!file_symmetric && !args.has("symmetric"))) return false;
+  if (!file_symmetric) a = symmetric_from_lower(a);
+  o.matrix_type = SPMV_MATRIX_SYMMETRIC;
+  o.fill_mode = SPMV_FILL_LOWER;
+  return true;
 }
 
 namespace {

@@ -32,7 +32,15 @@ class Args {
 
 // FILE (Matrix Market, read with --duplicates sum|error) or --gen SPEC; `name` receives a short
 // label.
-HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name);
+// `symmetric`, when given, says whether the file declared the matrix symmetric.
+HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name, bool* symmetric = nullptr);
+// --symmetric, or a symmetric Matrix Market file without --general: plans are told the matrix is
+// symmetric (options.matrix_type, read from the lower triangle). A matrix not symmetric already
+// (--gen, a general file) is made so from its lower triangle first, so that every plan, peer and
+// check computes with the same matrix. Returns whether the matrix is now declared symmetric.
+bool apply_symmetry(const Args& args, bool file_symmetric, HostCsr<int64_t, double>& a, spmv_options_t& o);
+// The symmetric matrix whose lower triangle is a's (rows sorted when a's are).
+HostCsr<int64_t, double> symmetric_from_lower(const HostCsr<int64_t, double>& a);
 // The generated benchmark suite (name, spec) used by `bench --suite`.
 std::vector<std::pair<std::string, std::string>> default_suite(bool large);
 

@@ -40,6 +40,9 @@ const char* kHelp =
     "                            auto, device and the formats that take several vectors\n"
     "  --transpose               y = A^T x: plans of A^T (built at plan time); cuSPARSE with its\n"
     "                            transpose operation; Eigen and librsb on A^T built apart\n"
+    "  --symmetric, --general    as for run; with a symmetric matrix, --formats general is the\n"
+    "                            planner's choice for the same matrix planned as a general one\n"
+    "                            (full storage), beside auto's\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
     "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU; cuSPARSE on CUDA)\n"
     "  --json FILE               write all results as JSON\n";
@@ -78,12 +81,13 @@ std::vector<std::string> format_list(const std::string& list, int vectors) {
         if (vectors <= 1 || format->multi_vector()) add(format->name());
     } else if (f == "auto") {
       add("");
-    } else if (f == "measure" || f == "device" || find_format(f)) {
+    } else if (f == "measure" || f == "device" || f == "general" || find_format(f)) {
       add(f);
     } else {
       std::string names;
       for (const Format* format : all_formats()) names += ", " + format->name();
-      usage_error("unknown format '" + f + "' in --formats (all, auto, measure, device" + names + ")");
+      usage_error("unknown format '" + f + "' in --formats (all, auto, measure, device, general" + names +
+                  ")");
     }
   }
   if (out.empty()) usage_error("--formats needs a comma list of formats");
@@ -120,7 +124,8 @@ std::vector<std::string> value_kinds(const Args& args) {
 }
 
 // The matrices to run: the suite or --gen SPEC, once per value kind, or one Matrix Market file.
-std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(const Args& args) {
+std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(const Args& args,
+                                                                             bool* file_symmetric) {
   std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
   const std::vector<std::string> kinds = value_kinds(args);
   std::vector<std::pair<std::string, std::string>> specs;
@@ -131,7 +136,7 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
   } else {
     if (args.has("values")) usage_error("--values needs --suite or --gen SPEC");
     std::string name;
-    auto a = load_matrix(args, &name);
+    auto a = load_matrix(args, &name, file_symmetric);
     matrices.emplace_back(name, std::move(a));
     return matrices;
   }
@@ -151,7 +156,8 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "suite", "large", "no-peers", "deterministic", "transpose"},
+  Args args(argc, argv, 2,
+            {"help", "suite", "large", "no-peers", "deterministic", "transpose", "symmetric", "general"},
             {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
              "seed", "values", "timing", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
@@ -161,7 +167,9 @@ int cmd_bench(int argc, char** argv) {
   spmv_options_t o = options_from(args);
   const std::vector<std::string> formats = format_list(args.get("formats", "all"), o.vectors);
   const TimingModes timing = timing_modes(args);
-  const auto matrices = bench_matrices(args);
+  bool file_symmetric = false;
+  auto matrices = bench_matrices(args, &file_symmetric);
+  for (auto& m : matrices) apply_symmetry(args, file_symmetric, m.second, o);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
   // One index type for every matrix (the GPU bench takes one): int64 when any needs it.
@@ -196,9 +204,10 @@ int cmd_bench(int argc, char** argv) {
     }
     for (size_t i = 0; i < results.size(); ++i) {
       const MeasureResult& r = results[i];
-      const std::string label = formats[i].empty()        ? "auto:" + r.format
-                                : formats[i] == "measure" ? "measure:" + r.format
-                                                          : r.format;
+      const std::string label = formats[i].empty() ? "auto:" + r.format
+                                : formats[i] == "measure" || formats[i] == "general"
+                                    ? formats[i] + ":" + r.format
+                                    : r.format;
       if (!r.ok) {
         any_wrong |= r.error.rfind("WRONG", 0) == 0;
         rows.push_back({name, label, "-", "-", "-", "-", "-", "-", "-", "-", r.error.substr(0, 60)});

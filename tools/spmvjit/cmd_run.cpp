@@ -24,6 +24,10 @@ const char* kHelp =
     "  --vectors K               multiply K vectors at once (spmm_execute; default 1)\n"
     "  --layout col|row          layout of the K vectors (default col: column-major)\n"
     "  --transpose               y = A^T x (the plan builds A^T's layout; x has A's rows entries)\n"
+    "  --symmetric               declare the matrix symmetric, read from its lower triangle (a\n"
+    "                            matrix that is not is made so from that triangle first); a\n"
+    "                            symmetric Matrix Market file is declared so without it\n"
+    "  --general                 plan a symmetric file's matrix as a general one\n"
     "  --iters N                 minimum timed SpMVs (default 20)\n"
     "  --seed N                  generator seed\n"
     "  --duplicates sum|error    a file's repeated entries: summed with a warning (default) or refused\n"
@@ -33,7 +37,8 @@ const char* kHelp =
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "describe", "measure", "deterministic", "transpose"},
+  Args args(argc, argv, 2,
+            {"help", "describe", "measure", "deterministic", "transpose", "symmetric", "general"},
             {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed", "json",
              "gen", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
@@ -41,8 +46,10 @@ int cmd_run(int argc, char** argv) {
     return 0;
   }
   std::string name;
-  const auto a = load_matrix(args, &name);
+  bool file_symmetric = false;
+  auto a = load_matrix(args, &name, &file_symmetric);
   spmv_options_t o = options_from(args);
+  const bool symmetric = apply_symmetry(args, file_symmetric, a, o);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
   const IndexType index = index_for(args, a);
@@ -69,6 +76,13 @@ int cmd_run(int argc, char** argv) {
   if (o.operation != SPMV_OPERATION_NON_TRANSPOSE)
     std::printf("op       A^T: its layout built at plan time in %s ms (the plan total includes it)\n",
                 fmt(r.describe["timings"]["transpose"].as_double() * 1e3).c_str());
+  if (symmetric) {
+    const Json& sym = r.describe["symmetric"];
+    std::printf("matrix   symmetric%s: %s stored (%s), the full matrix built in %s ms\n",
+                file_symmetric ? " (the file says so)" : " (made so from its lower triangle)",
+                sym["storage"].as_string().c_str(), r.format.c_str(),
+                fmt(r.describe["timings"]["symmetric"].as_double() * 1e3).c_str());
+  }
   if (o.vectors > 1)
     std::printf("vectors  %d, %s (the SpMV row times all of them)\n", o.vectors,
                 o.layout == SPMV_LAYOUT_ROW_MAJOR ? "row-major" : "column-major");

@@ -51,9 +51,11 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   // "measure" is the planner in measure mode; "" the planner's estimate; "device" the planner's
   // estimate for the CSR already in device memory (planned on the device; the plan time is the
   // second, warm-cache plan).
-  const bool measured = format == "measure", device_input = format == "device";
+  // "general": the planner's estimate for the matrix planned as a general one (full storage).
+  const bool measured = format == "measure", device_input = format == "device", general = format == "general";
   if (measured) o.planning = SPMV_PLANNING_MEASURE;
-  o.format = format.empty() || measured || device_input ? nullptr : format.c_str();
+  if (general) o.matrix_type = SPMV_MATRIX_GENERAL;
+  o.format = format.empty() || measured || device_input || general ? nullptr : format.c_str();
   spmv_csr_t desc = csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
   DeviceBuffer device_csr[3];  // declared before the plan: outlives it
   if (device_input) {
@@ -168,7 +170,7 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   // The planner's own plans: spmv_plan_update_values with new values in the input's memory. The
   // first update finds the value map; later ones are timed (host clock, through the synchronize
   // the update ends with), then the plan is checked against the new values.
-  if (format.empty() || device_input) {
+  if (format.empty() || device_input || general) {
     HostCsr<I, V> b = a;
     for (V& v : b.val) v = v * V(0.5) + V(0.25);
     DeviceBuffer staged;
