@@ -115,8 +115,8 @@ void expand(const CsrRef& a, int base, bool upper, HostSymmetric& s) {
           diag += c == r;
           off += strict(r, c);
         }
-        I diag_at = upper ? I(sp[r + 1] - diag) : I(sp[r] + off);
-        I off_at = upper ? I(sp[r + 1] - off - diag) : sp[r];
+        I diag_at = upper ? I(sp[r + 1] - off - diag) : I(sp[r] + off);
+        I off_at = upper ? I(sp[r + 1] - off) : sp[r];
         for (int64_t k = b; k < e; ++k) {
           const int64_t c = ci[k] - base;
           I own = -1, mirror = -1;

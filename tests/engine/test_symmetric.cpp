@@ -116,6 +116,22 @@ Layout expected_layout(const HostCsr<I, V>& a, bool upper) {
   return l;
 }
 
+// "" when the arrays are equal, else where they first differ: Catch would print whole arrays of
+// millions of entries, which takes minutes.
+inline std::string show(double v) { return std::to_string(v); }
+inline std::string show(const Triplet& t) {
+  return "(" + std::to_string(t.row) + ", " + std::to_string(t.col) + ", " + std::to_string(t.value) + ")";
+}
+template <class T, class U>
+std::string first_difference(const std::vector<T>& got, const std::vector<U>& want) {
+  if (got.size() != want.size())
+    return std::to_string(got.size()) + " entries, expected " + std::to_string(want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(got[i] == want[i]))
+      return "at " + std::to_string(i) + ": " + show(got[i]) + ", expected " + show(want[i]);
+  return "";
+}
+
 template <class I, class V>
 std::vector<Triplet> sorted_triplets(const CsrRef& m) {
   std::vector<Triplet> t;
@@ -148,7 +164,7 @@ void check_expansion(const Csr64& m, int base, bool upper) {
   REQUIRE(s.ref.nnz == want.nnz());
   REQUIRE(s.ref.index == index_type_of<I>());
   REQUIRE(s.ref.value == value_type_of<V>());
-  CHECK(sorted_triplets<I, V>(s.ref) == sorted_triplets<I, V>(want.ref()));
+  CHECK(first_difference(sorted_triplets<I, V>(s.ref), sorted_triplets<I, V>(want.ref())) == "");
   // The exact layout, positions included.
   const int64_t n = s.ref.nnz;
   const I* sp = s.ref.rp<I>();
@@ -156,10 +172,10 @@ void check_expansion(const Csr64& m, int base, bool upper) {
   const V* sv = s.ref.vals<V>();
   const I* pos = s.position.as<I>();
   const Layout l = expected_layout(a, upper);
-  CHECK(std::vector<int64_t>(sp, sp + a.rows + 1) == l.row_ptr);
-  CHECK(std::vector<int64_t>(sc, sc + n) == l.col);
-  CHECK(std::vector<double>(sv, sv + n) == l.val);
-  CHECK(std::vector<int64_t>(pos, pos + 2 * a.nnz()) == l.pos);
+  CHECK(first_difference(std::vector<int64_t>(sp, sp + a.rows + 1), l.row_ptr) == "");
+  CHECK(first_difference(std::vector<int64_t>(sc, sc + n), l.col) == "");
+  CHECK(first_difference(std::vector<double>(sv, sv + n), l.val) == "");
+  CHECK(first_difference(std::vector<int64_t>(pos, pos + 2 * a.nnz()), l.pos) == "");
   // Positions by kind of entry: an ignored one has none, the diagonal no mirror, the rest both.
   int64_t wrong = 0;
   for (int64_t r = 0; r < a.rows; ++r)
@@ -184,8 +200,8 @@ void check_expansion(const Csr64& m, int base, bool upper) {
   std::vector<V> to(size_t(n), std::numeric_limits<V>::quiet_NaN());
   expand_symmetric_values(fresh.val.data(), to.data(), pos, a.nnz(), index_type_of<I>(), value_type_of<V>());
   const V* av = again.ref.vals<V>();
-  CHECK(to == std::vector<V>(av, av + n));
-  if (n) CHECK(to != std::vector<V>(sv, sv + n));
+  CHECK(first_difference(to, std::vector<V>(av, av + n)) == "");
+  if (n) CHECK(first_difference(to, std::vector<V>(sv, sv + n)) != "");
 }
 
 template <class I, class V>
