@@ -275,7 +275,8 @@ class SymDiagFormat final : public Format {
                             {"csr_bytes", full_bytes},
                             {"bytes_saved_vs_csr", full_bytes - d.matrix_bytes}});
     if (tg.gpu() && a.rows > 0)
-      d.steps.push_back({"spmvjit_part", ceil_div(a.rows, SYM_DIAG_GPU_BLOCK), SYM_DIAG_GPU_BLOCK, 0});
+      d.steps.push_back(
+          {"spmvjit_part", ceil_div(a.rows, SYM_DIAG_GPU_BLOCK * SYM_DIAG_GPU_ROWS), SYM_DIAG_GPU_BLOCK, 0});
     if (tg.backend == BackendKind::cpu)
       set_cpu_parts(d, SYM_DIAG_PARTS, split_prefix(a.rows, tg.threads, [&](int64_t u) {
                       return u * (2 * k + 2) + int64_t(rem_ptr[u]);

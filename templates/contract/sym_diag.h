@@ -27,7 +27,10 @@ SPMVJIT_DECLARE_ARRAYS(SYM_DIAG_ARRAYS, kSymDiagArrays)
 
 enum { SYM_DIAG_N_DIAGS, SYM_DIAG_N_STRIDE };  // n[] slots
 enum {
-  SYM_DIAG_GPU_BLOCK = 128,    // GPU threads per block (one per row)
+  SYM_DIAG_GPU_BLOCK = 128,  // GPU threads per block
+  // Rows per GPU thread, SYM_DIAG_GPU_BLOCK apart: 4, 8 and 16 ran 1.05-10x slower on an H100
+  // (fewer warps in flight; docs/PERFORMANCE.md).
+  SYM_DIAG_GPU_ROWS = 1,
   SYM_DIAG_STRIDE_ALIGN = 64,  // the stride is a multiple of this many values
   SYM_DIAG_MAX = 64            // most diagonals kept
 };

@@ -152,11 +152,11 @@ static __device__ __forceinline__ int __clzll(long long v) {
 #endif  // SPMVJIT_HIP_CLANG_RUNTIME_INCLUDED
 #endif
 #line 1 "gpu/sym_diag.cu"
-// GPU symmetric diagonal kernel: one thread per row; each kept upper diagonal is one offset
-// (broadcast to the warp) read twice with coalesced values: the row's own entry and, mirrored,
-// the entry of row i - d (a read the cache serves: row i - d's thread loaded it moments before).
+// GPU symmetric diagonal kernel: a thread per row (SYM_DIAG_GPU_ROWS of them in turn); each kept upper
+// diagonal is one offset (broadcast to the warp) read twice with coalesced values: the row's own entry and,
+// mirrored, the entry of row i - d (a read the cache serves: row i - d's thread loaded it moments before).
 // Values are read with the default (caching) load for that second use.
-// Launch: grid = ceil(rows / SYM_DIAG_GPU_BLOCK), block = SYM_DIAG_GPU_BLOCK.
+// Launch: grid = ceil(rows / (SYM_DIAG_GPU_BLOCK * SYM_DIAG_GPU_ROWS)), block = SYM_DIAG_GPU_BLOCK.
 #line 1 "gpu/prelude_hip.h"
 // GPU kernel prelude for HIP (hipRTC, AMD GPUs): the names prelude_cuda.h gives the templates,
 // for wavefronts of 64 lanes (CDNA, GCN) or 32 (RDNA), so every GPU template compiles unchanged.
@@ -522,7 +522,10 @@ SPMVJIT_DECLARE_ARRAYS(SYM_DIAG_ARRAYS, kSymDiagArrays)
 
 enum { SYM_DIAG_N_DIAGS, SYM_DIAG_N_STRIDE };  // n[] slots
 enum {
-  SYM_DIAG_GPU_BLOCK = 128,    // GPU threads per block (one per row)
+  SYM_DIAG_GPU_BLOCK = 128,  // GPU threads per block
+  // Rows per GPU thread, SYM_DIAG_GPU_BLOCK apart: 4, 8 and 16 ran 1.05-10x slower on an H100
+  // (fewer warps in flight; docs/PERFORMANCE.md).
+  SYM_DIAG_GPU_ROWS = 1,
   SYM_DIAG_STRIDE_ALIGN = 64,  // the stride is a multiple of this many values
   SYM_DIAG_MAX = 64            // most diagonals kept
 };
@@ -539,20 +542,23 @@ SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
   SPMVJIT_DECLARE_VALUES(rval, a, SYM_DIAG_REM_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
-  const i64 i = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
   const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE], diags = a.n[SYM_DIAG_N_DIAGS];
-  if (i >= n) return;
-  V sum = spmvjit_ldg(dval + i) * spmvjit_ldg(x + i);  // offset[0] = 0: the main diagonal
-  for (i64 j = 1; j < diags; ++j) {
-    const i64 d = (i64)spmvjit_ldg(off + j);
-    const i64 base = j * stride + i;
-    if (i + d < n) sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
-    if (i >= d) sum += spmvjit_ldg(dval + (base - d)) * spmvjit_ldg(x + i - d);
+  const i64 first = i64(blockIdx.x) * SYM_DIAG_GPU_BLOCK * SYM_DIAG_GPU_ROWS + i64(threadIdx.x);
+  for (int q = 0; q < SYM_DIAG_GPU_ROWS; ++q) {
+    const i64 i = first + i64(q) * SYM_DIAG_GPU_BLOCK;
+    if (i >= n) return;
+    V sum = spmvjit_ldg(dval + i) * spmvjit_ldg(x + i);  // offset[0] = 0: the main diagonal
+    for (i64 j = 1; j < diags; ++j) {
+      const i64 d = (i64)spmvjit_ldg(off + j);
+      const i64 base = j * stride + i;
+      if (i + d < n) sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
+      if (i >= d) sum += spmvjit_ldg(dval + (base - d)) * spmvjit_ldg(x + i - d);
+    }
+    const i64 r1 = (i64)spmvjit_ldg(rp + i + 1);
+    for (i64 k = (i64)spmvjit_ldg(rp + i); k < r1; ++k)
+      sum += spmvjit_ld_stream(rval + k) * spmvjit_ldg(x + spmvjit_ld_stream(rcol + k));
+    y[i] = spmvjit_epilogue<E>(sum, y, i, (V)a.alpha, (V)a.beta);
   }
-  const i64 r1 = (i64)spmvjit_ldg(rp + i + 1);
-  for (i64 k = (i64)spmvjit_ldg(rp + i); k < r1; ++k)
-    sum += spmvjit_ld_stream(rval + k) * spmvjit_ldg(x + spmvjit_ld_stream(rcol + k));
-  y[i] = spmvjit_epilogue<E>(sum, y, i, (V)a.alpha, (V)a.beta);
 }
 
 SPMVJIT_EXPORT_KERNEL(sym_diag_part, spmvjit_part, SYM_DIAG_GPU_BLOCK)
