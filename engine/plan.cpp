@@ -124,22 +124,17 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
     memory = SPMV_MEMORY_HOST;
     base = 0;
   }
-  if (symmetric_) {
+  if (symmetric_) {  // planned on the host: sym_diag, which reads one triangle, has no device build yet
     user = expand_symmetric_input(user, memory == SPMV_MEMORY_DEVICE, base, full);
-    memory = SPMV_MEMORY_HOST;
-    base = 0;
     nnz_ = user.nnz;
-  }
-  // A symmetric matrix is planned on the host: sym_diag, the format that reads one triangle, has
-  // no device converter yet.
-  if (symmetric_)
-    plan_on_host(user, false, base, forced);
-  else if (memory == SPMV_MEMORY_DEVICE && device_buildable)
+    plan_on_host(user, false, 0, forced);
+  } else if (memory == SPMV_MEMORY_DEVICE && device_buildable) {
     plan_on_device(user, base, forced);
-  else if (memory == SPMV_MEMORY_HOST && device_buildable && !host_planning)
+  } else if (memory == SPMV_MEMORY_HOST && device_buildable && !host_planning) {
     plan_uploaded(user, base, forced);
-  else
+  } else {
     plan_on_host(user, memory == SPMV_MEMORY_DEVICE, base, forced);
+  }
   at = HostTranspose{};  // the plan has what it needs of A^T
   full = HostSymmetric{};
 

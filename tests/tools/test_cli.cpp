@@ -225,5 +225,45 @@ TEST_CASE("run --transpose multiplies by A^T and says what building it cost", "[
   CHECK(out.find("eigen (A^T built apart)") != std::string::npos);
 }
 
+TEST_CASE("run and bench of a symmetric matrix: --symmetric, a symmetric file, --general",
+          "[cli][symmetric]") {
+  if (!test::require_cpu_backend()) return;
+  std::string out;
+  int rc =
+      test::run_command(cli() + " run --gen poisson2d:60@random --backend cpu --iters 1 --symmetric", &out);
+  INFO(out);
+  CHECK(rc == 0);
+  CHECK(out.find("format sym_diag") != std::string::npos);
+  CHECK(out.find("symmetric (made so from its lower triangle): one triangle stored") != std::string::npos);
+  CHECK(out.find("verified yes") != std::string::npos);
+  // A symmetric Matrix Market file is declared so; --general plans it as a general matrix.
+  test::TempDir dir;
+  const std::string path =
+      write_file(dir, "sym.mtx",
+                 "%%MatrixMarket matrix coordinate real symmetric\n4 4 6\n1 1 4\n2 1 -1\n"
+                 "2 2 4\n3 2 -1\n3 3 4\n4 4 2\n");
+  rc = test::run_command(cli() + " run " + path + " --backend cpu --iters 1", &out);
+  CHECK(rc == 0);
+  CHECK(out.find("symmetric (the file says so)") != std::string::npos);
+  rc = test::run_command(cli() + " run " + path + " --backend cpu --iters 1 --general", &out);
+  CHECK(rc == 0);
+  CHECK(out.find("symmetric (") == std::string::npos);
+  rc = test::run_command(cli() + " run " + path + " --backend cpu --symmetric --general", &out);
+  CHECK(rc != 0);
+  CHECK(out.find("exclude each other") != std::string::npos);
+  rc = test::run_command(cli() + " run --gen random:30:1:3:40 --backend cpu --symmetric", &out);
+  CHECK(rc != 0);
+  CHECK(out.find("square") != std::string::npos);
+  // bench: the declared plan beside the general one, both verified.
+  rc = test::run_command(cli() +
+                             " bench --gen poisson2d:60@random --backend cpu --iters 1 --symmetric --formats "
+                             "auto,general --no-peers",
+                         &out);
+  CHECK(rc == 0);
+  CHECK(out.find("auto:sym_diag") != std::string::npos);
+  CHECK(out.find("general:") != std::string::npos);
+  CHECK(out.find("WRONG") == std::string::npos);
+}
+
 }  // namespace spmvjit
 #endif
