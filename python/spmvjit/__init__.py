@@ -100,7 +100,7 @@ def _host_arrays(indptr, indices, data, index, cols):
 
 
 def plan(A, backend="auto", format=None, planning="estimate", index=None, cache_dir=None, threads=0,
-         deterministic=False, device=0, transpose=False):
+         deterministic=False, device=0, transpose=False, symmetric=None):
     """Plan y = alpha*A@x + beta*y (or A.T with transpose=True) for the sparse matrix A; returns a Plan.
 
     A: a scipy.sparse matrix/array (other formats go through .tocsr()), a dense 2-D numpy array, or
@@ -118,6 +118,9 @@ def plan(A, backend="auto", format=None, planning="estimate", index=None, cache_
     device: GPU ordinal.
     transpose: plan y = alpha*A.T@x + beta*y: the plan builds A.T's layout once (p.shape is A.T's,
     p.update_values still takes A's data in A's order). For A and A.T, make two plans.
+    symmetric: None, or 'lower' / 'upper': A is symmetric and read from that triangle only (the
+    other triangle's entries are ignored; A may hold both). The plan may then store one triangle
+    (format sym_diag on banded matrices); p.update_values takes data in A's order.
     """
     indptr, indices, data, shape = _csr_parts(A)
     try:
@@ -140,7 +143,7 @@ def plan(A, backend="auto", format=None, planning="estimate", index=None, cache_
     if cache_dir is not None:
         cache_dir = os.fspath(cache_dir)
     return Plan(indptr, indices, data, rows, cols, backend, format, planning, cache_dir, int(threads),
-                bool(deterministic), int(device), bool(transpose))
+                bool(deterministic), int(device), bool(transpose), symmetric or "")
 
 
 _operator_class = None

@@ -46,11 +46,11 @@ PYBIND11_MODULE(_spmvjit, m) {
 Make one with spmvjit.plan(A, ...). Host plans (backend 'cpu') take numpy arrays; GPU plans take
 device arrays (__cuda_array_interface__ or DLPack).)")
       .def(py::init<py::handle, py::handle, py::handle, int64_t, int64_t, const std::string&, py::handle,
-                    const std::string&, py::handle, int, bool, int, bool>(),
+                    const std::string&, py::handle, int, bool, int, bool, const std::string&>(),
            py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("rows"), py::arg("cols"),
            py::arg("backend") = "auto", py::arg("format") = py::none(), py::arg("planning") = "estimate",
            py::arg("cache_dir") = py::none(), py::arg("threads") = 0, py::arg("deterministic") = false,
-           py::arg("device") = 0, py::arg("transpose") = false)
+           py::arg("device") = 0, py::arg("transpose") = false, py::arg("symmetric") = "")
       .def("matvec", &Plan::matvec, py::arg("x"), py::arg("y") = py::none(), py::arg("alpha") = 1.0,
            py::arg("beta") = 0.0, py::arg("stream") = py::none(),
            R"(y = alpha*A@x + beta*y; returns y.

@@ -40,7 +40,7 @@ void raise_status(spmv_status_t status) {
 
 Plan::Plan(py::handle indptr, py::handle indices, py::handle data, int64_t rows, int64_t cols,
            const std::string& backend, py::handle format, const std::string& planning, py::handle cache_dir,
-           int threads, bool deterministic, int device, bool transpose)
+           int threads, bool deterministic, int device, bool transpose, const std::string& symmetric)
     : device_(device) {
   if (rows < 0 || cols < 0)
     value_error("negative shape (" + std::to_string(rows) + ", " + std::to_string(cols) + ")");
@@ -55,6 +55,10 @@ Plan::Plan(py::handle indptr, py::handle indices, py::handle data, int64_t rows,
   opt.threads = threads;
   opt.deterministic = deterministic ? 1 : 0;
   opt.operation = transpose ? SPMV_OPERATION_TRANSPOSE : SPMV_OPERATION_NON_TRANSPOSE;
+  if (!symmetric.empty() && symmetric != "lower" && symmetric != "upper")
+    value_error("symmetric must be None, 'lower' or 'upper', got '" + symmetric + "'");
+  opt.matrix_type = symmetric.empty() ? SPMV_MATRIX_GENERAL : SPMV_MATRIX_SYMMETRIC;
+  opt.fill_mode = symmetric == "upper" ? SPMV_FILL_UPPER : SPMV_FILL_LOWER;
   std::string format_s, cache_s;
   if (!format.is_none()) {
     format_s = py::str(format);

@@ -19,7 +19,7 @@ class Plan {
   // memory (the Python function spmvjit.plan converts friendlier inputs first).
   Plan(py::handle indptr, py::handle indices, py::handle data, int64_t rows, int64_t cols,
        const std::string& backend, py::handle format, const std::string& planning, py::handle cache_dir,
-       int threads, bool deterministic, int device, bool transpose);
+       int threads, bool deterministic, int device, bool transpose, const std::string& symmetric = "");
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;

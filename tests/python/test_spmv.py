@@ -114,6 +114,30 @@ def test_update_values(cpu_plan, rng, dtype):
     assert p.describe()["update_values"] != "not yet updated"
 
 
+@pytest.mark.parametrize("fill", ["lower", "upper"])
+def test_symmetric(cpu_plan, rng, fill):
+    # A banded matrix whose other triangle is junk: only `fill`'s triangle may count.
+    n = 900
+    A = sp.diags([rng.uniform(-1, 1, n - 30), rng.uniform(-1, 1, n - 1), rng.uniform(1, 2, n),
+                  rng.uniform(-1, 1, n - 1), rng.uniform(-1, 1, n - 30)], [-30, -1, 0, 1, 30], format="csr")
+    T = sp.tril(A) if fill == "lower" else sp.triu(A)
+    S = (T + sp.tril(T, -1).T + sp.triu(T, 1).T).tocsr()
+    x = rng.uniform(-1, 1, n)
+    p = cpu_plan(A, symmetric=fill)
+    d = p.describe()
+    assert d["format"] == "sym_diag" and d["symmetric"]["fill"] == fill
+    check_spmv(S, x, None, 1.0, 0.0, p @ x, np.float64)
+    B = A.copy()
+    B.data = rng.uniform(-3, 3, A.nnz)
+    p.update_values(B.data)
+    T = sp.tril(B) if fill == "lower" else sp.triu(B)
+    check_spmv((T + sp.tril(T, -1).T + sp.triu(T, 1).T).tocsr(), x, None, 1.0, 0.0, p @ x, np.float64)
+    with pytest.raises(ValueError, match="symmetric must be"):
+        cpu_plan(A, symmetric="both")
+    with pytest.raises(spmvjit.InvalidValueError, match="square"):
+        cpu_plan(random_csr(rng, 20, 30, 0.2), symmetric="lower")
+
+
 def test_describe_and_properties(cpu_plan, rng):
     A = random_csr(rng, 500, 400, 0.02)
     p = cpu_plan(A, threads=1)
