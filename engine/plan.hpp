@@ -119,6 +119,8 @@ class Plan {
   // op(A) = A^T: validates A (host or device memory) and builds A^T on the host; the plan is then
   // made for A^T as for any matrix. Keeps the scatter positions for update_values.
   CsrRef transpose_on_host_input(const CsrRef& user, bool device_memory, int base, HostTranspose& out);
+  // `user` readable on the host: itself, or (device memory) copies downloaded into `copies`.
+  CsrRef host_view(const CsrRef& user, bool device_memory, AlignedBuffer (&copies)[3]) const;
   // A symmetric matrix (engine/plan_symmetric.cpp): validates the triangle given (host or device
   // memory) and builds the full matrix on the host, which the plan is then made for. Keeps the
   // expansion positions for update_values.

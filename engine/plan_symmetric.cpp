@@ -12,26 +12,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Formats whose arrays hold one triangle of a symmetric matrix.
-bool one_triangle(const std::string& format) { return format == "sym_diag"; }
-
 }  // namespace
 
 CsrRef Plan::expand_symmetric_input(const CsrRef& user, bool dev, int base, HostSymmetric& out) {
   const auto t0 = Clock::now();
   validate_sizes(user, base);
-  const size_t is = size_of(index_), vs = size_of(value_);
-  CsrRef a = user;
   AlignedBuffer copies[3];  // device input, downloaded
-  if (dev) {
-    const size_t bytes[3] = {is * size_t(user.rows + 1), is * size_t(user.nnz), vs * size_t(user.nnz)};
-    const void* src[3] = {user.row_ptr, user.col_idx, user.val};
-    for (int i = 0; i < 3; ++i) {
-      copies[i] = AlignedBuffer(bytes[i]);
-      if (bytes[i]) backend_->download(copies[i].data(), src[i], bytes[i]);
-    }
-    a.row_ptr = copies[0].data(), a.col_idx = copies[1].data(), a.val = copies[2].data();
-  }
+  const CsrRef a = host_view(user, dev, copies);
   validate_csr(a, base);
   out = expand_symmetric_on_host(a, base, fill_upper_);
   symmetric_position_ = std::move(out.position);
@@ -56,7 +43,7 @@ AlignedBuffer Plan::expand_symmetric_update(const void* values, spmv_memory_t me
 
 Json Plan::symmetric_json() const {
   if (!symmetric_) return nullptr;
-  const bool one = one_triangle(data_.format);
+  const bool one = choice_.format->stores_one_triangle();
   return Json::object(
       {{"fill", fill_upper_ ? "upper" : "lower"},
        {"input_nnz", input_nnz_},

@@ -15,21 +15,25 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 
 }  // namespace
 
+CsrRef Plan::host_view(const CsrRef& user, bool dev, AlignedBuffer (&copies)[3]) const {
+  if (!dev) return user;
+  const size_t is = size_of(index_), vs = size_of(value_);
+  const size_t bytes[3] = {is * size_t(user.rows + 1), is * size_t(user.nnz), vs * size_t(user.nnz)};
+  const void* src[3] = {user.row_ptr, user.col_idx, user.val};
+  for (int i = 0; i < 3; ++i) {
+    copies[i] = AlignedBuffer(bytes[i]);
+    if (bytes[i]) backend_->download(copies[i].data(), src[i], bytes[i]);
+  }
+  CsrRef a = user;
+  a.row_ptr = copies[0].data(), a.col_idx = copies[1].data(), a.val = copies[2].data();
+  return a;
+}
+
 CsrRef Plan::transpose_on_host_input(const CsrRef& user, bool dev, int base, HostTranspose& out) {
   const auto t0 = Clock::now();
   validate_sizes(user, base);
-  const size_t is = size_of(index_), vs = size_of(value_);
-  CsrRef a = user;
   AlignedBuffer copies[3];  // device input, downloaded
-  if (dev) {
-    const size_t bytes[3] = {is * size_t(user.rows + 1), is * size_t(user.nnz), vs * size_t(user.nnz)};
-    const void* src[3] = {user.row_ptr, user.col_idx, user.val};
-    for (int i = 0; i < 3; ++i) {
-      copies[i] = AlignedBuffer(bytes[i]);
-      if (bytes[i]) backend_->download(copies[i].data(), src[i], bytes[i]);
-    }
-    a.row_ptr = copies[0].data(), a.col_idx = copies[1].data(), a.val = copies[2].data();
-  }
+  const CsrRef a = host_view(user, dev, copies);
   validate_csr(a, base);
   out = transpose_on_host(a, base);
   transpose_position_ = std::move(out.position);

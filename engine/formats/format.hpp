@@ -174,15 +174,18 @@ class Format {
     (void)t, (void)v;
     return {FormatParams{}};
   }
+  // True for formats that store one triangle of a matrix declared symmetric (MatrixStats::symmetric)
+  // and read it for both: describe's "symmetric" section says which storage a plan has.
+  virtual bool stores_one_triangle() const { return false; }
   // Template file under templates/<cpu|gpu>/ (without extension).
   virtual std::string template_name() const { return name(); }
 };
 
 // Called from a format's own file at static initialization; the name must be new.
 bool register_format(const Format& f);
-#define SPMVJIT_REGISTER_FORMAT(Type)  \
-  namespace {                          \
-  const Type k##Type##Instance;        \
+#define SPMVJIT_REGISTER_FORMAT(Type)                                             \
+  namespace {                                                                     \
+  const Type k##Type##Instance;                                                   \
   const bool k##Type##Registered = ::spmvjit::register_format(k##Type##Instance); \
   }
 

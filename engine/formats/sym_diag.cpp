@@ -59,6 +59,7 @@ class SymDiagFormat final : public Format {
   std::string name() const override { return "sym_diag"; }
   std::span<const ArraySlot> contract_arrays() const override { return kSymDiagArrays; }
   bool supports(BackendKind) const override { return true; }
+  bool stores_one_triangle() const override { return true; }
 
   // SYMMETRIC = 1 (not a kernel constant): the planner's word that the matrix is declared
   // symmetric and built whole from one triangle (the converter keeps only the upper entries of the
@@ -213,26 +214,38 @@ class SymDiagFormat final : public Format {
       const auto it = std::lower_bound(offs.begin(), offs.end(), dd);
       return it != offs.end() && *it == dd ? int64_t(it - offs.begin()) : -1;
     };
-    // Pass 1: zero the diagonals, place every row's first upper entry on each kept diagonal, count
-    // the rest (off the kept diagonals, duplicates). A row's first lower entry on a kept diagonal
-    // is its upper twin's mirror (the matrix is symmetric): pass 2 counts those, as a check.
+    // Row r's entries in order: on_diag(q, j, c) for its first entry on each kept diagonal j and
+    // side (upper c >= r, or lower), on_rest(q) for the others (off the kept diagonals, duplicates).
+    // `seen` holds, per (diagonal, side), the row that last took it.
+    auto walk_row = [&](int64_t r, std::vector<int64_t>& seen, auto&& on_diag, auto&& on_rest) {
+      for (int64_t q = rp[r]; q < rp[r + 1]; ++q) {
+        const int64_t c = int64_t(ci[q]), j = diag_of(r, c);
+        const size_t side = j < 0 ? 0 : size_t(2 * j + (c < r));
+        if (j < 0 || seen[side] == r) {
+          on_rest(q);
+          continue;
+        }
+        seen[side] = r;
+        on_diag(q, j, c);
+      }
+    };
+    // Pass 1: zero the diagonals, place the upper entries on them, count each row's remainder. A
+    // row's first lower entry on a kept diagonal is its upper twin's mirror (the matrix is
+    // symmetric): pass 2 counts those, as a check.
     std::atomic<int64_t> placed_upper{0};
     parallel_for(k * stride, threads,
                  [&](int64_t e0, int64_t e1, int) { std::fill(dv + e0, dv + e1, V(0)); });
     parallel_for(a.rows, threads, [&](int64_t r0, int64_t r1, int) {
-      std::vector<int64_t> seen(size_t(2 * k), -1);  // the row that last took each (diagonal, side)
+      std::vector<int64_t> seen(size_t(2 * k), -1);
       int64_t placed = 0;
       for (int64_t r = r0; r < r1; ++r) {
         int64_t rem = 0;
-        for (int64_t q = rp[r]; q < rp[r + 1]; ++q) {
-          const int64_t c = int64_t(ci[q]), j = diag_of(r, c);
-          if (j < 0 || seen[size_t(2 * j + (c < r))] == r) {
-            ++rem;
-            continue;
-          }
-          seen[size_t(2 * j + (c < r))] = r;
-          if (c >= r) dv[j * stride + r] = av[q], placed += (c > r);
-        }
+        walk_row(
+            r, seen,
+            [&](int64_t q, int64_t j, int64_t c) {
+              if (c >= r) dv[j * stride + r] = av[q], placed += (c > r);
+            },
+            [&](int64_t) { ++rem; });
         rem_ptr[r + 1] = I(rem);
       }
       placed_upper += placed;
@@ -250,15 +263,9 @@ class SymDiagFormat final : public Format {
       int64_t mine = 0;
       for (int64_t r = r0; r < r1; ++r) {
         int64_t fill = int64_t(rem_ptr[r]);
-        for (int64_t q = rp[r]; q < rp[r + 1]; ++q) {
-          const int64_t c = int64_t(ci[q]), j = diag_of(r, c);
-          if (j < 0 || seen[size_t(2 * j + (c < r))] == r) {
-            rc[fill] = ci[q], rv[fill++] = av[q];
-            continue;
-          }
-          seen[size_t(2 * j + (c < r))] = r;
-          mine += c < r;
-        }
+        walk_row(
+            r, seen, [&](int64_t, int64_t, int64_t c) { mine += c < r; },
+            [&](int64_t q) { rc[fill] = ci[q], rv[fill++] = av[q]; });
       }
       mirrored += mine;
     });
