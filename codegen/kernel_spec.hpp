@@ -43,7 +43,7 @@ KernelSource generate_source(const KernelSpec& spec);
 // Bump when the kernel ABI (templates/contract/spmv_args.h, arrays.h), the cache-key derivation
 // or the disk entry layout (runtime/cache/kernel_cache.cpp) changes, so no old entry is ever
 // taken for a new one. The golden test (tests/codegen/test_golden.cpp) fails until you do.
-inline constexpr int kCacheFormatVersion = 7;  // 7: SpmvArgs carries vectors, ldx, ldy, layout
+inline constexpr int kCacheFormatVersion = 8;  // 8: SpmvArgs carries alpha_im, beta_im
 
 // Hex digest of (source, options, backend, target, compiler version, cache-format version).
 std::string cache_key(const KernelSpec& spec, const KernelSource& src,

@@ -10,7 +10,7 @@ namespace spmvjit {
 #include "templates/contract/spmv_args.h"
 #include "templates/contract/vectors.h"
 
-static_assert(sizeof(SpmvArgs) == 8 * 8 + 8 * 8 + 8 * 8 + 4 * 8, "SpmvArgs layout is ABI");
+static_assert(sizeof(SpmvArgs) == 8 * 8 + 8 * 8 + 8 * 8 + 4 * 8 + 2 * 8, "SpmvArgs layout is ABI");
 inline constexpr int kMaxArrays = SPMVJIT_MAX_ARRAYS;
 // spmv_options_t::vectors: at most this many; up to kMaxBakedVectors the count is a kernel
 // constant (VECTORS: baked_vectors(k), exact up to SPMVJIT_EXACT_VECTORS), beyond it the kernels

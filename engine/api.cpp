@@ -103,9 +103,23 @@ static_assert(sizeof(spmv_plan_info_t) - kInfoFieldEnds[std::size(kInfoFieldEnds
                   alignof(spmv_plan_info_t),
               "a field of spmv_plan_info_t is missing from kInfoFieldEnds");
 
-const char* value_type_name(spmv_value_type_t t) { return t == SPMV_VALUE_FLOAT ? "float" : "double"; }
+const char* value_type_name(spmv_value_type_t t) {
+  switch (t) {
+    case SPMV_VALUE_FLOAT: return "float";
+    case SPMV_VALUE_DOUBLE: return "double";
+    case SPMV_VALUE_COMPLEX_FLOAT: return "complex float";
+    case SPMV_VALUE_COMPLEX_DOUBLE: return "complex double";
+  }
+  return "unknown";
+}
 spmv_value_type_t value_type_of(const spmvjit::Plan& p) {
-  return p.value_type() == spmvjit::ValueType::f32 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+  switch (p.value_type()) {
+    case spmvjit::ValueType::f32: return SPMV_VALUE_FLOAT;
+    case spmvjit::ValueType::f64: return SPMV_VALUE_DOUBLE;
+    case spmvjit::ValueType::c32: return SPMV_VALUE_COMPLEX_FLOAT;
+    case spmvjit::ValueType::c64: return SPMV_VALUE_COMPLEX_DOUBLE;
+  }
+  return SPMV_VALUE_DOUBLE;
 }
 
 // The caller's options over the defaults: only the fields within its struct_size, so a caller
@@ -158,7 +172,7 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     const spmv_options_t o = read_options(options);
     auto p = std::make_unique<spmv_plan_s>();
     require_enum(A->index_type, SPMV_INDEX_INT64, "index type");
-    require_enum(A->value_type, SPMV_VALUE_DOUBLE, "value type");
+    require_enum(A->value_type, SPMV_VALUE_COMPLEX_DOUBLE, "value type");
     require_enum(A->memory, SPMV_MEMORY_DEVICE, "memory kind");
     require_enum(o.backend, SPMV_BACKEND_HIP, "backend");
     require_enum(o.log_level, SPMV_LOG_DEFAULT, "log level");
@@ -191,7 +205,7 @@ spmv_status_t spmv_execute_typed(spmv_plan_t plan, spmv_value_type_t value_type,
                                  const void* x, const void* beta, void* y, void* stream) {
   return guarded([&] {
     require(plan != nullptr, "plan is null");
-    require_enum(value_type, SPMV_VALUE_DOUBLE, "value type");
+    require_enum(value_type, SPMV_VALUE_COMPLEX_DOUBLE, "value type");
     const spmv_value_type_t planned = value_type_of(*plan->impl);
     if (value_type != planned)
       spmvjit::fail(SPMV_STATUS_INVALID_VALUE, std::string("spmv_execute_typed: ") +

@@ -36,23 +36,27 @@ KernelSpec device_module_spec(const TargetInfo& t, const std::string& module, In
 
 std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t) {
   std::vector<KernelSpec> out;
-  for (ValueType v : {ValueType::f32, ValueType::f64})
+  for (ValueType v : {ValueType::f32, ValueType::f64, ValueType::c32, ValueType::c64})
     for (IndexType i : {IndexType::i32, IndexType::i64}) {
+      // Complex values: the formats that take them, plain values only, and no device builds (their
+      // GPU plans are made on the host).
+      const bool complex = is_complex(v);
       std::set<std::string> build_modules;  // several formats may share one (sell and sellp do)
       for (const Format* f : all_formats()) {
-        if (!f->supports(t.backend)) continue;
+        if (!f->supports(t.backend) || !f->supports_value(v)) continue;
         // Each variant with plain values, then compressed (engine/value_codec.hpp).
-        for (int codec = SPMVJIT_VALUES_PLAIN; codec < SPMVJIT_VALUES_CODES; ++codec)
+        for (int codec = SPMVJIT_VALUES_PLAIN;
+             codec < (complex ? SPMVJIT_VALUES_PLAIN + 1 : SPMVJIT_VALUES_CODES); ++codec)
           for (FormatParams c : f->kernel_variants(t, v)) {
             if (codec != SPMVJIT_VALUES_PLAIN) c[kValueCodecParam] = codec;
             out.push_back(spec_for(t, f->name(), f->template_name(), i, v, c));
           }
-        if (t.gpu() && f->converts_on_device())
+        if (t.gpu() && f->converts_on_device() && !complex)
           for (const std::string& m : f->device_build_modules())
             if (build_modules.insert(m).second) out.push_back(device_module_spec(t, m, i, v));
       }
-      if (t.gpu()) out.push_back(device_module_spec(t, "device_plan", i, v));
-      if (t.gpu()) out.push_back(device_module_spec(t, "transpose_build", i, v));  // plans of A^T
+      if (t.gpu() && !complex) out.push_back(device_module_spec(t, "device_plan", i, v));
+      if (t.gpu() && !complex) out.push_back(device_module_spec(t, "transpose_build", i, v));  // plans of A^T
     }
   return out;
 }

@@ -29,11 +29,13 @@ using Clock = std::chrono::steady_clock;
 double time_plan(Plan& p, Backend& b, int64_t rows, int64_t cols, ValueType v) {
   const size_t vs = size_of(v);
   std::vector<char> hx(size_t(cols) * vs), hy(size_t(rows) * vs);
-  if (v == ValueType::f64) {
-    auto x = random_vector<double>(cols, 7);
+  // Random values for every part (complex values are pairs of parts).
+  const int64_t parts = int64_t(hx.size() / size_of(real_type(v)));
+  if (real_type(v) == ValueType::f64) {
+    auto x = random_vector<double>(parts, 7);
     std::copy(x.begin(), x.end(), reinterpret_cast<double*>(hx.data()));
   } else {
-    auto x = random_vector<float>(cols, 7);
+    auto x = random_vector<float>(parts, 7);
     std::copy(x.begin(), x.end(), reinterpret_cast<float*>(hx.data()));
   }
   void* x = hx.data();
@@ -46,10 +48,12 @@ double time_plan(Plan& p, Backend& b, int64_t rows, int64_t cols, ValueType v) {
     x = dx.get();
     y = dy.get();
   }
-  const double one_d = 1, zero_d = 0;
-  const float one_f = 1, zero_f = 0;
-  const void* alpha = v == ValueType::f64 ? static_cast<const void*>(&one_d) : &one_f;
-  const void* beta = v == ValueType::f64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  // 1 and 0 of any value type: the real part first, the imaginary part (if any) zero.
+  const double one_d[2] = {1, 0}, zero_d[2] = {0, 0};
+  const float one_f[2] = {1, 0}, zero_f[2] = {0, 0};
+  const bool wide = real_type(v) == ValueType::f64;
+  const void* alpha = wide ? static_cast<const void*>(one_d) : one_f;
+  const void* beta = wide ? static_cast<const void*>(zero_d) : zero_f;
   double best = std::numeric_limits<double>::infinity();
   p.wait_for_kernels();                   // time the specialized kernel, not its run-time epilogue stand-in
   p.execute(alpha, x, beta, y, nullptr);  // warm caches and clocks
@@ -96,7 +100,10 @@ WisdomSlot wisdom_slot(const spmv_csr_t& a, const spmv_options_t& o, const std::
                            {"nnz", a.nnz},
                            {"index_base", a.index_base},
                            {"index", i32 ? "int32" : "int64"},
-                           {"value", a.value_type == SPMV_VALUE_FLOAT ? "float" : "double"},
+                           {"value", a.value_type == SPMV_VALUE_FLOAT           ? "float"
+                                     : a.value_type == SPMV_VALUE_DOUBLE        ? "double"
+                                     : a.value_type == SPMV_VALUE_COMPLEX_FLOAT ? "complex_float"
+                                                                                : "complex_double"},
                            {"threads", o.threads},
                            {"deterministic", o.deterministic != 0},
                            {"operation", int(o.operation)}});

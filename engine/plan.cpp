@@ -49,10 +49,11 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   LogScope log_scope(log_sink_);
   if (a.index_type != SPMV_INDEX_INT32 && a.index_type != SPMV_INDEX_INT64)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown index type " + std::to_string(int(a.index_type)));
-  if (a.value_type != SPMV_VALUE_FLOAT && a.value_type != SPMV_VALUE_DOUBLE)
+  if (int(a.value_type) < SPMV_VALUE_FLOAT || int(a.value_type) > SPMV_VALUE_COMPLEX_DOUBLE)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown value type " + std::to_string(int(a.value_type)));
   index_ = a.index_type == SPMV_INDEX_INT32 ? IndexType::i32 : IndexType::i64;
-  value_ = a.value_type == SPMV_VALUE_FLOAT ? ValueType::f32 : ValueType::f64;
+  constexpr ValueType kValueTypes[] = {ValueType::f32, ValueType::f64, ValueType::c32, ValueType::c64};
+  value_ = kValueTypes[int(a.value_type)];
   TraceSteps trace_init("plan");
   const auto t_backend = Clock::now();
   backend_ = backend ? backend : &get_backend(pick_backend(options.backend, options.device), options.device);
@@ -75,6 +76,14 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   if (int(options.fill_mode) < 0 || int(options.fill_mode) > SPMV_FILL_UPPER)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown fill mode " + std::to_string(int(options.fill_mode)));
   symmetric_ = options.matrix_type == SPMV_MATRIX_SYMMETRIC;
+  if (is_complex(value_) && symmetric_)  // complex symmetric vs Hermitian: both come together
+    fail(SPMV_STATUS_UNSUPPORTED,
+         "symmetric complex matrices are not supported yet (stage 2: Hermitian); "
+         "pass the full matrix as GENERAL");
+  if (is_complex(value_) && operation_ == SPMV_OPERATION_CONJUGATE_TRANSPOSE)
+    fail(SPMV_STATUS_UNSUPPORTED,
+         "op(A) = A^H of complex values is not supported yet (stage 2); "
+         "A^T (no conjugation) is");
   fill_upper_ = options.fill_mode == SPMV_FILL_UPPER;
   if (symmetric_ && a.rows != a.cols)
     fail(SPMV_STATUS_INVALID_VALUE, "a symmetric matrix is square; this one has " + std::to_string(a.rows) +
@@ -107,8 +116,9 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   // uploaded once and planned the same way (a host pass over the matrix costs more than the
   // upload plus the whole device plan). Only a forced format the device cannot build takes the
   // host path (SPMVJIT_PLAN_ON_HOST=1 forces it, for comparison).
-  const bool device_buildable =
-      backend_->kind() != BackendKind::cpu && (!forced || forced->converts_on_device());
+  // Complex values have no device builds yet: a GPU plan of them is made on the host and uploaded.
+  const bool device_buildable = backend_->kind() != BackendKind::cpu && !is_complex(value_) &&
+                                (!forced || forced->converts_on_device());
   static const bool host_planning = [] {
     const char* e = std::getenv("SPMVJIT_PLAN_ON_HOST");
     return e && std::string(e) == "1";
@@ -426,20 +436,21 @@ void Plan::run(const void* alpha, const void* x, int64_t ldx, const void* beta, 
                void* stream) {
   if (!alpha || !beta) fail(SPMV_STATUS_INVALID_VALUE, "alpha and beta must not be null");
   if ((!x && cols_ > 0) || (!y && rows_ > 0)) fail(SPMV_STATUS_INVALID_VALUE, "x or y is null");
-  double al, be;
-  if (value_ == ValueType::f32) {
-    al = *static_cast<const float*>(alpha);
-    be = *static_cast<const float*>(beta);
-  } else {
-    al = *static_cast<const double*>(alpha);
-    be = *static_cast<const double*>(beta);
-  }
-  const int e = (be == 0 ? kEpilogueBetaZero : 0) | (al == 1 ? kEpilogueAlphaOne : 0);
+  // GPU kernels load a complex value as one 8- or 16-byte vector (cuSPARSE's alignment too).
+  if (is_complex(value_) && !backend_->is_host() &&
+      ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) % size_of(value_)) != 0)
+    fail(SPMV_STATUS_INVALID_VALUE, std::string("x and y of ") + to_string(value_) +
+                                        " values must be aligned to " + std::to_string(size_of(value_)) +
+                                        " bytes on a GPU");
+  const Scalar al = read_scalar(alpha, value_), be = read_scalar(beta, value_);
+  const int e = (be.zero() ? kEpilogueBetaZero : 0) | (al.one() ? kEpilogueAlphaOne : 0);
   SpmvArgs args = args_;
   args.x = x;
   args.y = y;
-  args.alpha = al;
-  args.beta = be;
+  args.alpha = al.re;
+  args.alpha_im = al.im;
+  args.beta = be.re;
+  args.beta_im = be.im;
   args.ldx = ldx;
   args.ldy = ldy;
   // The specialized entries once their background compile is done (published with release order
@@ -456,7 +467,7 @@ void Plan::run(const void* alpha, const void* x, int64_t ldx, const void* beta, 
     turn.lock();
     executor_->begin_exclusive(stream);
   }
-  if (al == 0) {
+  if (al.zero()) {
     scale_y(be, y, args, stream);  // BLAS: alpha == 0 reads neither A nor x
   } else {
     for (size_t i = 0; i < data_.steps.size(); ++i) executor_->run(table[e][i], data_.steps[i], args, stream);
@@ -464,24 +475,20 @@ void Plan::run(const void* alpha, const void* x, int64_t ldx, const void* beta, 
   if (exclusive) executor_->end_exclusive(stream);
 }
 
-void Plan::scale_y(double beta, void* y, const SpmvArgs& args, void* stream) {
+void Plan::scale_y(const Scalar& beta, void* y, const SpmvArgs& args, void* stream) {
   if (backend_->kind() != BackendKind::cpu) {  // every GPU module exports spmvjit_scale_y (the GPU prelude)
     executor_->run(scale_entry_, scale_step_, args, stream);
     return;
   }
-  auto scale = [&](auto* v) {
-    using V = std::remove_pointer_t<decltype(v)>;
-    const V b = V(beta);
+  dispatch_types_complex(index_, value_, [&]<class I, class V>() {
+    V* v = static_cast<V*>(y);
+    const V b = scalar_as<V>(beta);
     for (int64_t j = 0; j < vectors_; ++j)
       for (int64_t i = 0; i < rows_; ++i) {
         V& e = v[row_major_ ? i * args.ldy + j : j * args.ldy + i];
-        e = beta == 0 ? V(0) : b * e;
+        e = beta.zero() ? V(0) : b * e;
       }
-  };
-  if (value_ == ValueType::f32)
-    scale(static_cast<float*>(y));
-  else
-    scale(static_cast<double*>(y));
+  });
 }
 
 FormatData Plan::host_data() const {

@@ -12,6 +12,7 @@
 
 #include "core/log.hpp"
 #include "engine/planner.hpp"
+#include "engine/scalar.hpp"
 #include "engine/stats.hpp"
 #include "engine/symmetric.hpp"
 #include "engine/transpose.hpp"
@@ -137,7 +138,7 @@ class Plan {
   void run(const void* alpha, const void* x, int64_t ldx, const void* beta, void* y, int64_t ldy,
            void* stream);
   // y = beta * y (0 when beta == 0): execute with alpha == 0.
-  void scale_y(double beta, void* y, const SpmvArgs& args, void* stream);
+  void scale_y(const Scalar& beta, void* y, const SpmvArgs& args, void* stream);
   void update_values_on_device(const void* values, spmv_memory_t memory);
   // Value compression (engine/plan_update.cpp): encodes the converted value arrays with the
   // chosen candidate's codec, or drops the codec when a value is missing from the sample's table.

@@ -61,6 +61,8 @@ bool Plan::try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build
   // Only the first update tries: later ones gather once the map reproduces this conversion.
   if (value_map_tried_) return false;
   value_map_tried_ = true;
+  // Position codes stand in for values as one 4- or 8-byte integer: complex values reconvert.
+  if (is_complex(value_)) return false;
   try {
     auto m = build();
     if (!m || !m->reproduces(values, fresh)) return false;

@@ -62,6 +62,14 @@ Candidate compressed(Candidate c, ValueCodec codec, const ValueTable& table, con
 
 }  // namespace
 
+std::string value_type_refusal(const Format& f, ValueType v) {
+  std::string which;
+  for (const Format* g : all_formats())
+    if (g->supports_value(v)) which += (which.empty() ? "" : ", ") + g->name();
+  return "format '" + f.name() + "' does not support " + to_string(v) + " values (formats that do: " + which +
+         ")";
+}
+
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t, const Format* forced,
                          const ChoiceOptions& o) {
   const bool device_input = o.device_input;
@@ -77,13 +85,23 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
                                       std::to_string(o.vectors) +
                                       " vectors takes a format that multiplies several "
                                       "(csr_mm, or auto)");
-  if (value_compression_enabled() && s.sample) choice.sample_values = sample_values(*s.sample);
+  // Compressed values are real only (stage 1 of complex support: complex values are stored plain).
+  if (value_compression_enabled() && s.sample && !is_complex(a.value))
+    choice.sample_values = sample_values(*s.sample);
   trace.step("sample values");
   for (const Format* f : all_formats()) {
     if (!f->supports(t.backend) || (!automatic && f != forced)) continue;
     // Several vectors: the formats that multiply them; one: the others (a forced one takes k = 1).
     if (automatic && f->multi_vector() != many) continue;
     if (device_input && !f->converts_on_device()) continue;
+    if (!f->supports_value(a.value)) {  // listed, so describe says why it was not taken
+      if (!automatic) fail(SPMV_STATUS_UNSUPPORTED, value_type_refusal(*f, a.value));
+      Candidate c{f, {}, Estimate{}, std::numeric_limits<double>::infinity()};
+      c.estimate.applicable = false;
+      c.estimate.reason = std::string("no ") + to_string(a.value) + " values";
+      choice.considered.push_back(c);
+      continue;
+    }
     trace.step("(between formats)");
     for (FormatParams p : f->candidates(a, s, t)) {
       if (f->multi_vector()) {  // k and the layout are kernel constants (k beyond 32: blocks of vectors)

@@ -53,6 +53,9 @@ struct ChoiceOptions {
   bool row_major = false;  // their layout
 };
 
+// Why format f refuses values of type v, naming the formats that take them (UNSUPPORTED's message).
+std::string value_type_refusal(const Format& f, ValueType v);
+
 // forced: null lets the planner decide; otherwise that format (its best params). Throws
 // UNSUPPORTED if nothing applies.
 PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo& t, const Format* forced,

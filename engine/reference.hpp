@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -186,6 +187,62 @@ std::string check_vectors(const HostCsr<I, V>& a, int64_t k, bool row_major, dou
   return "";
 }
 
+// Complex values (V = std::complex<R>): the reference in std::complex<long double>, with the
+// yardstick |alpha| sum |a_ij| |x_j| + |beta| |y_i| (moduli) for both parts.
+struct ComplexReferenceResult {
+  std::vector<std::complex<long double>> y;
+  std::vector<long double> scale;
+};
+
+template <class I, class R>
+ComplexReferenceResult reference_spmv_complex(const HostCsr<I, std::complex<R>>& a,
+                                              std::complex<double> alpha, const std::complex<R>* x,
+                                              std::complex<double> beta, const std::complex<R>* y_in) {
+  using C = std::complex<long double>;
+  ComplexReferenceResult r;
+  r.y.resize(size_t(a.rows));
+  r.scale.resize(size_t(a.rows));
+  const C al(alpha.real(), alpha.imag()), be(beta.real(), beta.imag());
+  for (int64_t i = 0; i < a.rows; ++i) {
+    C s = 0;
+    long double mag = 0;
+    for (int64_t k = a.row_ptr[size_t(i)]; k < a.row_ptr[size_t(i) + 1]; ++k) {
+      const C v(a.val[size_t(k)].real(), a.val[size_t(k)].imag());
+      const std::complex<R> xr = x[a.col_idx[size_t(k)]];
+      const C xv(xr.real(), xr.imag());
+      s += v * xv;
+      mag += std::abs(v) * std::abs(xv);
+    }
+    C yi = al * s;
+    long double sc = std::abs(al) * mag;
+    if (beta != std::complex<double>(0)) {  // beta == 0: y_in is not read (it may hold NaN)
+      const C yv(y_in[i].real(), y_in[i].imag());
+      yi += be * yv;
+      sc += std::abs(be) * std::abs(yv);
+    }
+    r.y[size_t(i)] = yi;
+    r.scale[size_t(i)] = sc;
+  }
+  return r;
+}
+
+// "" when both parts of every y[i] agree with the reference by check_value (finite values: no
+// overflow is excused), else a message naming the first bad row and part. A complex product is
+// two products and a sum per part, so a row of len entries counts as 2 len + 2 roundings.
+template <class I, class R>
+std::string check_spmv_complex(const HostCsr<I, std::complex<R>>& a, const ComplexReferenceResult& ref,
+                               const std::complex<R>* y) {
+  for (int64_t i = 0; i < a.rows; ++i) {
+    const size_t r = size_t(i);
+    const int64_t len = 2 * int64_t(a.row_ptr[r + 1] - a.row_ptr[r]) + 2;
+    std::string bad = check_value<R>((long double)y[i].real(), ref.y[r].real(), ref.scale[r], len);
+    if (!bad.empty()) return "row " + std::to_string(i) + ", real part: " + bad;
+    bad = check_value<R>((long double)y[i].imag(), ref.y[r].imag(), ref.scale[r], len);
+    if (!bad.empty()) return "row " + std::to_string(i) + ", imaginary part: " + bad;
+  }
+  return "";
+}
+
 // A^T for judging plans of op(A) = A^T: the plain serial counting sort, kept apart from the
 // engine's parallel one (engine/transpose.cpp) so that a bug there cannot hide here.
 template <class I, class V>
@@ -253,7 +310,12 @@ std::vector<V> random_vector(int64_t n, uint64_t seed) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
-    e = V(double(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    if constexpr (is_complex_v<V>) {  // the imaginary part from the low bits
+      using R = typename V::value_type;
+      e = V(R(double(z >> 11) * 0x1.0p-53 * 2.0 - 1.0), R(double(z & 0x7ff) / 1024.0 - 1.0));
+    } else {
+      e = V(double(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    }
   }
   return v;
 }

@@ -159,30 +159,16 @@ HostSymmetric expand_symmetric_on_host(const CsrRef& a, int base, bool upper) {
     fail(SPMV_STATUS_INVALID_VALUE, "a symmetric matrix must be square, this one is " +
                                         std::to_string(a.rows) + " x " + std::to_string(a.cols));
   HostSymmetric s;
-  if (a.index == IndexType::i32)
-    a.value == ValueType::f32 ? expand<int32_t, float>(a, base, upper, s)
-                              : expand<int32_t, double>(a, base, upper, s);
-  else
-    a.value == ValueType::f32 ? expand<int64_t, float>(a, base, upper, s)
-                              : expand<int64_t, double>(a, base, upper, s);
+  // Real values only: plans refuse symmetric complex matrices before this (Hermitian: stage 2).
+  dispatch_types(a.index, a.value, [&]<class I, class V>() { expand<I, V>(a, base, upper, s); });
   return s;
 }
 
 void expand_symmetric_values(const void* from, void* to, const void* position, int64_t nnz, IndexType index,
                              ValueType value) {
-  auto go = [&](auto* v) {
-    using V = std::remove_pointer_t<decltype(v)>;
-    if (index == IndexType::i32)
-      expand_values(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const int32_t*>(position),
-                    nnz);
-    else
-      expand_values(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const int64_t*>(position),
-                    nnz);
-  };
-  if (value == ValueType::f32)
-    go(static_cast<float*>(nullptr));
-  else
-    go(static_cast<double*>(nullptr));
+  dispatch_types(index, value, [&]<class I, class V>() {
+    expand_values(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const I*>(position), nnz);
+  });
 }
 
 }  // namespace spmvjit

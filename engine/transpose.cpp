@@ -96,12 +96,8 @@ HostTranspose transpose_on_host(const CsrRef& a, int base) {
   t.col_idx = AlignedBuffer(is * size_t(a.nnz));
   t.values = AlignedBuffer(vs * size_t(a.nnz));
   t.position = AlignedBuffer(is * size_t(a.nnz));
-  if (a.index == IndexType::i32)
-    a.value == ValueType::f32 ? transpose<int32_t, float>(a, base, t)
-                              : transpose<int32_t, double>(a, base, t);
-  else
-    a.value == ValueType::f32 ? transpose<int64_t, float>(a, base, t)
-                              : transpose<int64_t, double>(a, base, t);
+  // A^T of complex values is not conjugated (A^H is refused before this, for now).
+  dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { transpose<I, V>(a, base, t); });
   t.ref =
       CsrRef{a.cols, a.rows, a.nnz, a.index, a.value, t.row_ptr.data(), t.col_idx.data(), t.values.data()};
   return t;
@@ -109,17 +105,9 @@ HostTranspose transpose_on_host(const CsrRef& a, int base) {
 
 void scatter_values(const void* from, void* to, const void* position, int64_t nnz, IndexType index,
                     ValueType value) {
-  auto go = [&](auto* v) {
-    using V = std::remove_pointer_t<decltype(v)>;
-    if (index == IndexType::i32)
-      scatter(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const int32_t*>(position), nnz);
-    else
-      scatter(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const int64_t*>(position), nnz);
-  };
-  if (value == ValueType::f32)
-    go(static_cast<float*>(nullptr));
-  else
-    go(static_cast<double*>(nullptr));
+  dispatch_types_complex(index, value, [&]<class I, class V>() {
+    scatter(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const I*>(position), nnz);
+  });
 }
 
 }  // namespace spmvjit

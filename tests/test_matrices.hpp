@@ -30,10 +30,10 @@ inline Csr64 from_rows(int64_t rows, int64_t cols, const RowLists& r) {
   return a;
 }
 
-// Sorts by (row, col, value) so lists with duplicate (row, col) entries compare equal.
+// Sorts by (row, col, value, imag) so lists with duplicate (row, col) entries compare equal.
 inline void sort_triplets(std::vector<Triplet>& t) {
   std::sort(t.begin(), t.end(), [](const Triplet& x, const Triplet& y) {
-    return x < y || (!(y < x) && x.value < y.value);
+    return x < y || (!(y < x) && (x.value < y.value || (x.value == y.value && x.imag < y.imag)));
   });
 }
 
@@ -44,7 +44,8 @@ std::vector<Triplet> triplets_of(const HostCsr<I, V>& a) {
   std::vector<Triplet> t;
   for (int64_t r = 0; r < a.rows; ++r)
     for (int64_t k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k)
-      if (a.val[size_t(k)] != V(0)) t.push_back({r, int64_t(a.col_idx[size_t(k)]), double(a.val[size_t(k)])});
+      if (a.val[size_t(k)] != V(0))
+        t.push_back(make_triplet(r, int64_t(a.col_idx[size_t(k)]), a.val[size_t(k)]));
   sort_triplets(t);
   return t;
 }

@@ -99,13 +99,13 @@ void put_device_csr_arrays(FormatData& d, DeviceConverter& dc, int64_t padded) {
 }
 
 void csr_layout_to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) {
-  dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+  dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
     const I* rp = d.arrays[0].buf.template as<I>();
     const I* ci = d.arrays[1].buf.template as<I>();
     const V* va = d.arrays[2].buf.template as<V>();
     for (int64_t r = 0; r < shape.rows; ++r)
       for (int64_t k = rp[r]; k < rp[r + 1]; ++k)
-        if (va[k] != V(0)) out.push_back({r, int64_t(ci[k]), double(va[k])});
+        if (va[k] != V(0)) out.push_back(make_triplet(r, int64_t(ci[k]), va[k]));
   });
 }
 

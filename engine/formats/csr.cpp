@@ -18,6 +18,7 @@ class CsrFormat final : public Format {
   std::span<const ArraySlot> contract_arrays() const override { return kCsrArrays; }
   bool keeps_csr_pattern(const FormatParams&) const override { return true; }
   bool supports(BackendKind) const override { return true; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
     return {FormatParams{}};

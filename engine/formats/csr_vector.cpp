@@ -33,6 +33,7 @@ class CsrVectorFormat final : public Format {
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.2; }
   bool supports(BackendKind) const override { return true; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
                                        const TargetInfo& t) const override {

@@ -37,6 +37,7 @@ class EllFormat final : public Format {
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.3; }
   bool supports(BackendKind) const override { return true; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
     return {FormatParams{}};
@@ -65,19 +66,18 @@ class EllFormat final : public Format {
   void to_triplets(const FormatData& d, const CsrRef& shape,
                    std::vector<Triplet>& out) const override {
     const int64_t w = d.ints[ELL_N_WIDTH], rows = d.ints[ELL_N_STRIDE];
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* col = d.arrays[ELL_COL_IDX].buf.template as<I>();
       const V* val = d.arrays[ELL_VALUES].buf.template as<V>();
       for (int64_t j = 0; j < w; ++j)
         for (int64_t r = 0; r < rows; ++r)
           if (val[j * rows + r] != V(0))
-            out.push_back({r, int64_t(col[j * rows + r]), double(val[j * rows + r])});
+            out.push_back(make_triplet(r, int64_t(col[j * rows + r]), val[j * rows + r]));
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value,
-                          [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   // The width first (refused here, before allocating, when the padding is too much), then one

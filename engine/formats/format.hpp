@@ -110,9 +110,20 @@ struct Estimate {
 struct Triplet {
   int64_t row, col;
   double value;
+  double imag = 0;  // complex values' imaginary part
   bool operator<(const Triplet& o) const { return row != o.row ? row < o.row : col < o.col; }
-  bool operator==(const Triplet& o) const { return row == o.row && col == o.col && value == o.value; }
+  bool operator==(const Triplet& o) const {
+    return row == o.row && col == o.col && value == o.value && imag == o.imag;
+  }
 };
+// A stored value as a Triplet (both parts of a complex one).
+template <class V>
+Triplet make_triplet(int64_t row, int64_t col, V v) {
+  if constexpr (is_complex_v<V>)
+    return Triplet{row, col, double(v.real()), double(v.imag())};
+  else
+    return Triplet{row, col, double(v)};
+}
 
 class DeviceConverter;
 
@@ -121,6 +132,10 @@ class Format {
   virtual ~Format() = default;
   virtual std::string name() const = 0;
   virtual bool supports(BackendKind b) const = 0;
+  // Value types its converters and kernels handle: real ones unless it says more (complex values
+  // need a converter instantiated for them, dispatch_types_complex, and templates that read alpha
+  // and beta through spmvjit_alpha/spmvjit_beta). The planner gives the others no candidate.
+  virtual bool supports_value(ValueType v) const { return !is_complex(v); }
   // True for formats whose kernels multiply k vectors at once (VECTORS, LAYOUT params): the
   // planner's only candidates for k > 1, and none for k = 1 unless forced.
   virtual bool multi_vector() const { return false; }

@@ -34,6 +34,7 @@ class SellFormat final : public Format {
   // on random:500000 at 1.3x sell's time on this one).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 0.8; }
   bool supports(BackendKind) const override { return true; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
                                        const TargetInfo& t) const override {
@@ -99,7 +100,7 @@ class SellFormat final : public Format {
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     const int64_t c = d.params.at("C"), slices = d.ints[SELL_N_SLICES];
     const int64_t* sp = d.arrays[SELL_SLICE_PTR].buf.as<int64_t>();
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* col = d.arrays[SELL_COL_IDX].buf.template as<I>();
       const V* val = d.arrays[SELL_VALUES].buf.template as<V>();
       const I* perm = d.arrays[SELL_PERM].buf.template as<I>();
@@ -108,13 +109,13 @@ class SellFormat final : public Format {
           const int64_t pos = s * c + (k - sp[s]) % c;
           if (pos >= shape.rows || val[k] == V(0)) continue;
           out.push_back(
-              {d.arrays[SELL_PERM].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), double(val[k])});
+              make_triplet(d.arrays[SELL_PERM].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), val[k]));
         }
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   bool converts_on_device() const override { return true; }

@@ -35,7 +35,17 @@ typedef enum spmv_status_t {
 } spmv_status_t;
 
 typedef enum spmv_index_type_t { SPMV_INDEX_INT32 = 0, SPMV_INDEX_INT64 = 1 } spmv_index_type_t;
-typedef enum spmv_value_type_t { SPMV_VALUE_FLOAT = 0, SPMV_VALUE_DOUBLE = 1 } spmv_value_type_t;
+/* Complex values are pairs (re, im) as C99's float _Complex / double _Complex, C++'s
+ * std::complex and cuSPARSE's CUDA_C_32F / CUDA_C_64F lay them out: 8 and 16 bytes. Device arrays
+ * of complex values (x, y) must be aligned to that size, as cudaMalloc'ed arrays are (GPU kernels
+ * load a value as one vector). Complex plans take the formats that support them (describe lists
+ * the others as not applicable) and, for now, neither SYMMETRIC matrices nor op(A) = A^H. */
+typedef enum spmv_value_type_t {
+  SPMV_VALUE_FLOAT = 0,
+  SPMV_VALUE_DOUBLE = 1,
+  SPMV_VALUE_COMPLEX_FLOAT = 2,
+  SPMV_VALUE_COMPLEX_DOUBLE = 3
+} spmv_value_type_t;
 typedef enum spmv_memory_t { SPMV_MEMORY_HOST = 0, SPMV_MEMORY_DEVICE = 1 } spmv_memory_t;
 
 typedef enum spmv_backend_t {
@@ -166,7 +176,8 @@ SPMVJIT_API void spmv_options_init_sized(spmv_options_t* options, size_t struct_
  * INVALID_VALUE). */
 SPMVJIT_API spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_options_t* options);
 
-/* y = alpha*A*x + beta*y. alpha and beta point to scalars of the matrix's value type (host).
+/* y = alpha*A*x + beta*y. alpha and beta point to scalars of the matrix's value type (host):
+ * complex ones for a complex plan (beta == 0 and alpha == 0 mean both parts zero).
  * x (cols values) and y (rows values) live where the plan's backend computes (host for CPU,
  * device for GPU); the library cannot check their lengths. beta == 0 means y is not read;
  * alpha == 0 means y = beta*y with A and x not read (BLAS), so an inf or nan in x stays out.

@@ -1,6 +1,7 @@
 // Thin C++ layer over the C API: RAII plan, exceptions instead of status codes. C++14 or later.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -29,13 +30,28 @@ struct Options : spmv_options_t {
   Options() { spmv_options_init(this); }
 };
 
-// Describes caller-owned CSR arrays; I = int32_t/int64_t, V = float/double.
+// The C API's code for a value type: float, double, std::complex<float>, std::complex<double>
+// (layout-compatible with C99's float _Complex and double _Complex); anything else does not compile.
+template <class V>
+struct ValueTypeOf;
+template <>
+struct ValueTypeOf<float> : std::integral_constant<spmv_value_type_t, SPMV_VALUE_FLOAT> {};
+template <>
+struct ValueTypeOf<double> : std::integral_constant<spmv_value_type_t, SPMV_VALUE_DOUBLE> {};
+template <>
+struct ValueTypeOf<std::complex<float>>
+    : std::integral_constant<spmv_value_type_t, SPMV_VALUE_COMPLEX_FLOAT> {};
+template <>
+struct ValueTypeOf<std::complex<double>>
+    : std::integral_constant<spmv_value_type_t, SPMV_VALUE_COMPLEX_DOUBLE> {};
+
+// Describes caller-owned CSR arrays; I = int32_t/int64_t, V = float, double, std::complex<float>
+// or std::complex<double>.
 template <class I, class V>
 spmv_csr_t csr_view(int64_t rows, int64_t cols, int64_t nnz, const I* row_ptr, const I* col_idx,
                     const V* values, int index_base = 0, spmv_memory_t memory = SPMV_MEMORY_HOST) {
   static_assert(std::is_same<I, int32_t>::value || std::is_same<I, int64_t>::value,
                 "int32_t or int64_t indices");
-  static_assert(std::is_same<V, float>::value || std::is_same<V, double>::value, "float or double values");
   spmv_csr_t a{};
   a.rows = rows;
   a.cols = cols;
@@ -44,13 +60,21 @@ spmv_csr_t csr_view(int64_t rows, int64_t cols, int64_t nnz, const I* row_ptr, c
   a.col_idx = col_idx;
   a.values = values;
   a.index_type = std::is_same<I, int32_t>::value ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64;
-  a.value_type = std::is_same<V, float>::value ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+  a.value_type = ValueTypeOf<V>::value;
   a.index_base = index_base;
   a.memory = memory;
   return a;
 }
 
-inline const char* value_type_name(spmv_value_type_t t) { return t == SPMV_VALUE_FLOAT ? "float" : "double"; }
+inline const char* value_type_name(spmv_value_type_t t) {
+  switch (t) {
+    case SPMV_VALUE_FLOAT: return "float";
+    case SPMV_VALUE_DOUBLE: return "double";
+    case SPMV_VALUE_COMPLEX_FLOAT: return "complex float";
+    case SPMV_VALUE_COMPLEX_DOUBLE: return "complex double";
+  }
+  return "unknown";
+}
 
 class SpmvPlan {
  public:
@@ -71,12 +95,12 @@ class SpmvPlan {
     if (plan_) spmv_plan_destroy(plan_);
   }
 
-  // y = alpha*A*x + beta*y; V must be the plan's value type (the matrix's): another throws
+  // y = alpha*A*x + beta*y; V must be the plan's value type (the matrix's; std::complex<float> or
+  // <double> for complex plans, alpha and beta complex too): another throws
   // ApiError(SPMV_STATUS_INVALID_VALUE) and writes nothing (checked here and by the library).
   template <class V>
   void execute(V alpha, const V* x, V beta, V* y, void* stream = nullptr) const {
-    static_assert(std::is_same<V, float>::value || std::is_same<V, double>::value, "float or double values");
-    const spmv_value_type_t t = std::is_same<V, float>::value ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+    const spmv_value_type_t t = ValueTypeOf<V>::value;
     if (plan_ && t != value_type_)
       throw ApiError(SPMV_STATUS_INVALID_VALUE, std::string("spmvjit::SpmvPlan::execute<") +
                                                     value_type_name(t) + ">: the plan's values are " +
@@ -89,8 +113,7 @@ class SpmvPlan {
   template <class V>
   void execute_many(V alpha, const V* x, int64_t ldx, V beta, V* y, int64_t ldy,
                     void* stream = nullptr) const {
-    static_assert(std::is_same<V, float>::value || std::is_same<V, double>::value, "float or double values");
-    const spmv_value_type_t t = std::is_same<V, float>::value ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE;
+    const spmv_value_type_t t = ValueTypeOf<V>::value;
     if (plan_ && t != value_type_)
       throw ApiError(SPMV_STATUS_INVALID_VALUE, std::string("spmvjit::SpmvPlan::execute_many<") +
                                                     value_type_name(t) + ">: the plan's values are " +

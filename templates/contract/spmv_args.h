@@ -31,6 +31,10 @@ struct SpmvArgs {
   long long ldx;
   long long ldy;
   long long layout;
+  // Imaginary parts of alpha and beta for complex values (0 for real ones); alpha and beta above
+  // are the real parts. At the end, so the real kernels' layout is what it was.
+  double alpha_im;
+  double beta_im;
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means

@@ -23,7 +23,7 @@ static void bsr_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[BSR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 rows = a.rows, cols = a.cols;
   for (i64 b = parts[p]; b < parts[p + 1]; ++b) {
     V acc[R][C];

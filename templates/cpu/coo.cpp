@@ -20,7 +20,7 @@ static void coo_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[COO_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 nnz = a.n[COO_N_NNZ];
   const i64 b = parts[p], e = parts[p + 1];
   // First row of the next part (or rows): empty rows before it belong to this part.
@@ -57,7 +57,7 @@ static void coo_fixup(const SpmvArgs& a, i64) {
   const i64* parts = (const i64*)a.a[COO_PARTS];
   const V* carry = (const V*)a.scratch;
   V* y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   i64 cur = -1;
   V acc = 0;
   for (i64 p = 0; p < a.n[COO_N_PARTS]; ++p) {

@@ -10,7 +10,7 @@ static void csr_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[CSR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   for (i64 r = parts[p]; r < parts[p + 1]; ++r) {
     V sum = 0;
     const I e = rp[r + 1];

@@ -33,7 +33,7 @@ static void csr5_part(const SpmvArgs& a, i64 p) {
   V* SPMVJIT_RESTRICT head = (V*)a.scratch;
   const i64 ntiles = a.n[CSR5_N_TILES], parts = a.n[CSR5_N_PARTS];
   V* SPMVJIT_RESTRICT tail = head + ntiles + 1;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 t0 = ntiles * p / parts, t1 = ntiles * (p + 1) / parts;
   V prod[S];
   for (i64 t = t0; t < t1; ++t) {
@@ -97,7 +97,7 @@ static void csr5_fixup(const SpmvArgs& a, i64 p) {
   const V* SPMVJIT_RESTRICT head = (const V*)a.scratch;
   const i64 ntiles = a.n[CSR5_N_TILES], parts = a.n[CSR5_N_PARTS];
   const V* SPMVJIT_RESTRICT tail = head + ntiles + 1;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   // Rows that begin a tile (or the CSR tail): the tail carry of the tile before, plus the heads
   // of every tile that starts inside the row. The first tile of a run owns the write.
   const i64 t0 = (ntiles + 1) * p / parts, t1 = (ntiles + 1) * (p + 1) / parts;

@@ -43,7 +43,8 @@ static void adaptive_stream(const SpmvArgs& a, i64 p) {
     if (i64(rp[r1]) - i64(rp[r0]) > ADAPTIVE_S) continue;  // a long row: the long step's
     const i64 cb = adaptive_col_base(a, b);
     for (i64 r = r0; r < r1; ++r)
-      y[r] = spmvjit_epilogue<E>(adaptive_sum(a, cb, rp[r], rp[r + 1], V(0)), y, r, (V)a.alpha, (V)a.beta);
+      y[r] = spmvjit_epilogue<E>(adaptive_sum(a, cb, rp[r], rp[r + 1], V(0)), y, r, spmvjit_alpha(a),
+                                 spmvjit_beta(a));
   }
 }
 
@@ -62,7 +63,7 @@ static void adaptive_long(const SpmvArgs& a, i64 p) {
       const i64 k0 = cstart[d], k1 = k0 + ADAPTIVE_S < e ? k0 + ADAPTIVE_S : e;
       sum = adaptive_sum(a, adaptive_col_base(a, nb + d), k0, k1, sum);
     }
-    y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
+    y[r] = spmvjit_epilogue<E>(sum, y, r, spmvjit_alpha(a), spmvjit_beta(a));
   }
 }
 

@@ -29,7 +29,7 @@ static inline void csr_mm_row(const SpmvArgs& a, i64 r, i64 j0) {
     const i64 c = ci[k];
     for (int j = 0; j < K; ++j) sum[j] += v * x[SPMVJIT_LAYOUT ? c * ldx + j0 + j : (j0 + j) * ldx + c];
   }
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   for (int j = 0; j < K; ++j) {
     const i64 at = SPMVJIT_LAYOUT ? r * ldy + j0 + j : (j0 + j) * ldy + r;
     y[at] = spmvjit_epilogue<E>(sum[j], y, at, alpha, beta);

@@ -15,7 +15,7 @@ static void csr_vector_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[CSR_VECTOR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   for (i64 r = parts[p]; r < parts[p + 1]; ++r) {
     V acc[L];
     for (i64 i = 0; i < L; ++i) acc[i] = 0;

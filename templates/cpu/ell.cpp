@@ -13,7 +13,7 @@ static void ell_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[ELL_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   for (i64 rb = parts[p]; rb < parts[p + 1]; rb += B) {
     const i64 n = parts[p + 1] - rb < B ? parts[p + 1] - rb : B;
     V acc[B];

@@ -18,7 +18,7 @@ static void hyb_part(const SpmvArgs& a, i64 p) {
   const i64* tail_parts = (const i64*)a.a[HYB_TAIL_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 k = a.n[HYB_N_WIDTH], stride = a.n[HYB_N_STRIDE];
   i64 t = tail_parts[p];
   const i64 tend = tail_parts[p + 1];

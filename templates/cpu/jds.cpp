@@ -14,7 +14,7 @@ static void jds_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[JDS_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 w = a.n[JDS_N_DIAGONALS];
   for (i64 sb = parts[p]; sb < parts[p + 1]; sb += B) {
     const i64 n = parts[p + 1] - sb < B ? parts[p + 1] - sb : B;

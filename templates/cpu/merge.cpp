@@ -14,7 +14,7 @@ static void merge_part(const SpmvArgs& a, i64 p) {
   const i64* c = (const i64*)a.a[MERGE_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 i0 = c[2 * p], i1 = c[2 * p + 2], j1 = c[2 * p + 3];
   i64 k = c[2 * p + 1];
   for (i64 r = i0; r < i1; ++r) {
@@ -34,7 +34,7 @@ static void merge_fixup(const SpmvArgs& a, i64) {
   const i64* c = (const i64*)a.a[MERGE_PARTS];
   const V* carry = (const V*)a.scratch;
   V* y = (V*)a.y;
-  const V alpha = (V)a.alpha;
+  const V alpha = spmvjit_alpha(a);
   for (i64 p = 0; p < a.n[MERGE_N_SEGMENTS]; ++p) {
     const i64 r = c[2 * p + 2];
     if (r < a.rows) y[r] += spmvjit_alpha_one<E>(alpha) ? carry[p] : alpha * carry[p];

@@ -10,15 +10,43 @@
 #define SPMVJIT_VALUE_T double
 #endif
 
+#ifndef SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX 0
+#endif
+#define SPMVJIT_METHOD inline
+
 typedef SPMVJIT_INDEX_T I;
-typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
+// Complex values (SPMVJIT_COMPLEX): V is a pair of SPMVJIT_VALUE_T.
+#if SPMVJIT_COMPLEX
+#include "../contract/complex.h"
+typedef spmvjit_complex<SPMVJIT_VALUE_T> V;
+#else
+typedef SPMVJIT_VALUE_T V;
+#endif
 
 #ifndef SPMVJIT_RUNTIME_EPILOGUE
 #define SPMVJIT_RUNTIME_EPILOGUE 0
 #endif
 
 #include "../contract/spmv_args.h"
+
+// alpha and beta as V: templates read them through these, never as (V)a.alpha, which would drop
+// a complex value's imaginary part.
+static inline V spmvjit_alpha(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.alpha, (SPMVJIT_VALUE_T)a.alpha_im);
+#else
+  return (V)a.alpha;
+#endif
+}
+static inline V spmvjit_beta(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.beta, (SPMVJIT_VALUE_T)a.beta_im);
+#else
+  return (V)a.beta;
+#endif
+}
 
 // E bit 0: beta == 0 (y is not read); bit 1: alpha == 1; E == SPMVJIT_EPILOGUE_RUNTIME: both
 // decided at run time. Kernels ask through these, never test the bits themselves.

@@ -18,7 +18,7 @@ static void sell_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[SELL_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   for (i64 s = parts[p]; s < parts[p + 1]; ++s) {
     V acc[C];
     for (i64 i = 0; i < C; ++i) acc[i] = 0;

@@ -20,7 +20,7 @@ static void sell_diag_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[SELL_DIAG_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 cols = a.cols;
   for (i64 s = parts[p]; s < parts[p + 1]; ++s) {
     V acc[C];

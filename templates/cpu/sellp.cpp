@@ -22,7 +22,7 @@ static void sellp_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[SELLP_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   for (i64 s = parts[p]; s < parts[p + 1]; ++s) {
     V acc[CT];
     for (i64 q = 0; q < CT; ++q) acc[q] = 0;

@@ -16,7 +16,7 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[SYM_DIAG_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE], diags = a.n[SYM_DIAG_N_DIAGS];
   V acc[SYM_DIAG_CPU_ROWS];
   for (i64 r0 = parts[p]; r0 < parts[p + 1]; r0 += SYM_DIAG_CPU_ROWS) {

@@ -65,7 +65,7 @@ SPMVJIT_DEVICE void bsr_part(const SpmvArgs& a) {
     for (int i = 0; i < R; ++i)
       // Rows past the matrix (the last block row's tail) are never written.
       if (R == 1 || r0 + i < a.rows)
-        y[r0 + i] = spmvjit_epilogue<E>(acc[i], y, r0 + i, (V)a.alpha, (V)a.beta);
+        y[r0 + i] = spmvjit_epilogue<E>(acc[i], y, r0 + i, spmvjit_alpha(a), spmvjit_beta(a));
   }
 }
 

@@ -27,7 +27,7 @@ SPMVJIT_DEVICE void csr_scalar(const SpmvArgs& a) {
     sum += v3 * spmvjit_ldg(x + c3);
   }
   for (; k < e; ++k) sum += spmvjit_ld_stream(va + k) * spmvjit_ldg(x + spmvjit_ld_stream(ci + k));
-  y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
+  y[r] = spmvjit_epilogue<E>(sum, y, r, spmvjit_alpha(a), spmvjit_beta(a));
 }
 
 SPMVJIT_EXPORT_KERNEL(csr_scalar, spmvjit_part, CSR_GPU_BLOCK)

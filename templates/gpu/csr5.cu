@@ -37,7 +37,7 @@ SPMVJIT_DEVICE void csr5_part(const SpmvArgs& a) {
   V* head = (V*)a.scratch;
   const i64 ntiles = a.n[CSR5_N_TILES];
   V* tail = head + ntiles + 1;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 t = (i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x)) / SPMVJIT_WARP;
   const int lane = spmvjit_lane();
   if (t > ntiles) return;  // warp-uniform
@@ -124,7 +124,7 @@ SPMVJIT_DEVICE void csr5_fixup(const SpmvArgs& a) {
   const V* head = (const V*)a.scratch;
   const i64 ntiles = a.n[CSR5_N_TILES];
   const V* tail = head + ntiles + 1;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 g = i64(blockIdx.x) * i64(blockDim.x) + i64(threadIdx.x);
   if (g <= ntiles) {
     const i64 r = csr5_row(tp[g]);

@@ -145,7 +145,7 @@ SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 cb, i64 r0, i64 nrows) 
   SPMVJIT_DECLARE_VALUES(va, a, ADAPTIVE_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   i64 kb[kRowsPerThread], ke[kRowsPerThread];
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j) {
@@ -187,7 +187,7 @@ SPMVJIT_DEVICE void adaptive_stream(const SpmvArgs& a) {
   const I* SPMVJIT_RESTRICT bnz = (const I*)a.a[ADAPTIVE_BLOCK_NNZ];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const int t = int(threadIdx.x);
   spmvjit_grid_launch_dependents();  // the long step's blocks may fill this step's tail
   // Independent loads: the block's rows, nonzeros and base column come in one memory round trip.
@@ -299,7 +299,7 @@ SPMVJIT_DEVICE void adaptive_long(const SpmvArgs& a) {
   const V s = adaptive::chunk_sum(a, ws, &r);
   if (threadIdx.x == 0) {
     spmvjit_grid_wait();  // launched early: the row-block step must have applied beta to y[r]
-    spmvjit_atomic_add((V*)a.y + r, spmvjit_alpha_one<E>(V(a.alpha)) ? s : V(a.alpha) * s);
+    spmvjit_atomic_add((V*)a.y + r, spmvjit_alpha_one<E>(spmvjit_alpha(a)) ? s : spmvjit_alpha(a) * s);
   }
 }
 
@@ -335,7 +335,7 @@ SPMVJIT_DEVICE void adaptive_long_sum(const SpmvArgs& a) {
   for (i64 u = c + spmvjit_lane(); u < nc && i64(spmvjit_ldg(crow + u)) == r; u += SPMVJIT_WARP) s += sums[u];
   for (int d = SPMVJIT_WARP / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
   V* y = (V*)a.y;
-  if (spmvjit_lane() == 0) y[r] += spmvjit_alpha_one<E>(V(a.alpha)) ? s : V(a.alpha) * s;
+  if (spmvjit_lane() == 0) y[r] += spmvjit_alpha_one<E>(spmvjit_alpha(a)) ? s : spmvjit_alpha(a) * s;
 }
 
 SPMVJIT_EXPORT_KERNEL(adaptive_stream, spmvjit_part, ADAPTIVE_BLOCK)

@@ -129,7 +129,7 @@ SPMVJIT_DEVICE void csr_mm_part(const SpmvArgs& a) {
   // that the lanes of a warp reach the shuffles together.
   const bool chunked = e - b > a.n[CSR_MM_N_LONG];
   if (chunked) b = e;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   csr_mm::row_sums<L>(a, r, b, e, int(threadIdx.x) % L, live, slice, [&](i64 at, V s) {
     y[at] = !chunked                     ? spmvjit_epilogue<E>(s, y, at, alpha, beta)
             : spmvjit_beta_zero<E>(beta) ? V(0)
@@ -153,7 +153,7 @@ SPMVJIT_DEVICE void csr_mm_long(const SpmvArgs& a) {
     const i64 re = spmvjit_ldg(rp + r + 1);
     e = b + a.n[CSR_MM_N_CHUNK] < re ? b + a.n[CSR_MM_N_CHUNK] : re;
   }
-  const V alpha = (V)a.alpha;
+  const V alpha = spmvjit_alpha(a);
   csr_mm::row_sums<SPMVJIT_WARP>(a, r, b, e, spmvjit_lane(), live, slice, [&](i64 at, V s) {
     spmvjit_atomic_add(y + at, spmvjit_alpha_one<E>(alpha) ? s : alpha * s);
   });

@@ -26,7 +26,7 @@ SPMVJIT_DEVICE void csr_vector_part(const SpmvArgs& a) {
   }
   // Every lane takes part in the shuffles (full mask); only group leaders use the result.
   for (int d = L / 2; d > 0; d >>= 1) s += spmvjit_shfl_down(s, d);
-  if (g == 0 && r < a.rows) y[r] = spmvjit_epilogue<E>(s, y, r, (V)a.alpha, (V)a.beta);
+  if (g == 0 && r < a.rows) y[r] = spmvjit_epilogue<E>(s, y, r, spmvjit_alpha(a), spmvjit_beta(a));
 }
 
 SPMVJIT_EXPORT_KERNEL(csr_vector_part, spmvjit_part, CSR_VECTOR_GPU_BLOCK)

@@ -21,7 +21,7 @@ SPMVJIT_DEVICE void ell_rows(const SpmvArgs& a) {
     const i64 k = j * stride + r;
     s += spmvjit_ld_stream(val + k) * spmvjit_ldg(x + spmvjit_ld_stream(col + k));
   }
-  y[r] = spmvjit_epilogue<E>(s, y, r, (V)a.alpha, (V)a.beta);
+  y[r] = spmvjit_epilogue<E>(s, y, r, spmvjit_alpha(a), spmvjit_beta(a));
 }
 
 #endif  // SPMVJIT_ELL_ROWS_INCLUDED

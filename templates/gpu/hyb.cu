@@ -16,7 +16,7 @@ template <int E>
 SPMVJIT_DEVICE void hyb_tail(const SpmvArgs& a) {
   coo_segments<E>((const I*)a.a[HYB_TAIL_ROW], (const I*)a.a[HYB_TAIL_COL],
                   SPMVJIT_VALUES_AT(a, HYB_TAIL_VALUES), (const V*)a.x, (V*)a.y, a.n[HYB_N_TAIL],
-                  a.n[HYB_N_WARP_ENTRIES], (V)a.alpha);
+                  a.n[HYB_N_WARP_ENTRIES], spmvjit_alpha(a));
 }
 
 SPMVJIT_EXPORT_KERNEL(hyb_part, spmvjit_part, HYB_GPU_BLOCK)

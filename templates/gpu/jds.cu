@@ -23,7 +23,7 @@ SPMVJIT_DEVICE void jds_part(const SpmvArgs& a) {
     start = next;
   }
   const i64 r = spmvjit_ldg(perm + i);
-  y[r] = spmvjit_epilogue<E>(s, y, r, (V)a.alpha, (V)a.beta);
+  y[r] = spmvjit_epilogue<E>(s, y, r, spmvjit_alpha(a), spmvjit_beta(a));
 }
 
 SPMVJIT_EXPORT_KERNEL(jds_part, spmvjit_part, JDS_GPU_BLOCK)

@@ -38,7 +38,7 @@ SPMVJIT_DEVICE void merge_part(const SpmvArgs& a) {
     V s = 0;
     const i64 e = spmvjit_ldg(rp + r + 1);
     for (; k < e; ++k) s += spmvjit_ldg(va + k) * spmvjit_ldg(x + spmvjit_ldg(ci + k));
-    y[r] = spmvjit_epilogue<E>(s, y, r, (V)a.alpha, (V)a.beta);
+    y[r] = spmvjit_epilogue<E>(s, y, r, spmvjit_alpha(a), spmvjit_beta(a));
   }
   V carry = 0;
   for (; k < j1; ++k) carry += spmvjit_ldg(va + k) * spmvjit_ldg(x + spmvjit_ldg(ci + k));
@@ -58,7 +58,7 @@ SPMVJIT_DEVICE void merge_fixup(const SpmvArgs& a) {
   const i64 r = carry_row[seg];
   const V c = carry_val[seg];
   if (r < a.rows && c != V(0))
-    spmvjit_atomic_add((V*)a.y + r, spmvjit_alpha_one<E>((V)a.alpha) ? c : (V)a.alpha * c);
+    spmvjit_atomic_add((V*)a.y + r, spmvjit_alpha_one<E>(spmvjit_alpha(a)) ? c : spmvjit_alpha(a) * c);
 }
 
 SPMVJIT_EXPORT_KERNEL(merge_part, spmvjit_part, MERGE_GPU_BLOCK)

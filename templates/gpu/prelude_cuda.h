@@ -10,8 +10,11 @@
 #define SPMVJIT_VALUE_T double
 #endif
 
+#ifndef SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX 0
+#endif
+
 typedef SPMVJIT_INDEX_T I;
-typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
 
 #ifndef SPMVJIT_RUNTIME_EPILOGUE
@@ -34,6 +37,15 @@ typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_METHOD __device__ __forceinline__
 #define SPMVJIT_RESTRICT __restrict__
 
+// Complex values (SPMVJIT_COMPLEX): V is a pair of SPMVJIT_VALUE_T, aligned as cuComplex.
+#if SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX_ALIGNED 1
+#include "../contract/complex.h"
+typedef spmvjit_complex<SPMVJIT_VALUE_T> V;
+#else
+typedef SPMVJIT_VALUE_T V;
+#endif
+
 // Read-only, cached loads for data no kernel writes during the launch (x, matrix arrays).
 // SPMVJIT_LDG_PLAIN (a measuring knob: SPMVJIT_CUDA_EXTRA_OPTIONS=-DSPMVJIT_LDG_PLAIN) makes them
 // plain loads through restrict pointers, as the HIP prelude's.
@@ -43,10 +55,30 @@ SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return *p; }
 #else
 template <class T>
 SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return __ldg(p); }
+#if SPMVJIT_COMPLEX  // one vector load of the pair
+SPMVJIT_DEVICE spmvjit_complex<float> spmvjit_ldg(const spmvjit_complex<float>* p) {
+  const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+  return spmvjit_complex<float>(v.x, v.y);
+}
+SPMVJIT_DEVICE spmvjit_complex<double> spmvjit_ldg(const spmvjit_complex<double>* p) {
+  const double2 v = __ldg(reinterpret_cast<const double2*>(p));
+  return spmvjit_complex<double>(v.x, v.y);
+}
+#endif
 #endif
 // Streaming loads for matrix arrays read exactly once (evict-first keeps x in cache).
 template <class T>
 SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) { return __ldcs(p); }
+#if SPMVJIT_COMPLEX
+SPMVJIT_DEVICE spmvjit_complex<float> spmvjit_ld_stream(const spmvjit_complex<float>* p) {
+  const float2 v = __ldcs(reinterpret_cast<const float2*>(p));
+  return spmvjit_complex<float>(v.x, v.y);
+}
+SPMVJIT_DEVICE spmvjit_complex<double> spmvjit_ld_stream(const spmvjit_complex<double>* p) {
+  const double2 v = __ldcs(reinterpret_cast<const double2*>(p));
+  return spmvjit_complex<double>(v.x, v.y);
+}
+#endif
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_down(T v, int d) { return __shfl_down_sync(SPMVJIT_FULL_MASK, v, d); }
 template <class T>
@@ -59,7 +91,11 @@ template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return __shfl_xor_sync(SPMVJIT_FULL_MASK, v, mask);
 }
+#if SPMVJIT_COMPLEX
+#include "complex_ops.cuh"
+#else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
+#endif
 // 64-bit counters of the device planning kernels (templates/gpu/device_plan.cu).
 SPMVJIT_DEVICE void spmvjit_atomic_add_u64(unsigned long long* p, unsigned long long v) { atomicAdd(p, v); }
 SPMVJIT_DEVICE void spmvjit_atomic_min_u64(unsigned long long* p, unsigned long long v) { atomicMin(p, v); }
@@ -87,6 +123,23 @@ SPMVJIT_DEVICE void spmvjit_grid_wait() {
 SPMVJIT_DEVICE void spmvjit_grid_launch_dependents() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// alpha and beta as V: templates read them through these, never as (V)a.alpha, which would drop
+// a complex value's imaginary part.
+SPMVJIT_DEVICE V spmvjit_alpha(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.alpha, (SPMVJIT_VALUE_T)a.alpha_im);
+#else
+  return (V)a.alpha;
+#endif
+}
+SPMVJIT_DEVICE V spmvjit_beta(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.beta, (SPMVJIT_VALUE_T)a.beta_im);
+#else
+  return (V)a.beta;
 #endif
 }
 
@@ -132,7 +185,8 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
   if (i >= a.rows * a.vectors) return;
   const i64 r = i % a.rows, j = i / a.rows;
   V* y = (V*)a.y + (a.layout ? r * a.ldy + j : j * a.ldy + r);
-  *y = a.beta == 0 ? V(0) : V(a.beta) * *y;
+  const V beta = spmvjit_beta(a);
+  *y = beta == V(0) ? V(0) : beta * *y;
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED

@@ -13,8 +13,11 @@
 #define SPMVJIT_VALUE_T double
 #endif
 
+#ifndef SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX 0
+#endif
+
 typedef SPMVJIT_INDEX_T I;
-typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
 
 #include "../contract/spmv_args.h"
@@ -25,6 +28,12 @@ typedef long long i64;
 #define SPMVJIT_DEVICE static inline
 #define SPMVJIT_METHOD inline
 #define SPMVJIT_RESTRICT __restrict__
+#if SPMVJIT_COMPLEX
+#include "../contract/complex.h"
+typedef spmvjit_complex<SPMVJIT_VALUE_T> V;
+#else
+typedef SPMVJIT_VALUE_T V;
+#endif
 #define __global__
 #define __device__
 #define __forceinline__ inline

@@ -12,8 +12,11 @@
 #define SPMVJIT_VALUE_T double
 #endif
 
+#ifndef SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX 0
+#endif
+
 typedef SPMVJIT_INDEX_T I;
-typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
 
 #ifndef SPMVJIT_RUNTIME_EPILOGUE
@@ -49,6 +52,15 @@ typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_DEVICE static __device__ __forceinline__
 #define SPMVJIT_METHOD __device__ __forceinline__
 #define SPMVJIT_RESTRICT __restrict__
+
+// Complex values (SPMVJIT_COMPLEX): V is a pair of SPMVJIT_VALUE_T, aligned as cuComplex.
+#if SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX_ALIGNED 1
+#include "../contract/complex.h"
+typedef spmvjit_complex<SPMVJIT_VALUE_T> V;
+#else
+typedef SPMVJIT_VALUE_T V;
+#endif
 
 #if defined(__HIP_PLATFORM_NVIDIA__)
 #define SPMVJIT_HIP_NONTEMPORAL_LOAD(p) __ldcs(p)
@@ -89,6 +101,12 @@ SPMVJIT_HIP_NT_LOAD(unsigned long long)
 SPMVJIT_HIP_NT_LOAD(unsigned short)
 SPMVJIT_HIP_NT_LOAD(unsigned char)
 #undef SPMVJIT_HIP_NT_LOAD
+#if SPMVJIT_COMPLEX  // the two parts, each nontemporal
+template <class T>
+SPMVJIT_DEVICE spmvjit_complex<T> spmvjit_ld_stream(const spmvjit_complex<T>* p) {
+  return spmvjit_complex<T>(SPMVJIT_HIP_NONTEMPORAL_LOAD(&p->re), SPMVJIT_HIP_NONTEMPORAL_LOAD(&p->im));
+}
+#endif
 // Shuffles over the whole wavefront (HIP's have no mask: every lane takes part, as with CUDA's
 // full mask).
 template <class T>
@@ -111,7 +129,11 @@ SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
 }
 // Floating-point atomics as HIP compiles them by default (a compare-and-swap loop where the
 // hardware's float atomics would not be safe on every kind of memory).
+#if SPMVJIT_COMPLEX
+#include "complex_ops.cuh"
+#else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
+#endif
 // 64-bit counters of the device planning kernels (templates/gpu/device_plan.cu).
 SPMVJIT_DEVICE void spmvjit_atomic_add_u64(unsigned long long* p, unsigned long long v) { atomicAdd(p, v); }
 SPMVJIT_DEVICE void spmvjit_atomic_min_u64(unsigned long long* p, unsigned long long v) { atomicMin(p, v); }
@@ -135,6 +157,23 @@ SPMVJIT_DEVICE void spmvjit_grid_launch_dependents() {}
 // The rest is prelude_cuda.h's text, unchanged (tests/runtime/test_hip.cpp checks that the two
 // agree from here on), so it keeps that file's layout.
 // clang-format off
+// alpha and beta as V: templates read them through these, never as (V)a.alpha, which would drop
+// a complex value's imaginary part.
+SPMVJIT_DEVICE V spmvjit_alpha(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.alpha, (SPMVJIT_VALUE_T)a.alpha_im);
+#else
+  return (V)a.alpha;
+#endif
+}
+SPMVJIT_DEVICE V spmvjit_beta(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.beta, (SPMVJIT_VALUE_T)a.beta_im);
+#else
+  return (V)a.beta;
+#endif
+}
+
 // E bit 0: beta == 0 (y is not read); bit 1: alpha == 1; E == SPMVJIT_EPILOGUE_RUNTIME: both
 // decided at run time. Kernels ask through these, never test the bits themselves.
 template <int E>
@@ -177,7 +216,8 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
   if (i >= a.rows * a.vectors) return;
   const i64 r = i % a.rows, j = i / a.rows;
   V* y = (V*)a.y + (a.layout ? r * a.ldy + j : j * a.ldy + r);
-  *y = a.beta == 0 ? V(0) : V(a.beta) * *y;
+  const V beta = spmvjit_beta(a);
+  *y = beta == V(0) ? V(0) : beta * *y;
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED

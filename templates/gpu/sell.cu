@@ -46,7 +46,7 @@ SPMVJIT_DEVICE void sell_rows(const SpmvArgs& a) {
 #else
   const i64 r = pos;
 #endif
-  y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
+  y[r] = spmvjit_epilogue<E>(sum, y, r, spmvjit_alpha(a), spmvjit_beta(a));
 }
 
 SPMVJIT_EXPORT_KERNEL(sell_rows, spmvjit_part, SELL_GPU_BLOCK)

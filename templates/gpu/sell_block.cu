@@ -29,7 +29,7 @@ SPMVJIT_DEVICE void sell_block_part(const SpmvArgs& a) {
 #pragma unroll
     for (i64 b = 0; b < B; ++b) sum += spmvjit_ld_stream(vs + (j * B + b) * C + i) * spmvjit_ldg(x + c + b);
   }
-  y[g] = spmvjit_epilogue<E>(sum, y, g, (V)a.alpha, (V)a.beta);
+  y[g] = spmvjit_epilogue<E>(sum, y, g, spmvjit_alpha(a), spmvjit_beta(a));
 }
 
 SPMVJIT_EXPORT_KERNEL(sell_block_part, spmvjit_part, SELL_BLOCK_GPU_BLOCK)

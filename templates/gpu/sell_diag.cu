@@ -32,7 +32,7 @@ SPMVJIT_DEVICE void sell_diag_part(const SpmvArgs& a) {
   const i64 r0 = spmvjit_ldg(rp + s), r1 = spmvjit_ldg(rp + s + 1);
   for (i64 k = r0 + i; k < r1; k += C)
     sum += spmvjit_ld_stream(rval + k) * spmvjit_ldg(x + spmvjit_ld_stream(rcol + k));
-  y[g] = spmvjit_epilogue<E>(sum, y, g, (V)a.alpha, (V)a.beta);
+  y[g] = spmvjit_epilogue<E>(sum, y, g, spmvjit_alpha(a), spmvjit_beta(a));
 }
 
 SPMVJIT_EXPORT_KERNEL(sell_diag_part, spmvjit_part, SELL_DIAG_GPU_BLOCK)

@@ -39,7 +39,7 @@ SPMVJIT_DEVICE void sellp_part(const SpmvArgs& a) {
   const i64 pos = s * C + q / T;
   if (q % T == 0 && pos < a.rows) {
     const i64 r = SPMVJIT_PERMUTED ? (i64)spmvjit_ldg(perm + pos) : pos;
-    y[r] = spmvjit_epilogue<E>(sum, y, r, (V)a.alpha, (V)a.beta);
+    y[r] = spmvjit_epilogue<E>(sum, y, r, spmvjit_alpha(a), spmvjit_beta(a));
   }
 }
 

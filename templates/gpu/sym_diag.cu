@@ -30,7 +30,7 @@ SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
     const i64 r1 = (i64)spmvjit_ldg(rp + i + 1);
     for (i64 k = (i64)spmvjit_ldg(rp + i); k < r1; ++k)
       sum += spmvjit_ld_stream(rval + k) * spmvjit_ldg(x + spmvjit_ld_stream(rcol + k));
-    y[i] = spmvjit_epilogue<E>(sum, y, i, (V)a.alpha, (V)a.beta);
+    y[i] = spmvjit_epilogue<E>(sum, y, i, spmvjit_alpha(a), spmvjit_beta(a));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "engine/device_plan.hpp"
@@ -62,11 +63,14 @@ struct CompileJob {
 // all cores (NVRTC is thread-safe for distinct programs).
 // `plain_only`: leave out the compressed-value variants (engine/value_codec.hpp), two thirds of
 // them; the other architecture compiles those.
-std::vector<CompileJob> compile_all(const std::string& arch, const std::string& dir, bool plain_only) {
+// `complex_only`: only the specs of complex values.
+std::vector<CompileJob> compile_all(const std::string& arch, const std::string& dir, bool plain_only,
+                                    bool complex_only = false) {
   Backend& b = cuda_compiler(arch);
   std::vector<CompileJob> jobs;
   for (const KernelSpec& s : all_kernel_specs(b.target()))
-    if (!plain_only || !s.constants.count(kValueCodecParam)) jobs.push_back({s});
+    if ((!plain_only || !s.constants.count(kValueCodecParam)) && (!complex_only || is_complex(s.value)))
+      jobs.push_back({s});
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t k; (k = next++) < jobs.size();) {
@@ -144,6 +148,31 @@ TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_9
   CHECK(after == files);
   CHECK(spmv_warmup(SPMV_BACKEND_CUDA, "sm_xx", dir.c_str(), &count) == SPMV_STATUS_INVALID_VALUE);
   std::filesystem::remove_all(dir);
+}
+
+// The complex specs alone (the test above compiles them among all the others): every format that
+// takes complex values, both index types, complex float and complex double, into cubins.
+TEST_CASE("cuda: every complex kernel spec compiles through NVRTC for sm_90", "[cuda][complex]") {
+  if (!have_nvrtc()) {
+    SPMVJIT_SKIP("NVRTC not found");
+  }
+  const test::TempDir dir;
+  std::set<std::string> formats;
+  int n = 0;
+  for (const CompileJob& j : compile_all("sm_90", dir.path(), true, true)) {
+    INFO(j.spec.serialize() << "\n" << j.error);
+    CHECK(j.error == "");
+    CHECK(j.elf);
+    CHECK(j.spec.constants.count(kValueCodecParam) == 0);
+    formats.insert(j.spec.format);
+    ++n;
+  }
+  std::set<std::string> expected;
+  for (const Format* f : gpu_formats())
+    if (f->supports_value(ValueType::c64)) expected.insert(f->name());
+  CHECK(formats == expected);
+  CHECK(expected.size() >= 4);
+  std::printf("cuda: %d complex kernel specs compiled for sm_90\n", n);
 }
 
 TEST_CASE("cuda: compiler-only backend facts and failures", "[cuda]") {

@@ -337,6 +337,15 @@ TEST_CASE("hip: every GPU kernel spec compiles through hipRTC: gfx1030, float", 
   compile_everything("gfx1030", ValueType::f32, true);
 }
 
+// Complex values: the formats that take them, plain values only.
+TEST_CASE("hip: every GPU kernel spec compiles through hipRTC: gfx90a:sramecc+:xnack-, complex", "[hip][complex]") {
+  compile_everything("gfx90a:sramecc+:xnack-", ValueType::c32, false);
+  compile_everything("gfx90a:sramecc+:xnack-", ValueType::c64, false);
+}
+TEST_CASE("hip: every GPU kernel spec compiles through hipRTC: gfx1030, complex", "[hip][complex]") {
+  compile_everything("gfx1030", ValueType::c64, false);
+}
+
 // HIP's NVIDIA platform: hipRTC is NVRTC, the code is PTX for the device's architecture.
 TEST_CASE("hip: every GPU kernel spec compiles through hipRTC over NVRTC: sm_90, double", "[hip]") {
   compile_everything("sm_90", ValueType::f64, false);

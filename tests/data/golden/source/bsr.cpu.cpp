@@ -22,9 +22,74 @@
 #define SPMVJIT_VALUE_T double
 #endif
 
+#ifndef SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX 0
+#endif
+#define SPMVJIT_METHOD inline
+
 typedef SPMVJIT_INDEX_T I;
-typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
+// Complex values (SPMVJIT_COMPLEX): V is a pair of SPMVJIT_VALUE_T.
+#if SPMVJIT_COMPLEX
+#line 1 "contract/complex.h"
+// The complex value type of kernels compiled with SPMVJIT_COMPLEX (the preludes make V
+// spmvjit_complex<SPMVJIT_VALUE_T>): re then im, the layout of C99's _Complex, std::complex and
+// cuComplex, with the arithmetic the templates use. Kernels only (the host uses std::complex).
+// Plain C++ with no includes, for clang (CPU), NVRTC and hipRTC alike; SPMVJIT_METHOD is the
+// prelude's function qualifier (device code on GPUs). GPU preludes set SPMVJIT_COMPLEX_ALIGNED:
+// cuComplex's alignment (8 or 16 bytes), so a value loads and stores as one vector.
+#ifndef SPMVJIT_CONTRACT_COMPLEX_H
+#define SPMVJIT_CONTRACT_COMPLEX_H
+
+#if SPMVJIT_COMPLEX_ALIGNED
+#define SPMVJIT_COMPLEX_ALIGNAS(T) alignas(2 * sizeof(T))
+#else
+#define SPMVJIT_COMPLEX_ALIGNAS(T)
+#endif
+
+template <class T>
+struct SPMVJIT_COMPLEX_ALIGNAS(T) spmvjit_complex {
+  T re, im;
+  // Trivial, so arrays of values can live in registers, local and shared memory.
+  spmvjit_complex() = default;
+  // From one real number (V sum = 0, V(1)): imaginary part 0.
+  SPMVJIT_METHOD constexpr spmvjit_complex(T r) : re(r), im(T(0)) {}
+  SPMVJIT_METHOD constexpr spmvjit_complex(T r, T i) : re(r), im(i) {}
+
+  // Hidden friends, so `beta == 0` converts the 0 as it does for real V.
+  friend SPMVJIT_METHOD spmvjit_complex operator+(spmvjit_complex a, spmvjit_complex b) {
+    return spmvjit_complex(a.re + b.re, a.im + b.im);
+  }
+  friend SPMVJIT_METHOD spmvjit_complex operator-(spmvjit_complex a, spmvjit_complex b) {
+    return spmvjit_complex(a.re - b.re, a.im - b.im);
+  }
+  friend SPMVJIT_METHOD spmvjit_complex operator-(spmvjit_complex a) { return spmvjit_complex(-a.re, -a.im); }
+  friend SPMVJIT_METHOD spmvjit_complex operator*(spmvjit_complex a, spmvjit_complex b) {
+    return spmvjit_complex(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
+  }
+  friend SPMVJIT_METHOD bool operator==(spmvjit_complex a, spmvjit_complex b) {
+    return a.re == b.re && a.im == b.im;
+  }
+  friend SPMVJIT_METHOD bool operator!=(spmvjit_complex a, spmvjit_complex b) { return !(a == b); }
+  SPMVJIT_METHOD spmvjit_complex& operator+=(spmvjit_complex b) {
+    re += b.re;
+    im += b.im;
+    return *this;
+  }
+  SPMVJIT_METHOD spmvjit_complex& operator-=(spmvjit_complex b) {
+    re -= b.re;
+    im -= b.im;
+    return *this;
+  }
+  SPMVJIT_METHOD spmvjit_complex& operator*=(spmvjit_complex b) { return *this = *this * b; }
+};
+
+#endif  // SPMVJIT_CONTRACT_COMPLEX_H
+#line 23 "cpu/prelude.h"
+typedef spmvjit_complex<SPMVJIT_VALUE_T> V;
+#else
+typedef SPMVJIT_VALUE_T V;
+#endif
 
 #ifndef SPMVJIT_RUNTIME_EPILOGUE
 #define SPMVJIT_RUNTIME_EPILOGUE 0
@@ -64,6 +129,10 @@ struct SpmvArgs {
   long long ldx;
   long long ldy;
   long long layout;
+  // Imaginary parts of alpha and beta for complex values (0 for real ones); alpha and beta above
+  // are the real parts. At the end, so the real kernels' layout is what it was.
+  double alpha_im;
+  double beta_im;
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
@@ -79,7 +148,24 @@ enum {
 };
 
 #endif  // SPMVJIT_CONTRACT_SPMV_ARGS_H
-#line 22 "cpu/prelude.h"
+#line 33 "cpu/prelude.h"
+
+// alpha and beta as V: templates read them through these, never as (V)a.alpha, which would drop
+// a complex value's imaginary part.
+static inline V spmvjit_alpha(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.alpha, (SPMVJIT_VALUE_T)a.alpha_im);
+#else
+  return (V)a.alpha;
+#endif
+}
+static inline V spmvjit_beta(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.beta, (SPMVJIT_VALUE_T)a.beta_im);
+#else
+  return (V)a.beta;
+#endif
+}
 
 // E bit 0: beta == 0 (y is not read); bit 1: alpha == 1; E == SPMVJIT_EPILOGUE_RUNTIME: both
 // decided at run time. Kernels ask through these, never test the bits themselves.
@@ -170,7 +256,7 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 #endif
 
 #endif  // SPMVJIT_CPU_VALUES_H
-#line 42 "cpu/prelude.h"
+#line 70 "cpu/prelude.h"
 
 // Exports spmvjit_part_<e>(args, part) for the four epilogues from `template <int E> part(...)`,
 // or the one run-time variant spmvjit_part_r (SPMVJIT_RUNTIME_EPILOGUE).
@@ -279,7 +365,7 @@ static void bsr_part(const SpmvArgs& a, i64 p) {
   const i64* parts = (const i64*)a.a[BSR_PARTS];
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const V alpha = (V)a.alpha, beta = (V)a.beta;
+  const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 rows = a.rows, cols = a.cols;
   for (i64 b = parts[p]; b < parts[p + 1]; ++b) {
     V acc[R][C];

@@ -187,8 +187,11 @@ enum { WSORT_N_SIGMA, WSORT_N_RUN };
 #define SPMVJIT_VALUE_T double
 #endif
 
+#ifndef SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX 0
+#endif
+
 typedef SPMVJIT_INDEX_T I;
-typedef SPMVJIT_VALUE_T V;
 typedef long long i64;
 
 #ifndef SPMVJIT_RUNTIME_EPILOGUE
@@ -229,6 +232,10 @@ struct SpmvArgs {
   long long ldx;
   long long ldy;
   long long layout;
+  // Imaginary parts of alpha and beta for complex values (0 for real ones); alpha and beta above
+  // are the real parts. At the end, so the real kernels' layout is what it was.
+  double alpha_im;
+  double beta_im;
 };
 
 // Every module exports each entry point as <entry>_<e> for the four epilogues e: bit 0 means
@@ -244,7 +251,7 @@ enum {
 };
 
 #endif  // SPMVJIT_CONTRACT_SPMV_ARGS_H
-#line 24 "gpu/prelude_hip.h"
+#line 27 "gpu/prelude_hip.h"
 
 // Lanes of a wavefront: codegen bakes the target's (KernelSpec::warp_size). The compiler's own
 // wavefront (clang's __AMDGCN_WAVEFRONT_SIZE: 64 on gfx9, 32 on gfx10+ unless -mwavefrontsize64)
@@ -273,6 +280,69 @@ typedef unsigned spmvjit_lanes_t;
 #define SPMVJIT_DEVICE static __device__ __forceinline__
 #define SPMVJIT_METHOD __device__ __forceinline__
 #define SPMVJIT_RESTRICT __restrict__
+
+// Complex values (SPMVJIT_COMPLEX): V is a pair of SPMVJIT_VALUE_T, aligned as cuComplex.
+#if SPMVJIT_COMPLEX
+#define SPMVJIT_COMPLEX_ALIGNED 1
+#line 1 "contract/complex.h"
+// The complex value type of kernels compiled with SPMVJIT_COMPLEX (the preludes make V
+// spmvjit_complex<SPMVJIT_VALUE_T>): re then im, the layout of C99's _Complex, std::complex and
+// cuComplex, with the arithmetic the templates use. Kernels only (the host uses std::complex).
+// Plain C++ with no includes, for clang (CPU), NVRTC and hipRTC alike; SPMVJIT_METHOD is the
+// prelude's function qualifier (device code on GPUs). GPU preludes set SPMVJIT_COMPLEX_ALIGNED:
+// cuComplex's alignment (8 or 16 bytes), so a value loads and stores as one vector.
+#ifndef SPMVJIT_CONTRACT_COMPLEX_H
+#define SPMVJIT_CONTRACT_COMPLEX_H
+
+#if SPMVJIT_COMPLEX_ALIGNED
+#define SPMVJIT_COMPLEX_ALIGNAS(T) alignas(2 * sizeof(T))
+#else
+#define SPMVJIT_COMPLEX_ALIGNAS(T)
+#endif
+
+template <class T>
+struct SPMVJIT_COMPLEX_ALIGNAS(T) spmvjit_complex {
+  T re, im;
+  // Trivial, so arrays of values can live in registers, local and shared memory.
+  spmvjit_complex() = default;
+  // From one real number (V sum = 0, V(1)): imaginary part 0.
+  SPMVJIT_METHOD constexpr spmvjit_complex(T r) : re(r), im(T(0)) {}
+  SPMVJIT_METHOD constexpr spmvjit_complex(T r, T i) : re(r), im(i) {}
+
+  // Hidden friends, so `beta == 0` converts the 0 as it does for real V.
+  friend SPMVJIT_METHOD spmvjit_complex operator+(spmvjit_complex a, spmvjit_complex b) {
+    return spmvjit_complex(a.re + b.re, a.im + b.im);
+  }
+  friend SPMVJIT_METHOD spmvjit_complex operator-(spmvjit_complex a, spmvjit_complex b) {
+    return spmvjit_complex(a.re - b.re, a.im - b.im);
+  }
+  friend SPMVJIT_METHOD spmvjit_complex operator-(spmvjit_complex a) { return spmvjit_complex(-a.re, -a.im); }
+  friend SPMVJIT_METHOD spmvjit_complex operator*(spmvjit_complex a, spmvjit_complex b) {
+    return spmvjit_complex(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
+  }
+  friend SPMVJIT_METHOD bool operator==(spmvjit_complex a, spmvjit_complex b) {
+    return a.re == b.re && a.im == b.im;
+  }
+  friend SPMVJIT_METHOD bool operator!=(spmvjit_complex a, spmvjit_complex b) { return !(a == b); }
+  SPMVJIT_METHOD spmvjit_complex& operator+=(spmvjit_complex b) {
+    re += b.re;
+    im += b.im;
+    return *this;
+  }
+  SPMVJIT_METHOD spmvjit_complex& operator-=(spmvjit_complex b) {
+    re -= b.re;
+    im -= b.im;
+    return *this;
+  }
+  SPMVJIT_METHOD spmvjit_complex& operator*=(spmvjit_complex b) { return *this = *this * b; }
+};
+
+#endif  // SPMVJIT_CONTRACT_COMPLEX_H
+#line 60 "gpu/prelude_hip.h"
+typedef spmvjit_complex<SPMVJIT_VALUE_T> V;
+#else
+typedef SPMVJIT_VALUE_T V;
+#endif
 
 #if defined(__HIP_PLATFORM_NVIDIA__)
 #define SPMVJIT_HIP_NONTEMPORAL_LOAD(p) __ldcs(p)
@@ -313,6 +383,12 @@ SPMVJIT_HIP_NT_LOAD(unsigned long long)
 SPMVJIT_HIP_NT_LOAD(unsigned short)
 SPMVJIT_HIP_NT_LOAD(unsigned char)
 #undef SPMVJIT_HIP_NT_LOAD
+#if SPMVJIT_COMPLEX  // the two parts, each nontemporal
+template <class T>
+SPMVJIT_DEVICE spmvjit_complex<T> spmvjit_ld_stream(const spmvjit_complex<T>* p) {
+  return spmvjit_complex<T>(SPMVJIT_HIP_NONTEMPORAL_LOAD(&p->re), SPMVJIT_HIP_NONTEMPORAL_LOAD(&p->im));
+}
+#endif
 // Shuffles over the whole wavefront (HIP's have no mask: every lane takes part, as with CUDA's
 // full mask).
 template <class T>
@@ -335,7 +411,43 @@ SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
 }
 // Floating-point atomics as HIP compiles them by default (a compare-and-swap loop where the
 // hardware's float atomics would not be safe on every kind of memory).
+#if SPMVJIT_COMPLEX
+#line 1 "gpu/complex_ops.cuh"
+// Warp shuffles and atomic adds of complex values (SPMVJIT_COMPLEX), from the real ones of the
+// backend's prelude (prelude_cuda.h, prelude_hip.h), which includes this file after defining them:
+// a value moves as its two parts.
+#ifndef SPMVJIT_GPU_COMPLEX_OPS_CUH
+#define SPMVJIT_GPU_COMPLEX_OPS_CUH
+
+// More specialized than the preludes' templates of T, so overload resolution takes these.
+template <class T>
+SPMVJIT_DEVICE spmvjit_complex<T> spmvjit_shfl_down(spmvjit_complex<T> v, int d) {
+  return spmvjit_complex<T>(spmvjit_shfl_down(v.re, d), spmvjit_shfl_down(v.im, d));
+}
+template <class T>
+SPMVJIT_DEVICE spmvjit_complex<T> spmvjit_shfl_up(spmvjit_complex<T> v, int d) {
+  return spmvjit_complex<T>(spmvjit_shfl_up(v.re, d), spmvjit_shfl_up(v.im, d));
+}
+template <class T>
+SPMVJIT_DEVICE spmvjit_complex<T> spmvjit_shfl(spmvjit_complex<T> v, int lane) {
+  return spmvjit_complex<T>(spmvjit_shfl(v.re, lane), spmvjit_shfl(v.im, lane));
+}
+template <class T>
+SPMVJIT_DEVICE spmvjit_complex<T> spmvjit_shfl_xor(spmvjit_complex<T> v, int mask) {
+  return spmvjit_complex<T>(spmvjit_shfl_xor(v.re, mask), spmvjit_shfl_xor(v.im, mask));
+}
+// Two atomic adds: each part is exact as a real atomic add is; a reader between them (none: y is
+// read only after the launch) could see one part added.
+SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
+  atomicAdd(&p->re, v.re);
+  atomicAdd(&p->im, v.im);
+}
+
+#endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
+#line 134 "gpu/prelude_hip.h"
+#else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
+#endif
 // 64-bit counters of the device planning kernels (templates/gpu/device_plan.cu).
 SPMVJIT_DEVICE void spmvjit_atomic_add_u64(unsigned long long* p, unsigned long long v) { atomicAdd(p, v); }
 SPMVJIT_DEVICE void spmvjit_atomic_min_u64(unsigned long long* p, unsigned long long v) { atomicMin(p, v); }
@@ -359,6 +471,23 @@ SPMVJIT_DEVICE void spmvjit_grid_launch_dependents() {}
 // The rest is prelude_cuda.h's text, unchanged (tests/runtime/test_hip.cpp checks that the two
 // agree from here on), so it keeps that file's layout.
 // clang-format off
+// alpha and beta as V: templates read them through these, never as (V)a.alpha, which would drop
+// a complex value's imaginary part.
+SPMVJIT_DEVICE V spmvjit_alpha(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.alpha, (SPMVJIT_VALUE_T)a.alpha_im);
+#else
+  return (V)a.alpha;
+#endif
+}
+SPMVJIT_DEVICE V spmvjit_beta(const SpmvArgs& a) {
+#if SPMVJIT_COMPLEX
+  return V((SPMVJIT_VALUE_T)a.beta, (SPMVJIT_VALUE_T)a.beta_im);
+#else
+  return (V)a.beta;
+#endif
+}
+
 // E bit 0: beta == 0 (y is not read); bit 1: alpha == 1; E == SPMVJIT_EPILOGUE_RUNTIME: both
 // decided at run time. Kernels ask through these, never test the bits themselves.
 template <int E>
@@ -466,7 +595,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 171 "gpu/prelude_hip.h"
+#line 210 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -476,7 +605,8 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
   if (i >= a.rows * a.vectors) return;
   const i64 r = i % a.rows, j = i / a.rows;
   V* y = (V*)a.y + (a.layout ? r * a.ldy + j : j * a.ldy + r);
-  *y = a.beta == 0 ? V(0) : V(a.beta) * *y;
+  const V beta = spmvjit_beta(a);
+  *y = beta == V(0) ? V(0) : beta * *y;
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
