@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,8 +24,10 @@ namespace {
 constexpr int64_t kMaxDimension = int64_t(1) << 34;
 
 enum class Format { coordinate, array };
-enum class Field { real, integer, pattern };
-enum class Symmetry { general, symmetric, skew };
+enum class Field { real, integer, pattern, complex };
+// hermitian: complex files only (a real hermitian file is symmetric).
+enum class Symmetry { general, symmetric, skew, hermitian };
+using Complex = std::complex<double>;
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -210,13 +213,15 @@ Header parse_banner(Reader& in) {
   } else if (iequals(field, "pattern")) {
     h.field = Field::pattern;
   } else if (iequals(field, "complex")) {
-    in.unsupported("complex matrices are not supported");
+    h.field = Field::complex;
   } else {
     in.error("unknown field " + quote(field) + " (expected real, integer, pattern or complex)");
   }
   // A hermitian matrix with real entries is symmetric.
   if (iequals(sym, "general")) {
     h.symmetry = Symmetry::general;
+  } else if (iequals(sym, "hermitian") && h.field == Field::complex) {
+    h.symmetry = Symmetry::hermitian;
   } else if (iequals(sym, "symmetric") || iequals(sym, "hermitian")) {
     h.symmetry = Symmetry::symmetric;
   } else if (iequals(sym, "skew-symmetric")) {
@@ -232,16 +237,17 @@ Header parse_banner(Reader& in) {
   return h;
 }
 
-// Entries as read, before mirroring; zero-based.
+// Entries as read, before mirroring; zero-based. V: double, or Complex for complex reads.
+template <class V>
 struct Triplets {
   std::vector<int64_t> row, col;
-  std::vector<double> val;
+  std::vector<V> val;
   void reserve(size_t n) {
     row.reserve(n);
     col.reserve(n);
     val.reserve(n);
   }
-  void push(int64_t r, int64_t c, double v) {
+  void push(int64_t r, int64_t c, V v) {
     row.push_back(r);
     col.push_back(c);
     val.push_back(v);
@@ -261,6 +267,35 @@ double parse_value(Reader& in, LineTokens& t, Field field) {
   in.error("invalid " + std::string(field == Field::integer ? "integer " : "") + "value " + quote(tok));
 }
 
+// One entry's value as V: a complex file's two numbers (re im), or one number (imaginary part 0
+// when read as complex).
+template <class V>
+V parse_entry_value(Reader& in, LineTokens& t, Field field) {
+  if constexpr (std::is_same_v<V, Complex>) {
+    if (field == Field::complex) {
+      const double re = parse_value(in, t, Field::real);
+      if (t.at_end()) in.error("missing imaginary part (a complex entry holds two numbers)");
+      return Complex(re, parse_value(in, t, Field::real));
+    }
+    return Complex(parse_value(in, t, field), 0.0);
+  } else {
+    return parse_value(in, t, field);
+  }
+}
+
+// A hermitian matrix's diagonal is real.
+template <class V>
+void check_diagonal(Reader& in, const Header& h, int64_t i, int64_t j, const V& v) {
+  if constexpr (std::is_same_v<V, Complex>) {
+    if (h.symmetry == Symmetry::hermitian && i == j && v.imag() != 0) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.17g", v.imag());
+      in.error("diagonal entry (" + std::to_string(i) + ", " + std::to_string(j) +
+               ") of a hermitian matrix has imaginary part " + b + " (must be 0)");
+    }
+  }
+}
+
 void expect_line_end(Reader& in, LineTokens& t, const char* what) {
   if (!t.at_end() && *t.p != '%')
     in.error("unexpected " + quote(t.token()) + " after the " + std::string(what));
@@ -277,8 +312,9 @@ void check_index(Reader& in, int64_t v, int64_t bound, const char* what) {
              std::to_string(bound) + "]");
 }
 
+template <class V>
 void read_coordinate(Reader& in, const Header& h, int64_t rows, int64_t cols, int64_t entries,
-                     size_t text_size, Triplets& out) {
+                     size_t text_size, Triplets<V>& out) {
   // Every entry takes at least 4 bytes ("1 1\n"), so a lying size line cannot make us reserve
   // more than the text can hold.
   out.reserve(size_t(std::min<int64_t>(entries, int64_t(text_size / 4 + 1))));
@@ -294,12 +330,13 @@ void read_coordinate(Reader& in, const Header& h, int64_t rows, int64_t cols, in
     if (!t.integer(j)) in.error("invalid column index " + quote(t.token()));
     check_index(in, i, rows, "row");
     check_index(in, j, cols, "column");
-    double v = 1.0;
+    V v = V(1.0);
     if (h.field != Field::pattern) {
       if (t.at_end()) in.error("missing value");
-      v = parse_value(in, t, h.field);
+      v = parse_entry_value<V>(in, t, h.field);
     }
     expect_line_end(in, t, "entry");
+    check_diagonal(in, h, i, j, v);
     if (h.symmetry == Symmetry::skew && i == j)
       in.error("diagonal entry (" + std::to_string(i) + ", " + std::to_string(j) +
                ") in a skew-symmetric matrix");
@@ -317,7 +354,8 @@ int64_t array_entries(const Header& h, int64_t rows, int64_t cols) {
   return n % 2 == 0 ? n / 2 * (n + 1) : (n + 1) / 2 * n;
 }
 
-void read_array(Reader& in, const Header& h, int64_t rows, int64_t cols, Triplets& out) {
+template <class V>
+void read_array(Reader& in, const Header& h, int64_t rows, int64_t cols, Triplets<V>& out) {
   // Column-major; symmetric files hold the lower triangle, skew files the strict lower one.
   const int64_t skip = h.symmetry == Symmetry::general ? -1 : h.symmetry == Symmetry::skew ? 1 : 0;
   const int64_t expected = array_entries(h, rows, cols);
@@ -328,24 +366,34 @@ void read_array(Reader& in, const Header& h, int64_t rows, int64_t cols, Triplet
     for (int64_t i = skip < 0 ? 0 : j + skip; i < rows; ++i) {
       if (!in.next_data_line(line)) end_of_file(in, k, expected);
       LineTokens t(line);
-      double v = parse_value(in, t, h.field);
+      const V v = parse_entry_value<V>(in, t, h.field);
       expect_line_end(in, t, "value");
-      if (v != 0.0) out.push(i, j, v);  // array files are dense: keep only the nonzeros
+      check_diagonal(in, h, i + 1, j + 1, v);
+      if (v != V(0.0)) out.push(i, j, v);  // array files are dense: keep only the nonzeros
       ++k;
     }
   }
 }
 
+// The entry (j, i) that (i, j, v) stands for in a file of this symmetry.
+template <class V>
+V mirrored(Symmetry sym, const V& v) {
+  if (sym == Symmetry::skew) return -v;
+  if constexpr (std::is_same_v<V, Complex>)
+    if (sym == Symmetry::hermitian) return std::conj(v);
+  return v;
+}
+
 // Counting sort by row (mirroring symmetric entries), then sorted columns and summed duplicates.
 // `summed` receives the (row, column) of every merge, for the duplicate report.
-HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, const Triplets& t,
-                                   std::vector<mtx::Position>& summed) {
-  HostCsr<int64_t, double> a;
+template <class V>
+HostCsr<int64_t, V> build_csr(int64_t rows, int64_t cols, Symmetry sym, const Triplets<V>& t,
+                              std::vector<mtx::Position>& summed) {
+  HostCsr<int64_t, V> a;
   a.rows = rows;
   a.cols = cols;
   const size_t n = t.row.size();
   const bool mirror = sym != Symmetry::general;
-  const double mirror_sign = sym == Symmetry::skew ? -1.0 : 1.0;
   // Counts go to rp[r + 2] so that, after the prefix sum, rp[r + 1] is the insertion cursor of
   // row r, and after the scatter it is the end of row r: no second array needed.
   std::vector<int64_t>& rp = a.row_ptr;
@@ -359,7 +407,7 @@ HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, con
   a.col_idx.resize(total);
   a.val.resize(total);
   int64_t* ci = a.col_idx.data();
-  double* va = a.val.data();
+  V* va = a.val.data();
   for (size_t k = 0; k < n; ++k) {
     const int64_t r = t.row[k], c = t.col[k];
     int64_t& pos = rp[size_t(r) + 1];
@@ -368,13 +416,13 @@ HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, con
     if (mirror && r != c) {
       int64_t& mpos = rp[size_t(c) + 1];
       ci[mpos] = r;
-      va[mpos++] = mirror_sign * t.val[k];
+      va[mpos++] = mirrored(sym, t.val[k]);
     }
   }
   rp.pop_back();
 
   // Files are usually sorted by column, which the stable scatter keeps; sort only other rows.
-  std::vector<std::pair<int64_t, double>> tmp;
+  std::vector<std::pair<int64_t, V>> tmp;
   int64_t write = 0, begin = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t end = rp[size_t(r) + 1];
@@ -408,15 +456,16 @@ HostCsr<int64_t, double> build_csr(int64_t rows, int64_t cols, Symmetry sym, con
 }
 
 // Refuses, at the size line, sizes whose arrays would take more than the memory limit: the
-// triplets as read (24 bytes each), row_ptr (8 bytes a row) and the CSR entries (16 bytes each,
-// twice for mirrored files). Entries are bounded by what the rest of the text can hold, so a
-// lying entry count costs nothing; rows are not: an empty 2^31-row matrix is 16 GiB of row_ptr.
+// triplets as read (16 bytes and a value each), row_ptr (8 bytes a row) and the CSR entries (8
+// bytes and a value each, twice for mirrored files); values of `value_bytes`. Entries are bounded by what the
+// rest of the text can hold, so a lying entry count costs nothing; rows are not: an empty 2^31-row matrix is
+// 16 GiB of row_ptr.
 void check_memory(const Reader& in, const Header& h, int64_t rows, int64_t cols, int64_t entries,
-                  const ReadOptions& options) {
+                  const ReadOptions& options, long double value_bytes) {
   const size_t min_bytes = h.format == Format::array ? 2 : 4;  // "0\n", "1 1\n"
   const long double stored = std::min<long double>(entries, in.remaining() / min_bytes + 1);
-  const long double need =
-      24 * stored + 8 * ((long double)rows + 2) + 16 * stored * (h.symmetry == Symmetry::general ? 1 : 2);
+  const long double need = (16 + value_bytes) * stored + 8 * ((long double)rows + 2) +
+                           (8 + value_bytes) * stored * (h.symmetry == Symmetry::general ? 1 : 2);
   const uint64_t limit = options.memory_limit ? options.memory_limit : default_read_memory_limit();
   if (need <= (long double)limit) return;
   in.refuse(SPMV_STATUS_OUT_OF_MEMORY,
@@ -426,7 +475,8 @@ void check_memory(const Reader& in, const Header& h, int64_t rows, int64_t cols,
                 (options.memory_limit ? "" : " (physical memory, or ulimit -v / -d when lower)"));
 }
 
-void report_duplicates(std::string_view text, const std::string& name, const Triplets& trip, Symmetry sym,
+template <class V>
+void report_duplicates(std::string_view text, const std::string& name, const Triplets<V>& trip, Symmetry sym,
                        std::vector<mtx::Position> summed, DuplicatePolicy policy) {
   const mtx::DuplicateReport d =
       mtx::find_duplicates(trip.row, trip.col, sym != Symmetry::general, std::move(summed));
@@ -448,12 +498,21 @@ void report_duplicates(std::string_view text, const std::string& name, const Tri
            " summed; the first, line " + std::to_string(lines[0]) + ": " + what);
 }
 
-HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& name,
-                                    const ReadOptions& options, MatrixMarketInfo* info) {
+template <class V>
+HostCsr<int64_t, V> parse_text(std::string_view text, const std::string& name, const ReadOptions& options,
+                               MatrixMarketInfo* info) {
   Reader in(text, name);
   in.set_progress(&options.progress);
   const Header h = parse_banner(in);
-  if (info) info->symmetric = h.symmetry == Symmetry::symmetric;
+  if (!std::is_same_v<V, Complex> && h.field == Field::complex)
+    in.unsupported(
+        "a complex matrix cannot be read into real values (read it as complex: "
+        "read_matrix_market_complex, or `spmvjit run --values complex_double`)");
+  if (info) {
+    info->symmetric = h.symmetry == Symmetry::symmetric;
+    info->hermitian = h.symmetry == Symmetry::hermitian;
+    info->complex = h.field == Field::complex;
+  }
 
   std::string_view line;
   if (!in.next_data_line(line)) in.error("unexpected end of file: missing the size line");
@@ -473,15 +532,15 @@ HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& na
     in.error("matrix of " + std::to_string(rows) + " x " + std::to_string(cols) +
              " is too large (at most 2^34 rows and columns)");
   if (h.symmetry != Symmetry::general && rows != cols)
-    in.error("a symmetric or skew-symmetric matrix must be square, got " + std::to_string(rows) + " x " +
-             std::to_string(cols));
+    in.error("a symmetric, skew-symmetric or hermitian matrix must be square, got " + std::to_string(rows) +
+             " x " + std::to_string(cols));
   if (h.format == Format::array) {
     if (rows != 0 && cols > INT64_MAX / rows) in.error("array matrix is too large");
     entries = array_entries(h, rows, cols);
   }
-  check_memory(in, h, rows, cols, entries, options);
+  check_memory(in, h, rows, cols, entries, options, sizeof(V));
 
-  Triplets trip;
+  Triplets<V> trip;
   if (h.format == Format::coordinate) {
     read_coordinate(in, h, rows, cols, entries, text.size(), trip);
   } else {
@@ -492,7 +551,7 @@ HostCsr<int64_t, double> parse_text(std::string_view text, const std::string& na
              std::to_string(h.format == Format::coordinate ? entries : int64_t(trip.row.size())) + ")");
   in.report_done();
   std::vector<mtx::Position> summed;
-  HostCsr<int64_t, double> a = build_csr(rows, cols, h.symmetry, trip, summed);
+  HostCsr<int64_t, V> a = build_csr(rows, cols, h.symmetry, trip, summed);
   if (!summed.empty()) report_duplicates(text, name, trip, h.symmetry, std::move(summed), options.duplicates);
   return a;
 }
@@ -507,15 +566,30 @@ std::string mtx::gib(long double bytes) {
   return b;
 }
 
-HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name,
-                                             const ReadOptions& options, MatrixMarketInfo* info) {
+namespace {
+template <class V>
+HostCsr<int64_t, V> parse_guarded(std::string_view text, const std::string& name, const ReadOptions& options,
+                                  MatrixMarketInfo* info) {
   try {
-    return parse_text(text, name, options, info);
+    return parse_text<V>(text, name, options, info);
   } catch (const std::bad_alloc&) {
     // The memory check leaves this to an allocation beyond the estimate, or memory taken by
     // others meanwhile: still a message, never "std::bad_alloc".
     fail(SPMV_STATUS_OUT_OF_MEMORY, name + ": out of host memory while reading the matrix");
   }
+}
+}  // namespace
+
+HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name,
+                                             const ReadOptions& options, MatrixMarketInfo* info) {
+  return parse_guarded<double>(text, name, options, info);
+}
+
+HostCsr<int64_t, std::complex<double>> parse_matrix_market_complex(std::string_view text,
+                                                                   const std::string& name,
+                                                                   const ReadOptions& options,
+                                                                   MatrixMarketInfo* info) {
+  return parse_guarded<Complex>(text, name, options, info);
 }
 
 }  // namespace spmvjit

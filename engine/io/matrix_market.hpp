@@ -1,6 +1,7 @@
 // Matrix Market (.mtx) reader and writer: text file <-> zero-based HostCsr<int64_t, double>.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -34,18 +35,21 @@ uint64_t default_read_memory_limit();
 
 // Reads a Matrix Market file. Accepted: "matrix coordinate|array", fields real, double, integer
 // and pattern (pattern values become 1.0), symmetries general, symmetric, skew-symmetric and
-// hermitian (a real hermitian matrix is symmetric). Symmetric and skew-symmetric entries are
+// hermitian (a real hermitian matrix is symmetric); complex files through
+// read_matrix_market_complex below. Symmetric and skew-symmetric entries are
 // mirrored, duplicates are handled by options.duplicates, columns are sorted within rows.
 // Coordinate files keep their explicit zeros; array (dense) files keep only their nonzero
 // entries, since they are read to get a sparse matrix. Throws Error: SPMV_STATUS_IO_ERROR when
 // the file cannot be read or is not a regular file (a FIFO, a device, a directory),
 // SPMV_STATUS_PARSE_ERROR ("path:line: what") for malformed text and refused duplicates,
-// SPMV_STATUS_UNSUPPORTED for complex matrices, SPMV_STATUS_OUT_OF_MEMORY ("path:line: what",
-// the size line's) when the declared sizes need more than options.memory_limit.
-// `info`, when given, receives what the banner declared.
+// SPMV_STATUS_UNSUPPORTED for complex matrices (read them with read_matrix_market_complex),
+// SPMV_STATUS_OUT_OF_MEMORY ("path:line: what", the size line's) when the declared sizes need more than
+// options.memory_limit. `info`, when given, receives what the banner declared.
 struct MatrixMarketInfo {
   bool symmetric = false;  // "symmetric", or "hermitian" with real entries (A = A^T; the matrix
                            // returned holds both triangles)
+  bool hermitian = false;  // "hermitian" with complex entries (A = A^H; both triangles returned)
+  bool complex = false;    // the field is "complex"
 };
 HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options = {},
                                             MatrixMarketInfo* info = nullptr);
@@ -54,6 +58,19 @@ HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadO
 HostCsr<int64_t, double> parse_matrix_market(std::string_view text, const std::string& name,
                                              const ReadOptions& options = {},
                                              MatrixMarketInfo* info = nullptr);
+
+// Complex values: a "complex" file's entries are two numbers (re im); symmetric files are mirrored
+// as they are, hermitian ones conjugated (a diagonal entry with a nonzero imaginary part is refused
+// with its line), skew-symmetric ones negated. Files of the other fields are read with imaginary
+// parts 0: a real matrix is a complex one, and the complex kernels can be run on every real file.
+// Errors as read_matrix_market's.
+HostCsr<int64_t, std::complex<double>> read_matrix_market_complex(const std::string& path,
+                                                                  const ReadOptions& options = {},
+                                                                  MatrixMarketInfo* info = nullptr);
+HostCsr<int64_t, std::complex<double>> parse_matrix_market_complex(std::string_view text,
+                                                                   const std::string& name,
+                                                                   const ReadOptions& options = {},
+                                                                   MatrixMarketInfo* info = nullptr);
 
 // Writes "coordinate real general" with one-based indices and %.17g values (exact round trip).
 // Throws Error(SPMV_STATUS_IO_ERROR) when the file cannot be written.

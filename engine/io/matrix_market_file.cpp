@@ -67,8 +67,11 @@ uint64_t default_read_memory_limit() {
   return limit;
 }
 
-HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options,
-                                            MatrixMarketInfo* info) {
+namespace {
+
+// The file's text (mapped, else read) handed to parse(text).
+template <class Parse>
+auto with_file_text(const std::string& path, const ReadOptions& options, Parse&& parse) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(SPMV_STATUS_IO_ERROR, os_error("cannot open", path));
   struct Close {
@@ -95,7 +98,7 @@ HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadO
         size_t n;
         ~Unmap() { ::munmap(p, n); }
       } unmap{map, size};
-      return parse_matrix_market(std::string_view(static_cast<const char*>(map), size), path, options, info);
+      return parse(std::string_view(static_cast<const char*>(map), size));
     }
   }
   std::string text;
@@ -104,7 +107,23 @@ HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadO
   } catch (const std::bad_alloc&) {
     fail(SPMV_STATUS_OUT_OF_MEMORY, "'" + path + "': out of host memory while reading the file");
   }
-  return parse_matrix_market(text, path, options, info);
+  return parse(std::string_view(text));
+}
+
+}  // namespace
+
+HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadOptions& options,
+                                            MatrixMarketInfo* info) {
+  return with_file_text(
+      path, options, [&](std::string_view text) { return parse_matrix_market(text, path, options, info); });
+}
+
+HostCsr<int64_t, std::complex<double>> read_matrix_market_complex(const std::string& path,
+                                                                  const ReadOptions& options,
+                                                                  MatrixMarketInfo* info) {
+  return with_file_text(path, options, [&](std::string_view text) {
+    return parse_matrix_market_complex(text, path, options, info);
+  });
 }
 
 }  // namespace spmvjit

@@ -74,7 +74,7 @@ TEST_CASE("malformed Matrix Market files name the line and the problem", "[io][m
       {"incomplete_banner.mtx", 1, "incomplete banner"},
       {"bad_format.mtx", 1, "unknown format 'sparse'"},
       {"bad_symmetry.mtx", 1, "unknown symmetry 'lower'"},
-      {"complex.mtx", 1, "complex matrices are not supported", SPMV_STATUS_UNSUPPORTED},
+      {"complex.mtx", 1, "a complex matrix cannot be read into real values", SPMV_STATUS_UNSUPPORTED},
       {"array_pattern.mtx", 1, "pattern field is not allowed"},
       {"bad_size_line.mtx", 3, "invalid size line: expected 'rows cols entries'"},
       {"nonnumeric_size.mtx", 2, "got 'three'"},
