@@ -225,6 +225,49 @@ TEST_CASE("run --transpose multiplies by A^T and says what building it cost", "[
   CHECK(out.find("eigen (A^T built apart)") != std::string::npos);
 }
 
+TEST_CASE("run plans complex matrices: complex files, --value complex_*, --gen", "[cli][complex]") {
+  if (!test::require_cpu_backend()) return;
+  test::TempDir dir;
+  const std::string herm = write_file(dir, "herm.mtx",
+                                      "%%MatrixMarket matrix coordinate complex hermitian\n4 4 6\n1 1 4 0\n"
+                                      "2 1 -1 0.5\n2 2 4 0\n3 2 -1 -2\n3 3 4 0\n4 1 0.25 1\n");
+  const std::string real = write_file(dir, "real.mtx",
+                                      "%%MatrixMarket matrix coordinate real general\n3 3 4\n"
+                                      "1 1 1.5\n1 2 1.0\n2 2 2.5\n3 1 -2\n");
+  const std::pair<std::string, std::string> runs[] = {
+      {"'" + herm + "'", "complex_double"},
+      {"'" + herm + "' --value complex_float --format sell", "complex_float"},
+      {"'" + herm + "' --transpose --format ell --index int64", "complex_double"},
+      {"'" + real + "' --value complex_float", "complex_float"},
+      {"--gen powerlaw:300 --value complex_double --format csr_vector", "complex_double"},
+      {"--gen random:200 --value complex_float --measure", "complex_float"}};
+  for (const auto& [input, value] : runs) {
+    INFO(input);
+    std::string out;
+    const int rc = test::run_command(cli() + " run " + input + " --backend cpu --iters 1", &out);
+    INFO(out);
+    CHECK(rc == 0);
+    CHECK(out.find(std::string("nonzeros, ") + value + " values") != std::string::npos);
+    CHECK(out.find("verified yes") != std::string::npos);
+    CHECK(out.find("complex alpha and beta") != std::string::npos);
+  }
+  std::string out;
+  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --iters 1", &out) == 0);
+  CHECK(out.find("symmetric or hermitian file: both triangles stored") != std::string::npos);
+  // A complex file read into real values, a format without complex kernels, --symmetric: refused.
+  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --value double", &out) == 1);
+  CHECK(out.find("a complex matrix cannot be read into real values") != std::string::npos);
+  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --format bsr", &out) == 1);
+  CHECK(out.find("format 'bsr' does not support complex_double values") != std::string::npos);
+  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --symmetric", &out) == 2);
+  CHECK(out.find("Hermitian plans: stage 2") != std::string::npos);
+  CHECK(test::run_command(cli() + " bench '" + real + "' --backend cpu --value complex_float", &out) == 2);
+  CHECK(out.find("bench: complex values are not benchmarked yet") != std::string::npos);
+  CHECK(test::run_command(cli() + " run '" + real + "' --backend cpu --value complex", &out) == 2);
+  CHECK(out.find("unknown value type 'complex' (float, double, complex_float, complex_double)") !=
+        std::string::npos);
+}
+
 TEST_CASE("run and bench of a symmetric matrix: --symmetric, a symmetric file, --general",
           "[cli][symmetric]") {
   if (!test::require_cpu_backend()) return;

@@ -4,15 +4,18 @@
 #include "core/kernel_args.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/io/matrix_market.hpp"
+#include "engine/reference.hpp"
 #include "engine/symmetric.hpp"
 #include "tools/spmvjit/progress.hpp"
 
@@ -102,6 +105,50 @@ HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name, bool* 
   MatrixMarketInfo info;
   auto a = read_matrix_market(path, o, &info);
   if (symmetric) *symmetric = info.symmetric;
+  return a;
+}
+
+bool file_is_complex(const Args& args) {
+  if (args.has("gen") || args.positional().empty()) return false;
+  std::ifstream in(args.positional()[0]);
+  std::string banner;
+  if (!in || !std::getline(in, banner)) return false;  // the reader says what is wrong
+  for (char& c : banner) c = char(std::tolower(static_cast<unsigned char>(c)));
+  // "%%matrixmarket matrix <format> complex <symmetry>": the field is the fourth token.
+  std::istringstream t(banner);
+  std::string tok[4];
+  for (std::string& x : tok) t >> x;
+  return tok[0].rfind("%%matrixmarket", 0) == 0 && tok[3] == "complex";
+}
+
+HostCsr<int64_t, std::complex<double>> load_matrix_complex(const Args& args, std::string* name,
+                                                           bool* mirrored) {
+  *mirrored = false;
+  if (args.has("gen")) {  // the generator's values as real parts, random imaginary parts
+    const uint64_t seed = uint64_t(args.get_int("seed", 1, 0));
+    const HostCsr<int64_t, double> a = load_matrix(args, name);
+    const std::vector<double> im = random_vector<double>(a.nnz(), seed * 2 + 1);
+    HostCsr<int64_t, std::complex<double>> c;
+    c.rows = a.rows;
+    c.cols = a.cols;
+    c.row_ptr = a.row_ptr;
+    c.col_idx = a.col_idx;
+    c.val.resize(a.val.size());
+    for (size_t k = 0; k < a.val.size(); ++k) c.val[k] = {a.val[k], im[k]};
+    return c;
+  }
+  if (args.positional().empty()) usage_error("give a Matrix Market FILE or --gen SPEC");
+  const std::string path = args.positional()[0];
+  *name = path.substr(path.find_last_of('/') + 1);
+  ReadOptions o;
+  const std::string dup = args.get("duplicates", "sum");
+  if (dup == "error")
+    o.duplicates = DuplicatePolicy::error;
+  else if (dup != "sum")
+    usage_error("unknown --duplicates policy '" + dup + "' (sum, error)");
+  MatrixMarketInfo info;
+  auto a = read_matrix_market_complex(path, o, &info);
+  *mirrored = info.symmetric || info.hermitian;
   return a;
 }
 
@@ -205,9 +252,13 @@ IndexType index_from(const std::string& s) {
 }
 
 IndexType index_for(const Args& args, const HostCsr<int64_t, double>& a) {
-  const bool fits = a.rows <= INT32_MAX && a.cols <= INT32_MAX && a.nnz() <= INT32_MAX;
-  const std::string sizes = std::to_string(a.rows) + " x " + std::to_string(a.cols) + " with " +
-                            std::to_string(a.nnz()) + " nonzeros";
+  return index_for(args, a.rows, a.cols, a.nnz());
+}
+
+IndexType index_for(const Args& args, int64_t rows, int64_t cols, int64_t nnz) {
+  const bool fits = rows <= INT32_MAX && cols <= INT32_MAX && nnz <= INT32_MAX;
+  const std::string sizes =
+      std::to_string(rows) + " x " + std::to_string(cols) + " with " + std::to_string(nnz) + " nonzeros";
   if (args.has("index")) {
     const IndexType i = index_from(args.get("index"));
     if (i == IndexType::i32 && !fits)
@@ -221,8 +272,12 @@ IndexType index_for(const Args& args, const HostCsr<int64_t, double>& a) {
 }
 
 void check_run_memory(const HostCsr<int64_t, double>& a, IndexType index, ValueType value) {
-  const long double is = index == IndexType::i32 ? 4 : 8, vs = value == ValueType::f32 ? 4 : 8;
-  const long double rows = (long double)a.rows, cols = (long double)a.cols, nnz = (long double)a.nnz();
+  check_run_memory(a.rows, a.cols, a.nnz(), index, value);
+}
+
+void check_run_memory(int64_t rows_i, int64_t cols_i, int64_t nnz_i, IndexType index, ValueType value) {
+  const long double is = (long double)size_of(index), vs = (long double)size_of(value);
+  const long double rows = (long double)rows_i, cols = (long double)cols_i, nnz = (long double)nnz_i;
   // x; y, its copy and the fetched result; the reference's four long doubles a row; the typed
   // copy of the matrix and about as much again for the plan's own arrays.
   const long double need = cols * vs + 3 * rows * vs + 64 * rows + 2 * ((rows + 1) * is + nnz * (is + vs));
@@ -230,7 +285,7 @@ void check_run_memory(const HostCsr<int64_t, double>& a, IndexType index, ValueT
   if (need <= (long double)limit) return;
   auto gib = [](long double b) { return fmt(double(b / (1024.0L * 1024 * 1024)), 1) + " GiB"; };
   fail(SPMV_STATUS_OUT_OF_MEMORY,
-       "a " + std::to_string(a.rows) + " x " + std::to_string(a.cols) + " matrix needs about " + gib(need) +
+       "a " + std::to_string(rows_i) + " x " + std::to_string(cols_i) + " matrix needs about " + gib(need) +
            " to plan, run and verify (x alone is " + gib(cols * vs) + "), more than the " +
            gib((long double)limit) + " of memory here (physical, or ulimit -v / -d when lower)");
 }
@@ -238,7 +293,9 @@ void check_run_memory(const HostCsr<int64_t, double>& a, IndexType index, ValueT
 ValueType value_from(const std::string& s) {
   if (s == "double" || s.empty()) return ValueType::f64;
   if (s == "float") return ValueType::f32;
-  usage_error("unknown value type '" + s + "' (float, double)");
+  if (s == "complex_double") return ValueType::c64;
+  if (s == "complex_float") return ValueType::c32;
+  usage_error("unknown value type '" + s + "' (float, double, complex_float, complex_double)");
 }
 
 spmv_options_t options_from(const Args& args) {

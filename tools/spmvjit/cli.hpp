@@ -1,6 +1,7 @@
 // Shared pieces of the spmvjit command line: argument parsing, matrix loading, timing, tables.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -34,6 +35,13 @@ class Args {
 // label.
 // `symmetric`, when given, says whether the file declared the matrix symmetric.
 HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name, bool* symmetric = nullptr);
+// Whether FILE (not --gen) is a Matrix Market file of complex values (its banner says so).
+bool file_is_complex(const Args& args);
+// FILE or --gen SPEC as complex values: a file read with read_matrix_market_complex (its symmetric
+// or hermitian triangles mirrored: `mirrored` says so), a generator's values as real parts with
+// random imaginary parts (from --seed).
+HostCsr<int64_t, std::complex<double>> load_matrix_complex(const Args& args, std::string* name,
+                                                           bool* mirrored);
 // --symmetric, or a symmetric Matrix Market file without --general: plans are told the matrix is
 // symmetric (options.matrix_type, read from the lower triangle). A matrix not symmetric already
 // (--gen, a general file) is made so from its lower triangle first, so that every plan, peer and
@@ -55,14 +63,16 @@ std::string format_table(const std::vector<std::string>& header,
                          const std::vector<std::vector<std::string>>& rows);
 std::string fmt(double v, int precision = 3);
 
-// Parses "int32"/"int64" and "float"/"double".
+// Parses "int32"/"int64" and "float"/"double"/"complex_float"/"complex_double".
 IndexType index_from(const std::string& s);
 // --index when given (int32 for a matrix beyond it is refused), else int32 when the matrix fits
 // and int64 with a one-line note on stderr when it does not.
 IndexType index_for(const Args& args, const HostCsr<int64_t, double>& a);
+IndexType index_for(const Args& args, int64_t rows, int64_t cols, int64_t nnz);
 // Refuses (OUT_OF_MEMORY, before any of it is allocated) a run whose x, y, reference and typed
 // copy of the matrix would not fit the host's memory (physical, or ulimit -v / -d).
 void check_run_memory(const HostCsr<int64_t, double>& a, IndexType index, ValueType value);
+void check_run_memory(int64_t rows, int64_t cols, int64_t nnz, IndexType index, ValueType value);
 ValueType value_from(const std::string& s);
 
 [[noreturn]] void usage_error(const std::string& msg);

@@ -177,6 +177,10 @@ int cmd_bench(int argc, char** argv) {
   for (const auto& m : matrices)
     if (index_for(args, m.second) == IndexType::i64) index = IndexType::i64;
   const ValueType value = value_from(args.get("value"));
+  // The peers (Eigen, cuSPARSE, rocSPARSE) and the bench's checks are real-valued for now.
+  if (is_complex(value))
+    usage_error("bench: complex values are not benchmarked yet; `spmvjit run --value " +
+                std::string(to_string(value)) + "` plans, verifies and times them");
   for (const auto& m : matrices) check_run_memory(m.second, index, value);
   const bool on_cuda = o.backend == SPMV_BACKEND_CUDA ||
                        (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));

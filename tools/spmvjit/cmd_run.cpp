@@ -16,7 +16,9 @@ const char* kHelp =
     "  --measure                 plan in measure mode: time the best candidates, keep the fastest\n"
     "  --deterministic           bitwise-identical results run to run (no atomic sums)\n"
     "  --index int32|int64       index type (default int32, int64 when the matrix needs it)\n"
-    "  --value float|double      value type (default double)\n"
+    "  --value TYPE              float, double, complex_float or complex_double (default double;\n"
+    "                            complex_double for a complex Matrix Market file; --gen with a\n"
+    "                            complex type: the generator's values with random imaginary parts)\n"
     "  --threads N               CPU threads, at most the process pool's (default: all of it;\n"
     "                            $SPMVJIT_NUM_THREADS, $OMP_NUM_THREADS or the affinity mask)\n"
     "  --device N                GPU ordinal\n"
@@ -47,18 +49,40 @@ int cmd_run(int argc, char** argv) {
   }
   std::string name;
   bool file_symmetric = false;
-  auto a = load_matrix(args, &name, &file_symmetric);
+  // A complex file plans complex values unless --value says otherwise (which the reader refuses).
+  const bool complex_file = file_is_complex(args);
+  const ValueType value = args.has("value") ? value_from(args.get("value"))
+                          : complex_file    ? ValueType::c64
+                                            : ValueType::f64;
   spmv_options_t o = options_from(args);
-  const bool symmetric = apply_symmetry(args, file_symmetric, a, o);
   const std::string cache_dir = args.get("cache-dir");
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
-  const IndexType index = index_for(args, a);
-  const ValueType value = value_from(args.get("value"));
-  check_run_memory(a, index, value);
-  const auto r = measure(a, index, value, o, args.has("measure") ? "measure" : args.get("format"),
-                         int(args.get_int("iters", 20, 1, 1000000000)), 0.2);
-  std::printf("matrix   %s: %lld x %lld, %lld nonzeros\n", name.c_str(), (long long)a.rows, (long long)a.cols,
-              (long long)a.nnz());
+  const std::string format = args.has("measure") ? "measure" : args.get("format");
+  const int iters = int(args.get_int("iters", 20, 1, 1000000000));
+  bool symmetric = false, mirrored = false;
+  int64_t n_rows = 0, n_cols = 0, nnz = 0;
+  MeasureResult r;
+  if (is_complex(value)) {
+    if (args.has("symmetric"))
+      usage_error(
+          "--symmetric: complex matrices are planned as general ones for now (Hermitian plans: stage 2)");
+    const auto a = load_matrix_complex(args, &name, &mirrored);
+    n_rows = a.rows, n_cols = a.cols, nnz = a.nnz();
+    const IndexType index = index_for(args, n_rows, n_cols, nnz);
+    check_run_memory(n_rows, n_cols, nnz, index, value);
+    r = measure(a, index, value, o, format, iters, 0.2);
+  } else {
+    auto a = load_matrix(args, &name, &file_symmetric);
+    symmetric = apply_symmetry(args, file_symmetric, a, o);
+    n_rows = a.rows, n_cols = a.cols, nnz = a.nnz();
+    const IndexType index = index_for(args, a);
+    check_run_memory(a, index, value);
+    r = measure(a, index, value, o, format, iters, 0.2);
+  }
+  std::printf("matrix   %s: %lld x %lld, %lld nonzeros, %s values\n", name.c_str(), (long long)n_rows,
+              (long long)n_cols, (long long)nnz, to_string(value));
+  if (mirrored)
+    std::printf("matrix   symmetric or hermitian file: both triangles stored, planned as a general matrix\n");
   if (!r.ok) {
     std::fprintf(stderr, "spmvjit run: %s\n", r.error.c_str());
     return 1;
@@ -87,8 +111,10 @@ int cmd_run(int argc, char** argv) {
     std::printf("vectors  %d, %s (the SpMV row times all of them)\n", o.vectors,
                 o.layout == SPMV_LAYOUT_ROW_MAJOR ? "row-major" : "column-major");
   std::printf("rate     %.2f GB/s on format bytes (%.1f MB), %.2f GB/s CSR-equivalent, %.2f GFLOP/s\n",
-              r.gbs(), r.bytes * 1e-6, r.csr_gbs(), 2.0 * double(a.nnz()) * o.vectors / r.exec_s * 1e-9);
-  std::printf("verified yes (beta = 0 with NaN-poisoned y, and beta != 0, against long double)\n");
+              r.gbs(), r.bytes * 1e-6, r.csr_gbs(),
+              (is_complex(value) ? 8.0 : 2.0) * double(nnz) * o.vectors / r.exec_s * 1e-9);
+  std::printf("verified yes (beta = 0 with NaN-poisoned y, and beta != 0, against long double%s)\n",
+              is_complex(value) ? "; complex alpha and beta" : "");
   if (args.has("describe")) std::printf("%s\n", r.describe.dump().c_str());
   if (args.has("json"))
     write_json_file(args.get("json"), Json::object({{"matrix", name},

@@ -42,6 +42,26 @@ class Vectors {
   DeviceBuffer x_, y_;
 };
 
+// NaN in every part of V (y poisoned where beta == 0 must not be read).
+template <class V>
+V quiet_nan() {
+  if constexpr (is_complex_v<V>) {
+    const auto n = std::numeric_limits<typename V::value_type>::quiet_NaN();
+    return V(n, n);
+  } else {
+    return std::numeric_limits<V>::quiet_NaN();
+  }
+}
+
+// The checks' scalars: complex ones with imaginary parts, so a kernel that drops them fails.
+template <class V>
+V scalar(double re, double im) {
+  if constexpr (is_complex_v<V>)
+    return V(typename V::value_type(re), typename V::value_type(im));
+  else
+    return V(re);
+}
+
 template <class I, class V>
 MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, const std::string& format,
                         int min_iters, double min_seconds, TimingModes timing) {
@@ -109,8 +129,14 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   // Each vector of y against the reference of its vector of x and y0.
   auto check = [&](const HostCsr<I, V>& a, const std::vector<V>& x, V alpha, V beta, const std::vector<V>& y0,
                    const std::vector<V>& y) -> std::string {
-    const std::string bad = check_vectors(a, k, row_major, alpha, x.data(), ldx, beta, y0.data(), y.data(),
-                                          ldy, k > 1 ? kSpmmCheckWork : 0);
+    std::string bad;
+    if constexpr (is_complex_v<V>) {  // one vector: complex plans have no k-vector format yet
+      if (k != 1) return "complex values with " + std::to_string(k) + " vectors: no check";
+      bad = check_spmv_complex(a, reference_spmv_complex(a, alpha, x.data(), beta, y0.data()), y.data());
+    } else {
+      bad = check_vectors(a, k, row_major, alpha, x.data(), ldx, beta, y0.data(), y.data(), ldy,
+                          k > 1 ? kSpmmCheckWork : 0);
+    }
     return bad.empty() ? "" : "WRONG RESULT: " + bad;
   };
 
@@ -122,10 +148,10 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   auto verify = [&](const HostCsr<I, V>& a) -> std::string {
     // Check 1: beta = 0 must not read y (poisoned with NaN); alpha != 1.
     x = random_vector<V>(a.cols * k, 11);
-    y.assign(size_t(a.rows * k), std::numeric_limits<V>::quiet_NaN());
+    y.assign(size_t(a.rows * k), quiet_nan<V>());
     const auto poisoned = y;
     auto [dx, dy] = vec.bind(x, y);
-    alpha = V(1.5), beta = V(0);
+    alpha = scalar<V>(1.5, -0.5), beta = V(0);
     if (execute(&alpha, dx, &beta, dy) != SPMV_STATUS_SUCCESS) return spmv_last_error();
     vec.fetch(y);
     std::string bad = check(a, x, alpha, beta, poisoned, y);
@@ -136,7 +162,7 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
     const auto y0 = y;
     auto [dx2, dy2] = vec.bind(x, y);
     alpha = V(1);
-    beta = V(-0.75);
+    beta = scalar<V>(-0.75, 0.25);
     if (execute(&alpha, dx2, &beta, dy2) != SPMV_STATUS_SUCCESS) return spmv_last_error();
     vec.fetch(y);
     return check(a, x, alpha, beta, y0, y);
@@ -203,6 +229,26 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
 }
 
 }  // namespace
+
+MeasureResult measure(const HostCsr<int64_t, std::complex<double>>& a, IndexType index, ValueType value,
+                      const spmv_options_t& options, const std::string& format, int min_iters,
+                      double min_seconds) {
+  try {
+    SPMVJIT_ASSERT(is_complex(value), "complex measure with real values");
+    return dispatch_types_complex(index, value, [&]<class I, class V>() -> MeasureResult {
+      if constexpr (is_complex_v<V>)
+        return run_typed<I, V>(a.cast<I, V>(), options, format, min_iters, min_seconds, TimingModes{});
+      else
+        SPMVJIT_ASSERT(false, "unreachable");
+      return {};
+    });
+  } catch (const std::exception& e) {
+    MeasureResult r;
+    r.format = format.empty() ? "auto" : format;
+    r.error = e.what();
+    return r;
+  }
+}
 
 MeasureResult measure(const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
                       const spmv_options_t& options, const std::string& format, int min_iters,
