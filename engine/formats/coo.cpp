@@ -20,6 +20,7 @@ class CooFormat final : public Format {
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.6; }
   bool supports(BackendKind) const override { return true; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
     return {FormatParams{}};
@@ -49,18 +50,17 @@ class CooFormat final : public Format {
 
   void to_triplets(const FormatData& d, const CsrRef& shape,
                    std::vector<Triplet>& out) const override {
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* row = d.arrays[COO_ROW_IDX].buf.template as<I>();
       const I* col = d.arrays[COO_COL_IDX].buf.template as<I>();
       const V* val = d.arrays[COO_VALUES].buf.template as<V>();
       for (int64_t k = 0; k < d.arrays[COO_ROW_IDX].count; ++k)
-        if (val[k] != V(0)) out.push_back({int64_t(row[k]), int64_t(col[k]), double(val[k])});
+        if (val[k] != V(0)) out.push_back(make_triplet(int64_t(row[k]), int64_t(col[k]), val[k]));
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value,
-                          [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   // The row indices from one search of row_ptr per nonzero; col_idx and values are the shared

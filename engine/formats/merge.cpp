@@ -47,6 +47,7 @@ class MergeFormat final : public Format {
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.13; }
   bool supports(BackendKind) const override { return true; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo&) const override {
     return {FormatParams{}};
@@ -80,7 +81,7 @@ class MergeFormat final : public Format {
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() {
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() {
       FormatData d;
       d.declare(name(), p, contract_arrays(), a.index, a.value);
       std::copy_n(a.rp<I>(), a.rows + 1, d.make<I>(MERGE_ROW_PTR, a.rows + 1));
@@ -128,7 +129,8 @@ class MergeFormat final : public Format {
       const int64_t segs = std::max<int64_t>(1, (total + MERGE_GPU_ITEMS - 1) / MERGE_GPU_ITEMS);
       d.ints[MERGE_N_SEGMENTS] = segs;
       d.ints[MERGE_N_ITEMS] = MERGE_GPU_ITEMS;
-      d.scratch_bytes = segs * (8 + vs);  // carry rows (i64), then carry sums
+      // Carry rows (i64), then carry sums from an even slot: 16-byte aligned for complex doubles.
+      d.scratch_bytes = (segs + (segs & 1)) * 8 + segs * vs;
       d.steps.push_back({"spmvjit_part", gpu_grid(segs, MERGE_GPU_BLOCK), MERGE_GPU_BLOCK, 0});
       d.steps.push_back({"spmvjit_fixup", gpu_grid(segs, MERGE_GPU_BLOCK), MERGE_GPU_BLOCK, 0, true});
     }

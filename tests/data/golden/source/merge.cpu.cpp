@@ -316,7 +316,8 @@ SPMVJIT_DECLARE_ARRAYS(MERGE_ARRAYS, kMergeArrays)
 
 // n[] slots: segments of the merge path (CPU parts, GPU threads); path items per segment (GPU).
 enum { MERGE_N_SEGMENTS, MERGE_N_ITEMS };
-// scratch: CPU, V carry[parts]; GPU, i64 carry_row[segments], then V carry_val[segments].
+// scratch: CPU, V carry[parts]; GPU, i64 carry_row[segments] (an even count of slots), then V
+// carry_val[segments].
 
 // Path items (row ends + nonzeros) per GPU thread (the host puts it in n[MERGE_N_ITEMS]); GPU
 // threads per block of both steps.

@@ -461,7 +461,8 @@ SPMVJIT_DECLARE_ARRAYS(MERGE_ARRAYS, kMergeArrays)
 
 // n[] slots: segments of the merge path (CPU parts, GPU threads); path items per segment (GPU).
 enum { MERGE_N_SEGMENTS, MERGE_N_ITEMS };
-// scratch: CPU, V carry[parts]; GPU, i64 carry_row[segments], then V carry_val[segments].
+// scratch: CPU, V carry[parts]; GPU, i64 carry_row[segments] (an even count of slots), then V
+// carry_val[segments].
 
 // Path items (row ends + nonzeros) per GPU thread (the host puts it in n[MERGE_N_ITEMS]); GPU
 // threads per block of both steps.
@@ -507,7 +508,7 @@ SPMVJIT_DEVICE void merge_part(const SpmvArgs& a) {
   V carry = 0;
   for (; k < j1; ++k) carry += spmvjit_ldg(va + k) * spmvjit_ldg(x + spmvjit_ldg(ci + k));
   i64* carry_row = (i64*)a.scratch;
-  V* carry_val = (V*)(carry_row + segs);
+  V* carry_val = (V*)(carry_row + segs + (segs & 1));  // aligned for complex doubles
   carry_row[seg] = i1;
   carry_val[seg] = carry;
 }
@@ -518,7 +519,7 @@ SPMVJIT_DEVICE void merge_fixup(const SpmvArgs& a) {
   if (seg >= a.n[MERGE_N_SEGMENTS]) return;
   spmvjit_grid_wait();  // launched early: the carries are the part step's
   const i64* carry_row = (const i64*)a.scratch;
-  const V* carry_val = (const V*)(carry_row + a.n[MERGE_N_SEGMENTS]);
+  const V* carry_val = (const V*)(carry_row + a.n[MERGE_N_SEGMENTS] + (a.n[MERGE_N_SEGMENTS] & 1));
   const i64 r = carry_row[seg];
   const V c = carry_val[seg];
   if (r < a.rows && c != V(0))
