@@ -176,6 +176,7 @@ class CsrAdaptiveFormat final : public Format {
   std::string name() const override { return "csr_adaptive"; }
   std::span<const ArraySlot> contract_arrays() const override { return kCsrAdaptiveArrays; }
   bool supports(BackendKind) const override { return true; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   bool keeps_csr_pattern(const FormatParams& p) const override { return !col16(p); }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats& s,
                                        const TargetInfo& t) const override {
@@ -226,7 +227,7 @@ class CsrAdaptiveFormat final : public Format {
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     if (!col16(d.params)) return csr_layout_to_triplets(d, shape, out);
     const int64_t nb = d.ints[ADAPTIVE_N_BLOCKS], nc = d.ints[ADAPTIVE_N_CHUNKS];
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* rp = d.arrays[ADAPTIVE_ROW_PTR].buf.template as<I>();
       const uint16_t* off = d.arrays[ADAPTIVE_COL_IDX].buf.template as<uint16_t>();
       const V* va = d.arrays[ADAPTIVE_VALUES].buf.template as<V>();
@@ -236,7 +237,7 @@ class CsrAdaptiveFormat final : public Format {
       const I* base = d.arrays[ADAPTIVE_COL_BASE].buf.template as<I>();
       auto emit = [&](int64_t r, int64_t k0, int64_t k1, int64_t b) {
         for (int64_t k = k0; k < k1; ++k)
-          if (va[k] != V(0)) out.push_back({r, b + int64_t(off[k]), double(va[k])});
+          if (va[k] != V(0)) out.push_back(make_triplet(r, b + int64_t(off[k]), va[k]));
       };
       for (int64_t s = 0; s < nb; ++s) {
         if (int64_t(rp[blk[s + 1]]) - int64_t(rp[blk[s]]) > ADAPTIVE_S) continue;  // its chunks'
@@ -296,7 +297,7 @@ class CsrAdaptiveFormat final : public Format {
     const Layout l = make_layout(a, t);
     const bool c16 = col16(p);
     copy_csr_arrays(d, a, padded_nnz(a.nnz), !c16);
-    dispatch_types(a.index, a.value, [&]<class I, class V>() {
+    dispatch_types_complex(a.index, a.value, [&]<class I, class V>() {
       auto fill = [&](int slot, const std::vector<int64_t>& v) {
         I* out = d.make<I>(slot, int64_t(v.size()));
         for (size_t i = 0; i < v.size(); ++i) out[i] = I(v[i]);
