@@ -442,3 +442,27 @@ TEST_CASE("complex converters round-trip", "[formats][complex]") {
       }
   }
 }
+
+// The planner's byte counts take a complex value as 8 or 16 bytes (the cost model compares formats
+// on the bytes one SpMV moves).
+TEST_CASE("complex plans count 8 and 16 bytes per value", "[plan][complex]") {
+  if (!test::require_cpu_backend()) return;
+  const Csr64 real = generate_matrix("random:300:0:9", 2);
+  const int64_t rows = real.rows, cols = real.cols, nnz = real.nnz();
+  auto bytes = [&](auto value_tag) {
+    using V = decltype(value_tag);
+    const auto a = complexify(real, 1).cast<int32_t, V>();
+    spmv_options_t o = cpu_options("csr");
+    PlanGuard g;
+    const spmv_csr_t d = csr_view(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
+    REQUIRE(spmv_plan(&g.p, &d, &o) == SPMV_STATUS_SUCCESS);
+    return Json::parse(describe(g.p))["bytes"];
+  };
+  for (const auto& [b, vs] : {std::pair{bytes(std::complex<float>()), int64_t(8)},
+                              std::pair{bytes(std::complex<double>()), int64_t(16)}}) {
+    INFO(vs << "-byte values");
+    CHECK(b["matrix"].as_int() == 4 * (rows + 1) + (4 + vs) * nnz);
+    // x, then y read and written (beta != 0).
+    CHECK(b["per_spmv"].as_int() == b["matrix"].as_int() + vs * cols + 2 * vs * rows);
+  }
+}

@@ -249,7 +249,8 @@ void check_compile_everything(Backend& b, ValueType value, bool plain_only, size
   // Complex values: the formats that take them, and no device planning (their plans convert on
   // the host).
   for (const Format* f : all_formats())
-    if (f->supports(BackendKind::hip) && f->supports_value(value) && !f->kernel_variants(b.target(), value).empty())
+    if (f->supports(BackendKind::hip) && f->supports_value(value) &&
+        !f->kernel_variants(b.target(), value).empty())
       CHECK(per_format.count(f->name()) == 1);
   CHECK(per_format.count("device_plan") == (is_complex(value) ? 0u : 1u));
   int files = 0;

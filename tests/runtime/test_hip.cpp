@@ -338,7 +338,8 @@ TEST_CASE("hip: every GPU kernel spec compiles through hipRTC: gfx1030, float", 
 }
 
 // Complex values: the formats that take them, plain values only.
-TEST_CASE("hip: every GPU kernel spec compiles through hipRTC: gfx90a:sramecc+:xnack-, complex", "[hip][complex]") {
+TEST_CASE("hip: every GPU kernel spec compiles through hipRTC: gfx90a:sramecc+:xnack-, complex",
+          "[hip][complex]") {
   compile_everything("gfx90a:sramecc+:xnack-", ValueType::c32, false);
   compile_everything("gfx90a:sramecc+:xnack-", ValueType::c64, false);
 }
