@@ -76,6 +76,15 @@ TEST_CASE("hip: every GPU kernel spec compiles through clang: gfx942, float", "[
   test::check_compile_everything(*b, ValueType::f32, true, 12);
 }
 
+// Complex values through clang's AMDGPU builtins (hip_clang_runtime.h): shuffles and atomic adds
+// part by part.
+TEST_CASE("hip: every GPU kernel spec compiles through clang: gfx942, complex", "[hip][complex]") {
+  SPMVJIT_NEEDS_CLANG_AMDGPU();
+  auto b = hip_compiler_with("gfx942", HipCompilerKind::clang);
+  test::check_compile_everything(*b, ValueType::c32, true, 12);
+  test::check_compile_everything(*b, ValueType::c64, true, 12);
+}
+
 TEST_CASE("hip: clang's and hipRTC's code objects agree on kernels, processor and wavefront", "[hip]") {
   SPMVJIT_NEEDS_CLANG_AMDGPU();
   for (const char* target : {"gfx90a:sramecc+:xnack-", "gfx1030"}) {
