@@ -88,6 +88,11 @@ const std::vector<TestMatrix>& test_matrices() {
     uint64_t seed = 500;
     for (auto& [name, a] : real) m.push_back({name, complexify(a, ++seed)});
     m.push_back({"base1", complexify(generate_matrix("random:60:0:9:45", 5), 600), 1});
+    // One value everywhere: a real matrix like it would be stored compressed (uniform); complex
+    // values stay plain in stage 1 (the describe check below).
+    Cplx ones = complexify(generate_matrix("powerlaw:500", 12), 1);
+    for (auto& v : ones.val) v = {1.0, -0.5};
+    m.push_back({"ones_powerlaw", ones});
     return m;
   }();
   return all;
@@ -325,6 +330,15 @@ TEST_CASE("complex plans: what stage 1 refuses", "[plan][complex]") {
     spmv_options_t o = cpu_options(nullptr);
     o.vectors = 2;
     CHECK(spmv_plan(&g.p, &d, &o) == SPMV_STATUS_UNSUPPORTED);
+  }
+  SECTION("a real-only path reached with complex values is an internal error, not a wrong product") {
+    try {
+      dispatch_types(IndexType::i32, ValueType::c32, []<class I, class V>() {});
+      FAIL("dispatch_types ran a real path for complex values");
+    } catch (const Error& e) {
+      CHECK(e.status() == SPMV_STATUS_INTERNAL_ERROR);
+      CHECK_THAT(e.what(), Catch::Contains("a real-valued path reached with complex_float values"));
+    }
   }
   SECTION("an unknown value type") {
     spmv_csr_t bad = d;
