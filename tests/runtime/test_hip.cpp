@@ -133,6 +133,7 @@ TEST_CASE("hip: the kernel argument buffer is the SpmvArgs block at offset 0", "
   a.x = reinterpret_cast<const void*>(uintptr_t(0xabc0));
   a.y = reinterpret_cast<void*>(uintptr_t(0xdef0));
   a.alpha = 1.5, a.beta = -2.0, a.rows = 7, a.cols = 9;
+  a.alpha_im = 0.25, a.beta_im = -0.5;
   a.scratch = reinterpret_cast<void*>(uintptr_t(0x5150));
   a.values_table = reinterpret_cast<const void*>(uintptr_t(0x7ab1e));
   const HipLaunchArgs p(a);
@@ -143,7 +144,7 @@ TEST_CASE("hip: the kernel argument buffer is the SpmvArgs block at offset 0", "
   CHECK(p.config[3] == static_cast<const void*>(&p.size));
   CHECK(p.config[4] == HIP_LAUNCH_PARAM_END);
   CHECK(p.size == sizeof(SpmvArgs));
-  CHECK(p.size == 224);
+  CHECK(p.size == 240);
   CHECK(reinterpret_cast<uintptr_t>(p.bytes) % 8 == 0);
   CHECK(std::memcmp(p.bytes, &a, sizeof a) == 0);
   // The kernels' view of the block (templates/contract/spmv_args.h): fields at their offsets.
@@ -156,6 +157,11 @@ TEST_CASE("hip: the kernel argument buffer is the SpmvArgs block at offset 0", "
   CHECK(offsetof(SpmvArgs, alpha) == 144);
   CHECK(offsetof(SpmvArgs, values_table) == 184);
   CHECK(offsetof(SpmvArgs, layout) == 216);
+  // Complex values' imaginary parts, after everything the real kernels read.
+  CHECK(offsetof(SpmvArgs, alpha_im) == 224);
+  CHECK(offsetof(SpmvArgs, beta_im) == 232);
+  CHECK(back.alpha_im == 0.25);
+  CHECK(back.beta_im == -0.5);
 }
 
 TEST_CASE("hip: without a device, plans report NO_DEVICE clearly", "[hip]") {
