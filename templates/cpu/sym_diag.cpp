@@ -1,6 +1,7 @@
 // CPU symmetric diagonal kernel: rows in blocks of SYM_DIAG_CPU_ROWS accumulators; each kept upper
 // diagonal d adds two contiguous runs, A(i, i + d) x[i + d] and the mirror A(i - d, i) x[i - d]
-// (values of rows i - d, in cache when the band fits), both vectorized; then the CSR remainder.
+// (values of rows i - d, in cache when the band fits), both vectorized; then the CSR remainder,
+// when there is one.
 #include "prelude.h"
 #include "../contract/sym_diag.h"
 
@@ -18,6 +19,7 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
   const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE], diags = a.n[SYM_DIAG_N_DIAGS];
+  const bool rem = a.n[SYM_DIAG_N_REM_ENTRIES] != 0;  // else rem_ptr is not read
   V acc[SYM_DIAG_CPU_ROWS];
   for (i64 r0 = parts[p]; r0 < parts[p + 1]; r0 += SYM_DIAG_CPU_ROWS) {
     const i64 r1 = r0 + SYM_DIAG_CPU_ROWS < parts[p + 1] ? r0 + SYM_DIAG_CPU_ROWS : parts[p + 1];
@@ -49,7 +51,8 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
     }
     for (i64 r = r0; r < r1; ++r) {
       V sum = acc[r - r0];
-      for (i64 k = rp[r]; k < rp[r + 1]; ++k) sum += rval[k] * x[rcol[k]];
+      if (rem)
+        for (i64 k = rp[r]; k < rp[r + 1]; ++k) sum += rval[k] * x[rcol[k]];
       y[r] = spmvjit_epilogue<E>(sum, y, r, alpha, beta);
     }
   }

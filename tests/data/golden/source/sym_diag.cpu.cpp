@@ -4,7 +4,8 @@
 #line 1 "cpu/sym_diag.cpp"
 // CPU symmetric diagonal kernel: rows in blocks of SYM_DIAG_CPU_ROWS accumulators; each kept upper
 // diagonal d adds two contiguous runs, A(i, i + d) x[i + d] and the mirror A(i - d, i) x[i - d]
-// (values of rows i - d, in cache when the band fits), both vectorized; then the CSR remainder.
+// (values of rows i - d, in cache when the band fits), both vectorized; then the CSR remainder,
+// when there is one.
 #line 1 "cpu/prelude.h"
 // CPU kernel prelude: the argument block, types and epilogue shared by every CPU template.
 // Self-contained (no system headers) so the in-process compile needs no include paths.
@@ -182,7 +183,7 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 #endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 5 "cpu/sym_diag.cpp"
+#line 6 "cpu/sym_diag.cpp"
 #line 1 "contract/sym_diag.h"
 // Symmetric diagonal storage kernel contract (engine/formats/sym_diag.cpp fills it,
 // templates/*/sym_diag.* read it). A matrix declared symmetric (spmv_options_t::matrix_type) keeps
@@ -237,18 +238,18 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
   X(SYM_DIAG_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SYM_DIAG_ARRAYS, kSymDiagArrays)
 
-enum { SYM_DIAG_N_DIAGS, SYM_DIAG_N_STRIDE };  // n[] slots
+// n[] slots; SYM_DIAG_N_REM_ENTRIES = 0 lets kernels skip the remainder (rem_ptr unread).
+enum { SYM_DIAG_N_DIAGS, SYM_DIAG_N_STRIDE, SYM_DIAG_N_REM_ENTRIES };
 enum {
-  SYM_DIAG_GPU_BLOCK = 128,  // GPU threads per block
-  // Rows per GPU thread, SYM_DIAG_GPU_BLOCK apart: 4, 8 and 16 ran 1.05-10x slower on an H100
-  // (fewer warps in flight; docs/PERFORMANCE.md).
-  SYM_DIAG_GPU_ROWS = 1,
+  // GPU threads per block, a row each (4, 8 and 16 rows per thread ran 1.05-10x slower on an
+  // H100: fewer warps in flight; docs/PERFORMANCE.md).
+  SYM_DIAG_GPU_BLOCK = 128,
   SYM_DIAG_STRIDE_ALIGN = 64,  // the stride is a multiple of this many values
   SYM_DIAG_MAX = 64            // most diagonals kept
 };
 
 #endif  // SPMVJIT_CONTRACT_SYM_DIAG_H
-#line 6 "cpu/sym_diag.cpp"
+#line 7 "cpu/sym_diag.cpp"
 
 enum { SYM_DIAG_CPU_ROWS = 256 };
 
@@ -264,6 +265,7 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = (V)a.alpha, beta = (V)a.beta;
   const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE], diags = a.n[SYM_DIAG_N_DIAGS];
+  const bool rem = a.n[SYM_DIAG_N_REM_ENTRIES] != 0;  // else rem_ptr is not read
   V acc[SYM_DIAG_CPU_ROWS];
   for (i64 r0 = parts[p]; r0 < parts[p + 1]; r0 += SYM_DIAG_CPU_ROWS) {
     const i64 r1 = r0 + SYM_DIAG_CPU_ROWS < parts[p + 1] ? r0 + SYM_DIAG_CPU_ROWS : parts[p + 1];
@@ -295,7 +297,8 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
     }
     for (i64 r = r0; r < r1; ++r) {
       V sum = acc[r - r0];
-      for (i64 k = rp[r]; k < rp[r + 1]; ++k) sum += rval[k] * x[rcol[k]];
+      if (rem)
+        for (i64 k = rp[r]; k < rp[r + 1]; ++k) sum += rval[k] * x[rcol[k]];
       y[r] = spmvjit_epilogue<E>(sum, y, r, alpha, beta);
     }
   }
