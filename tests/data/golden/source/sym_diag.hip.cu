@@ -157,8 +157,9 @@ static __device__ __forceinline__ int __clzll(long long v) {
 // entry of row i - d (a read the cache serves: row i - d's thread loaded it moments before).
 // Values are read with the default (caching) load for that second use. A block whose rows are all
 // at least the largest offset from both ends of the matrix (all of them but a band's worth at each
-// end) takes the branch-free loop: its loads issue back to back (8% of stencil27:100's time on an
-// H100, docs/PERFORMANCE.md). An empty remainder leaves rem_ptr unread (4 bytes a row in int32).
+// end) takes the branch-free loop, its loads issued back to back; an empty remainder leaves
+// rem_ptr unread (4 bytes a row in int32). Both took 7-13% off the stencils' time on an H100
+// (docs/PERFORMANCE.md).
 // Launch: grid = ceil(rows / SYM_DIAG_GPU_BLOCK), block = SYM_DIAG_GPU_BLOCK.
 #line 1 "gpu/prelude_hip.h"
 // GPU kernel prelude for HIP (hipRTC, AMD GPUs): the names prelude_cuda.h gives the templates,
@@ -468,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 10 "gpu/sym_diag.cu"
+#line 11 "gpu/sym_diag.cu"
 #line 1 "contract/sym_diag.h"
 // Symmetric diagonal storage kernel contract (engine/formats/sym_diag.cpp fills it,
 // templates/*/sym_diag.* read it). A matrix declared symmetric (spmv_options_t::matrix_type) keeps
@@ -534,7 +535,7 @@ enum {
 };
 
 #endif  // SPMVJIT_CONTRACT_SYM_DIAG_H
-#line 11 "gpu/sym_diag.cu"
+#line 12 "gpu/sym_diag.cu"
 
 template <int E>
 SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
@@ -545,21 +546,22 @@ SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
   SPMVJIT_DECLARE_VALUES(rval, a, SYM_DIAG_REM_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
-  const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE], diags = a.n[SYM_DIAG_N_DIAGS];
+  const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE];
+  const int diags = int(a.n[SYM_DIAG_N_DIAGS]);  // at most SYM_DIAG_MAX: an int loop unrolls cheaper
   const i64 b0 = i64(blockIdx.x) * SYM_DIAG_GPU_BLOCK, i = b0 + i64(threadIdx.x);
   const i64 dmax = (i64)spmvjit_ldg(off + diags - 1);                       // offsets ascend
   const bool interior = b0 >= dmax && b0 + SYM_DIAG_GPU_BLOCK + dmax <= n;  // the same for the block
   if (i >= n) return;
   V sum = spmvjit_ldg(dval + i) * spmvjit_ldg(x + i);  // offset[0] = 0: the main diagonal
   if (interior) {
-#pragma unroll 4
-    for (i64 j = 1; j < diags; ++j) {
+#pragma unroll 2
+    for (int j = 1; j < diags; ++j) {
       const i64 d = (i64)spmvjit_ldg(off + j), base = j * stride + i;
       sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
       sum += spmvjit_ldg(dval + (base - d)) * spmvjit_ldg(x + i - d);
     }
   } else {
-    for (i64 j = 1; j < diags; ++j) {
+    for (int j = 1; j < diags; ++j) {
       const i64 d = (i64)spmvjit_ldg(off + j), base = j * stride + i;
       if (i + d < n) sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
       if (i >= d) sum += spmvjit_ldg(dval + (base - d)) * spmvjit_ldg(x + i - d);
