@@ -249,7 +249,8 @@ TEST_CASE("spmm: the GPU planner stages column-major X for scattered columns onl
   t.backend = BackendKind::cuda;
   t.target = "sm_90";
   t.sm_count = 132;
-  for (const char* spec : {"random:200000:1:40", "poisson2d:300"})
+  for (const char* spec :
+       {"random:200000:1:40", "poisson2d:300", "dense:600", "blockfem:12:3", "varband:30000"})
     for (bool row_major : {false, true})
       for (int k : {8, 32}) {
         const Csr64 a = generate_matrix(spec, 1);
