@@ -19,21 +19,33 @@ namespace {
 // so a warp takes several rows; WIDE 1: a warp's 32 lanes (row-major) or 8 (column-major) share
 // a row. A kernel constant the estimate picks from the row lengths.
 constexpr const char* kWideParam = "WIDE";
+// STAGE_X 1 (GPU, column-major X and Y, k up to 32): X copied row-major into the scratch by a
+// first step, then the row-major kernel (LAYOUT 1 in the kernel; Y still in the caller's layout,
+// args.layout). Not a kernel constant. Worth its copy where rows gather scattered columns: each
+// index then reads k values in one run instead of k sectors of k columns (measured on an H100,
+// k = 8: random:2000000:1:40 9.0 ms unstaged; docs/PERFORMANCE.md).
+constexpr const char* kStageXParam = "STAGE_X";
+// Largest staged copy of X (bytes); past it the plan reads X where it is.
+constexpr double kMaxStagedBytes = 4.0 * (int64_t(1) << 30);
 
 int64_t param(const FormatParams& p, const char* name, int64_t otherwise) {
   const auto it = p.find(name);
   return it == p.end() ? otherwise : it->second;
 }
 
+bool staged_x(const FormatParams& p) { return param(p, kStageXParam, 0) != 0; }
+// The kernel's layout: row-major X for the caller's row-major X or a staged copy.
+bool kernel_row_major(const FormatParams& p) { return param(p, kLayoutParam, 0) == 1 || staged_x(p); }
+
 // Row-major and at least 32 vectors: one group is a whole warp, WIDE 1 would be the same kernel.
 bool wide_is_narrow(const FormatParams& p) {
-  return param(p, kLayoutParam, 0) == 1 && CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1)) == 32;
+  return kernel_row_major(p) && CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1)) == 32;
 }
 
 // GPU lanes per row (the kernel's SPMVJIT_LANES).
 int64_t row_lanes(const FormatParams& p) {
   const bool wide = param(p, kWideParam, 0) != 0;
-  if (param(p, kLayoutParam, 0) == 1) return wide ? 32 : CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1));
+  if (kernel_row_major(p)) return wide ? 32 : CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1));
   return wide ? 8 : 1;
 }
 
@@ -60,11 +72,18 @@ class CsrMmFormat final : public Format {
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo& t) const override {
     if (!t.gpu()) return {FormatParams{}};
-    return {FormatParams{{kWideParam, 0}}, FormatParams{{kWideParam, 1}}};
+    std::vector<FormatParams> out;
+    for (int64_t stage : {0, 1})
+      for (int64_t wide : {0, 1})
+        out.push_back(stage ? FormatParams{{kWideParam, wide}, {kStageXParam, 1}}
+                            : FormatParams{{kWideParam, wide}});
+    return out;
   }
   FormatParams kernel_constants(const FormatParams& p) const override {
     FormatParams k = p;
     k.erase(kDeterministicParam);  // a launch choice: no chunks
+    k.erase(kStageXParam);         // a launch choice: the kernel reads X row-major either way
+    if (staged_x(p)) k[kLayoutParam] = 1;
     return k;
   }
   // GPU: no chunks, so no atomics; every row summed by its own lanes in a fixed order.
@@ -85,6 +104,31 @@ class CsrMmFormat final : public Format {
                    double(k) * vs * (0.5 * double(a.nnz) + 2.0 * double(a.rows));
     e.reason = "the matrix read once for " + std::to_string(k) + " vectors";
     if (!t.gpu()) return e;
+    // Column-major X on a GPU, rows gathering scattered columns (the sampled rows' distinct
+    // diagonals past the statistics' cap): each of a row's column indices touches k 32-byte
+    // sectors, one per vector, unless X is staged row-major first (k values in one run).
+    const bool scattered = s.distinct_diagonals > MatrixStats::kDiagonalCap;
+    if (staged_x(p)) {
+      const double staged_bytes = double(a.cols) * double(k) * vs;
+      // Neighbouring rows reading neighbouring x (a stencil, FEM, a band, dense rows) read the
+      // caller's column-major X coalesced already: staged, the row-major kernel ran 1.3-2.3x slower
+      // there on an H100 (docs/PERFORMANCE.md), so only scattered columns are staged.
+      const char* why = param(p, kLayoutParam, 0) == 1 ? "X is row-major already"
+                        : param(p, kVectorsParam, 0) == 0
+                            ? "more than 32 vectors: X is read in blocks of them"
+                        : staged_bytes > kMaxStagedBytes ? "a row-major copy of X would take too many bytes"
+                        : !scattered                     ? "neighbouring rows read X's columns coalesced"
+                                                         : nullptr;
+      if (why) {
+        e.applicable = false;
+        e.reason = why;
+        return e;
+      }
+      e.cost_bytes += 2.0 * staged_bytes;  // X read, the copy written
+      e.reason += ", X staged row-major";
+    } else if (param(p, kLayoutParam, 0) == 0 && scattered) {
+      e.cost_bytes += double(k) * double(a.nnz) * std::max(0.0, 32.0 - 0.5 * vs);
+    }
     if (param(p, kWideParam, 0) != 0 && wide_is_narrow(p)) {
       e.applicable = false;
       e.reason = "WIDE 1 is WIDE 0 for row-major X with more than 16 vectors";
@@ -94,7 +138,7 @@ class CsrMmFormat final : public Format {
     // longest of them (the statistics' slice maxima over as many rows); a row over many lanes
     // (wide): the lanes its length leaves idle and a shuffle tree per row.
     const int64_t lanes = row_lanes(p);
-    const bool row_major = param(p, kLayoutParam, 0) == 1;
+    const bool row_major = kernel_row_major(p);
     const int64_t vl = row_major ? CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1)) : 1;
     const int64_t per_warp = 32 / lanes, groups = lanes / vl;  // rows per warp; groups per row
     const double nnz = std::max<double>(1.0, double(a.nnz));
@@ -211,10 +255,15 @@ class CsrMmFormat final : public Format {
     const int64_t chunk_blocks = gpu_grid(chunks, CSR_MM_GPU_BLOCK / t.warp_size);
     // Column-major 16 or 32 vectors: the grids once per slice of 8 vectors (the kernel's kSliced).
     const int64_t k = param(p, kVectorsParam, 1);
-    const int64_t slices =
-        param(p, kLayoutParam, 0) == 0 && k > SPMVJIT_EXACT_VECTORS ? k / CSR_MM_BLOCK_VECTORS : 1;
+    const int64_t slices = !kernel_row_major(p) && k > SPMVJIT_EXACT_VECTORS ? k / CSR_MM_BLOCK_VECTORS : 1;
     d.ints[CSR_MM_N_ROW_BLOCKS] = row_blocks;
     d.ints[CSR_MM_N_CHUNK_BLOCKS] = chunk_blocks;
+    if (staged_x(p)) {  // X copied row-major first: cols x k values (k's bound; the kernel's exact k)
+      d.ints[CSR_MM_N_STAGED] = 1;
+      d.scratch_bytes = a.cols * k * int64_t(size_of(a.value));
+      d.facts["x_staged_bytes"] = d.scratch_bytes;
+      d.steps.push_back({"spmvjit_stage_x", gpu_grid(a.cols * k, CSR_MM_GPU_BLOCK), CSR_MM_GPU_BLOCK, 0});
+    }
     // The row step first: it applies beta to the chunked rows the chunk step adds into.
     d.steps.push_back({"spmvjit_part", row_blocks * slices, CSR_MM_GPU_BLOCK, 0});
     if (chunks > 0) d.steps.push_back({"spmvjit_long", chunk_blocks * slices, CSR_MM_GPU_BLOCK, 0});

@@ -275,6 +275,7 @@ class SymDiagFormat final : public Format {
     d.matrix_bytes = sum_matrix_bytes(d);
     d.ints[SYM_DIAG_N_DIAGS] = k;
     d.ints[SYM_DIAG_N_STRIDE] = stride;
+    d.ints[SYM_DIAG_N_REM_ENTRIES] = nrem;
     const int64_t full_bytes = int64_t(sizeof(I) + sizeof(V)) * a.nnz + int64_t(sizeof(I)) * (a.rows + 1);
     d.facts = Json::object({{"diagonals", k},
                             {"max_offset", offs.back()},
@@ -282,8 +283,7 @@ class SymDiagFormat final : public Format {
                             {"csr_bytes", full_bytes},
                             {"bytes_saved_vs_csr", full_bytes - d.matrix_bytes}});
     if (tg.gpu() && a.rows > 0)
-      d.steps.push_back(
-          {"spmvjit_part", ceil_div(a.rows, SYM_DIAG_GPU_BLOCK * SYM_DIAG_GPU_ROWS), SYM_DIAG_GPU_BLOCK, 0});
+      d.steps.push_back({"spmvjit_part", ceil_div(a.rows, SYM_DIAG_GPU_BLOCK), SYM_DIAG_GPU_BLOCK, 0});
     if (tg.backend == BackendKind::cpu)
       set_cpu_parts(d, SYM_DIAG_PARTS, split_prefix(a.rows, tg.threads, [&](int64_t u) {
                       return u * (2 * k + 2) + int64_t(rem_ptr[u]);

@@ -25,12 +25,12 @@
   X(SYM_DIAG_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SYM_DIAG_ARRAYS, kSymDiagArrays)
 
-enum { SYM_DIAG_N_DIAGS, SYM_DIAG_N_STRIDE };  // n[] slots
+// n[] slots; SYM_DIAG_N_REM_ENTRIES = 0 lets kernels skip the remainder (rem_ptr unread).
+enum { SYM_DIAG_N_DIAGS, SYM_DIAG_N_STRIDE, SYM_DIAG_N_REM_ENTRIES };
 enum {
-  SYM_DIAG_GPU_BLOCK = 128,  // GPU threads per block
-  // Rows per GPU thread, SYM_DIAG_GPU_BLOCK apart: 4, 8 and 16 ran 1.05-10x slower on an H100
-  // (fewer warps in flight; docs/PERFORMANCE.md).
-  SYM_DIAG_GPU_ROWS = 1,
+  // GPU threads per block, a row each (4, 8 and 16 rows per thread ran 1.05-10x slower on an
+  // H100: fewer warps in flight; docs/PERFORMANCE.md).
+  SYM_DIAG_GPU_BLOCK = 128,
   SYM_DIAG_STRIDE_ALIGN = 64,  // the stride is a multiple of this many values
   SYM_DIAG_MAX = 64            // most diagonals kept
 };

@@ -1,6 +1,7 @@
 // CPU symmetric diagonal kernel: rows in blocks of SYM_DIAG_CPU_ROWS accumulators; each kept upper
 // diagonal d adds two contiguous runs, A(i, i + d) x[i + d] and the mirror A(i - d, i) x[i - d]
-// (values of rows i - d, in cache when the band fits), both vectorized; then the CSR remainder.
+// (values of rows i - d, in cache when the band fits), both vectorized (two diagonals per pass in
+// blocks away from the matrix's ends); then the CSR remainder, when there is one.
 #include "prelude.h"
 #include "../contract/sym_diag.h"
 
@@ -18,6 +19,7 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
   V* SPMVJIT_RESTRICT y = (V*)a.y;
   const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE], diags = a.n[SYM_DIAG_N_DIAGS];
+  const bool rem = a.n[SYM_DIAG_N_REM_ENTRIES] != 0;  // else rem_ptr is not read
   V acc[SYM_DIAG_CPU_ROWS];
   for (i64 r0 = parts[p]; r0 < parts[p + 1]; r0 += SYM_DIAG_CPU_ROWS) {
     const i64 r1 = r0 + SYM_DIAG_CPU_ROWS < parts[p + 1] ? r0 + SYM_DIAG_CPU_ROWS : parts[p + 1];
@@ -27,7 +29,22 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
 #pragma clang loop vectorize(enable)
       for (i64 i = 0; i < r1 - r0; ++i) acc[i] = v[i] * xs[i];
     }
-    for (i64 j = 1; j < diags; ++j) {
+    // A block at least the largest offset from both ends: two diagonals at a time, their four
+    // runs in one pass over the block's sums (half the passes over acc; every run is whole).
+    i64 j = 1;
+    if (r0 >= (i64)off[diags - 1] && r1 + (i64)off[diags - 1] <= n) {
+      const i64 len = r1 - r0;
+      for (; j + 1 < diags; j += 2) {
+        const i64 d0 = (i64)off[j], d1 = (i64)off[j + 1];
+        const spmvjit_values_t u0 = dval + (j * stride + r0), u1 = dval + ((j + 1) * stride + r0);
+        const spmvjit_values_t m0 = dval + (j * stride + r0 - d0), m1 = dval + ((j + 1) * stride + r0 - d1);
+        const V *xu0 = x + r0 + d0, *xu1 = x + r0 + d1, *xm0 = x + r0 - d0, *xm1 = x + r0 - d1;
+#pragma clang loop vectorize(enable)
+        for (i64 i = 0; i < len; ++i)
+          acc[i] += (u0[i] * xu0[i] + m0[i] * xm0[i]) + (u1[i] * xu1[i] + m1[i] * xm1[i]);
+      }
+    }
+    for (; j < diags; ++j) {
       const i64 d = (i64)off[j];
       // Upper: rows [r0, min(r1, n - d)) read x[i + d].
       const i64 ue = r1 < n - d ? r1 : n - d;
@@ -49,7 +66,8 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
     }
     for (i64 r = r0; r < r1; ++r) {
       V sum = acc[r - r0];
-      for (i64 k = rp[r]; k < rp[r + 1]; ++k) sum += rval[k] * x[rcol[k]];
+      if (rem)
+        for (i64 k = rp[r]; k < rp[r + 1]; ++k) sum += rval[k] * x[rcol[k]];
       y[r] = spmvjit_epilogue<E>(sum, y, r, alpha, beta);
     }
   }

@@ -8,8 +8,10 @@
 // CSR_MM_BLOCK_VECTORS (column-major) per pass.
 // Rows longer than n[CSR_MM_N_LONG] get only beta here: spmvjit_long gives each of their chunks a
 // warp (all lanes on one chunk, as above) that adds alpha times its sums into Y with atomics.
-// Launch: ceil(rows / (CSR_MM_GPU_BLOCK / LANES)) blocks, then ceil(chunks / warps per block)
-// blocks, of CSR_MM_GPU_BLOCK threads.
+// Column-major X staged (n[CSR_MM_N_STAGED]): spmvjit_stage_x copies it row-major into the
+// scratch first, and the row-major code reads it from there.
+// Launch: [ceil(cols * k / CSR_MM_GPU_BLOCK) blocks,] ceil(rows / (CSR_MM_GPU_BLOCK / LANES))
+// blocks, then ceil(chunks / warps per block) blocks, of CSR_MM_GPU_BLOCK threads.
 #include "../contract/csr_mm.h"
 #include "prelude.h"
 
@@ -67,11 +69,16 @@ SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool
   static_assert(L >= kVL && L <= SPMVJIT_WARP && (L & (L - 1)) == 0, "L: power of two, VL to warp");
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_MM_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, CSR_MM_VALUES);
-  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
-  const i64 ldx = a.ldx, ldy = a.ldy;
+  const i64 ldy = a.ldy;
   const i64 k = kExact ? i64(SPMVJIT_VECTORS) : a.vectors;
 #if SPMVJIT_LAYOUT
   (void)slice;
+  // X row-major: the caller's, or column-major X staged row-major in the scratch (leading
+  // dimension k); Y in the caller's layout.
+  const bool staged = a.n[CSR_MM_N_STAGED] != 0;
+  const V* SPMVJIT_RESTRICT x = staged ? (const V*)a.scratch : (const V*)a.x;
+  const i64 ldx = staged ? k : a.ldx;
+  const bool y_row_major = a.layout != 0;
   constexpr int G = L / kVL;
   const int g = t / kVL, j = t % kVL;
   for (i64 j0 = 0; j0 < k; j0 += kVL) {
@@ -84,9 +91,11 @@ SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool
         s += spmvjit_ldg(va + i) * spmvjit_ldg(xj + i64(spmvjit_ldg(ci + i)) * ldx);
     }
     for (int d = L / 2; d >= kVL; d >>= 1) s += spmvjit_shfl_down(s, d);
-    if (g == 0 && mine) out(r * ldy + j0 + j, s);
+    if (g == 0 && mine) out(y_row_major ? r * ldy + j0 + j : (j0 + j) * ldy + r, s);
   }
 #else
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  const i64 ldx = a.ldx;
   if (kSliced && slice * kKB >= k) return;  // past k (VECTORS is a bound): the whole block leaves
   const i64 j_end = kSliced ? (slice + 1) * kKB : k;
   for (i64 j0 = slice * kKB; j0 < j_end; j0 += kKB) {
@@ -159,5 +168,16 @@ SPMVJIT_DEVICE void csr_mm_long(const SpmvArgs& a) {
   });
 }
 
+// Staged X (contract): thread t copies X's element (i, j) = (t / k, t % k) to the scratch's t, so
+// the writes are one contiguous run and a warp's reads take k columns' runs of 32 / k rows.
+template <int E>
+SPMVJIT_DEVICE void csr_mm_stage_x(const SpmvArgs& a) {
+  const i64 k = a.vectors, t = i64(blockIdx.x) * CSR_MM_GPU_BLOCK + i64(threadIdx.x);
+  if (t >= a.cols * k) return;
+  const i64 i = t / k, j = t - i * k;
+  ((V*)a.scratch)[t] = spmvjit_ldg((const V*)a.x + j * a.ldx + i);
+}
+
 SPMVJIT_EXPORT_KERNEL(csr_mm_part, spmvjit_part, CSR_MM_GPU_BLOCK)
 SPMVJIT_EXPORT_KERNEL(csr_mm_long, spmvjit_long, CSR_MM_GPU_BLOCK)
+SPMVJIT_EXPORT_KERNEL(csr_mm_stage_x, spmvjit_stage_x, CSR_MM_GPU_BLOCK)

@@ -12,7 +12,9 @@
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/plan.hpp"
+#include "engine/planner.hpp"
 #include "engine/reference.hpp"
+#include "engine/stats.hpp"
 #include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tests/test_matrices.hpp"
@@ -197,30 +199,38 @@ void check_lane_shapes(Backend& device) {
                                            a.val.empty() ? nullptr : a.val.data());
     for (int k : kVectorCounts)
       for (bool row_major : {false, true})
-        for (int wide : {0, 1}) {
-          if (wide && row_major && k > 16) continue;  // one warp-wide group already: the same kernel
-          Options o;
-          o.backend = test::gpu_api();
-          o.vectors = k;
-          o.layout = row_major ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
-          o.format = "csr_mm";
-          const FormatParams params{
-              {"LAYOUT", row_major ? 1 : 0}, {"VECTORS", baked_vectors(k)}, {"WIDE", wide}};
-          INFO(m.name << ", k " << k << (row_major ? " row-major" : " column-major") << ", WIDE " << wide);
-          Plan plan(desc, o, nullptr, &params);
-          auto exec = [&](const V* al, const void* x, int64_t ldx, const V* be, void* y, int64_t ldy) {
-            try {
-              plan.execute_many(al, x, ldx, be, y, ldy, nullptr);
-              return std::string();
-            } catch (const std::exception& e) {
-              return std::string(e.what());
-            }
-          };
-          CHECK(check_spmm<I, V>(exec, &device, a, k, row_major, uint64_t(plans) + 100) == "");
-          ++plans;
-        }
+        for (int wide : {0, 1})
+          for (int staged : {0, 1}) {
+            // One warp-wide group already: the same kernel. X staged: column-major X, k up to 32.
+            if (wide && (row_major || staged) && k > 16) continue;
+            if (staged && (row_major || k > 32)) continue;
+            Options o;
+            o.backend = test::gpu_api();
+            o.vectors = k;
+            o.layout = row_major ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
+            o.format = "csr_mm";
+            FormatParams params{{"LAYOUT", row_major ? 1 : 0}, {"VECTORS", baked_vectors(k)}, {"WIDE", wide}};
+            if (staged) params["STAGE_X"] = 1;
+            INFO(m.name << ", k " << k << (row_major ? " row-major" : " column-major") << ", WIDE " << wide
+                        << ", X staged " << staged);
+            Plan plan(desc, o, nullptr, &params);
+            auto exec = [&](const V* al, const void* x, int64_t ldx, const V* be, void* y, int64_t ldy) {
+              try {
+                plan.execute_many(al, x, ldx, be, y, ldy, nullptr);
+                return std::string();
+              } catch (const std::exception& e) {
+                return std::string(e.what());
+              }
+            };
+            CHECK(check_spmm<I, V>(exec, &device, a, k, row_major, uint64_t(plans) + 100) == "");
+            CHECK((plan.describe_json().dump().find("\"x_staged_bytes\"") != std::string::npos) ==
+                  bool(staged));
+            ++plans;
+          }
   }
-  CHECK(plans == 6 * (6 * 2 * 2 - 2));
+  // Per matrix: 6 k x 2 layouts x 2 shapes, less the 2 row-major wide ones past 16 vectors; staged
+  // (column-major, k up to 32): 5 k x 2 shapes, less the wide ones past 16.
+  CHECK(plans == 6 * (6 * 2 * 2 - 2 + 5 * 2 - 1));
 }
 
 TEST_CASE("spmm device: both lane shapes and chunked long rows match the reference", "[cuda][spmm]") {
@@ -230,6 +240,29 @@ TEST_CASE("spmm device: both lane shapes and chunked long rows match the referen
   Backend& b = test::gpu_backend();
   check_lane_shapes<int32_t, double>(b);
   check_lane_shapes<int64_t, float>(b);
+}
+
+// The GPU planner stages column-major X where rows gather scattered columns (a random matrix),
+// not where neighbouring rows read neighbouring x (a stencil), nor for row-major X; no device needed.
+TEST_CASE("spmm: the GPU planner stages column-major X for scattered columns only", "[spmm]") {
+  TargetInfo t;
+  t.backend = BackendKind::cuda;
+  t.target = "sm_90";
+  t.sm_count = 132;
+  for (const char* spec :
+       {"random:200000:1:40", "poisson2d:300", "dense:600", "blockfem:12:3", "varband:30000"})
+    for (bool row_major : {false, true})
+      for (int k : {8, 32}) {
+        const Csr64 a = generate_matrix(spec, 1);
+        INFO(spec << ", k " << k << (row_major ? " row-major" : " column-major"));
+        ChoiceOptions o;
+        o.vectors = k;
+        o.row_major = row_major;
+        const PlanChoice c = choose_format(a.ref(), compute_stats(a.ref()), t, nullptr, o);
+        REQUIRE(c.format->name() == "csr_mm");
+        const bool staged = c.params.count("STAGE_X") && c.params.at("STAGE_X") == 1;
+        CHECK(staged == (!row_major && std::string(spec).rfind("random", 0) == 0));
+      }
 }
 
 // op(A) = A^T for k vectors: the plan of A^T (built at plan time) judged against the reference's

@@ -165,8 +165,10 @@ static __device__ __forceinline__ int __clzll(long long v) {
 // CSR_MM_BLOCK_VECTORS (column-major) per pass.
 // Rows longer than n[CSR_MM_N_LONG] get only beta here: spmvjit_long gives each of their chunks a
 // warp (all lanes on one chunk, as above) that adds alpha times its sums into Y with atomics.
-// Launch: ceil(rows / (CSR_MM_GPU_BLOCK / LANES)) blocks, then ceil(chunks / warps per block)
-// blocks, of CSR_MM_GPU_BLOCK threads.
+// Column-major X staged (n[CSR_MM_N_STAGED]): spmvjit_stage_x copies it row-major into the
+// scratch first, and the row-major code reads it from there.
+// Launch: [ceil(cols * k / CSR_MM_GPU_BLOCK) blocks,] ceil(rows / (CSR_MM_GPU_BLOCK / LANES))
+// blocks, then ceil(chunks / warps per block) blocks, of CSR_MM_GPU_BLOCK threads.
 #line 1 "contract/csr_mm.h"
 // CSR for k vectors (spmm_execute): the input's CSR arrays plus, on a GPU, chunks of the long
 // rows (engine/formats/csr_mm.cpp fills them, templates/*/csr_mm.* read them) and the kernels'
@@ -234,7 +236,20 @@ SPMVJIT_DECLARE_ARRAYS(CSR_MM_ARRAYS, kCsrMmArrays)
 // them into n[CSR_MM_N_CHUNKS] chunks of n[CSR_MM_N_CHUNK] nonzeros.
 // Column-major with VECTORS 16 or 32: each step's grid is its blocks (n[CSR_MM_N_ROW_BLOCKS],
 // n[CSR_MM_N_CHUNK_BLOCKS]) once per slice of CSR_MM_BLOCK_VECTORS vectors (templates/gpu/csr_mm.cu).
-enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS, CSR_MM_N_ROW_BLOCKS, CSR_MM_N_CHUNK_BLOCKS };
+// n[CSR_MM_N_STAGED] = 1: column-major X staged row-major (below).
+enum {
+  CSR_MM_N_LONG,
+  CSR_MM_N_CHUNK,
+  CSR_MM_N_CHUNKS,
+  CSR_MM_N_ROW_BLOCKS,
+  CSR_MM_N_CHUNK_BLOCKS,
+  CSR_MM_N_STAGED
+};
+
+// Staged X (GPU, column-major X and Y, k up to 32, rows gathering scattered columns): the first
+// step (spmvjit_stage_x) copies X row-major into the plan's scratch (cols x k, leading dimension
+// k), so the row-major kernel (LAYOUT 1) reads one run of k values per column index instead of k
+// scattered ones; it writes Y in the caller's layout (args.layout).
 
 enum {
   CSR_MM_GPU_BLOCK = 256,    // GPU threads per block
@@ -259,7 +274,7 @@ enum { CSR_MM_BUILD_N_CHUNK };
 #define CSR_MM_VECTOR_LANES(K) ((K) == 0 || (K) > 16 ? 32 : (K) > 8 ? 16 : (K) > 4 ? 8 : (K) > 2 ? 4 : (K))
 
 #endif  // SPMVJIT_CONTRACT_CSR_MM_H
-#line 14 "gpu/csr_mm.cu"
+#line 16 "gpu/csr_mm.cu"
 #line 1 "gpu/prelude_hip.h"
 // GPU kernel prelude for HIP (hipRTC, AMD GPUs): the names prelude_cuda.h gives the templates,
 // for wavefronts of 64 lanes (CDNA, GCN) or 32 (RDNA), so every GPU template compiles unchanged.
@@ -698,7 +713,7 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 15 "gpu/csr_mm.cu"
+#line 17 "gpu/csr_mm.cu"
 
 #ifndef SPMVJIT_VECTORS
 #define SPMVJIT_VECTORS 4
@@ -754,11 +769,16 @@ SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool
   static_assert(L >= kVL && L <= SPMVJIT_WARP && (L & (L - 1)) == 0, "L: power of two, VL to warp");
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_MM_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, CSR_MM_VALUES);
-  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
-  const i64 ldx = a.ldx, ldy = a.ldy;
+  const i64 ldy = a.ldy;
   const i64 k = kExact ? i64(SPMVJIT_VECTORS) : a.vectors;
 #if SPMVJIT_LAYOUT
   (void)slice;
+  // X row-major: the caller's, or column-major X staged row-major in the scratch (leading
+  // dimension k); Y in the caller's layout.
+  const bool staged = a.n[CSR_MM_N_STAGED] != 0;
+  const V* SPMVJIT_RESTRICT x = staged ? (const V*)a.scratch : (const V*)a.x;
+  const i64 ldx = staged ? k : a.ldx;
+  const bool y_row_major = a.layout != 0;
   constexpr int G = L / kVL;
   const int g = t / kVL, j = t % kVL;
   for (i64 j0 = 0; j0 < k; j0 += kVL) {
@@ -771,9 +791,11 @@ SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool
         s += spmvjit_ldg(va + i) * spmvjit_ldg(xj + i64(spmvjit_ldg(ci + i)) * ldx);
     }
     for (int d = L / 2; d >= kVL; d >>= 1) s += spmvjit_shfl_down(s, d);
-    if (g == 0 && mine) out(r * ldy + j0 + j, s);
+    if (g == 0 && mine) out(y_row_major ? r * ldy + j0 + j : (j0 + j) * ldy + r, s);
   }
 #else
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  const i64 ldx = a.ldx;
   if (kSliced && slice * kKB >= k) return;  // past k (VECTORS is a bound): the whole block leaves
   const i64 j_end = kSliced ? (slice + 1) * kKB : k;
   for (i64 j0 = slice * kKB; j0 < j_end; j0 += kKB) {
@@ -846,5 +868,16 @@ SPMVJIT_DEVICE void csr_mm_long(const SpmvArgs& a) {
   });
 }
 
+// Staged X (contract): thread t copies X's element (i, j) = (t / k, t % k) to the scratch's t, so
+// the writes are one contiguous run and a warp's reads take k columns' runs of 32 / k rows.
+template <int E>
+SPMVJIT_DEVICE void csr_mm_stage_x(const SpmvArgs& a) {
+  const i64 k = a.vectors, t = i64(blockIdx.x) * CSR_MM_GPU_BLOCK + i64(threadIdx.x);
+  if (t >= a.cols * k) return;
+  const i64 i = t / k, j = t - i * k;
+  ((V*)a.scratch)[t] = spmvjit_ldg((const V*)a.x + j * a.ldx + i);
+}
+
 SPMVJIT_EXPORT_KERNEL(csr_mm_part, spmvjit_part, CSR_MM_GPU_BLOCK)
 SPMVJIT_EXPORT_KERNEL(csr_mm_long, spmvjit_long, CSR_MM_GPU_BLOCK)
+SPMVJIT_EXPORT_KERNEL(csr_mm_stage_x, spmvjit_stage_x, CSR_MM_GPU_BLOCK)

@@ -223,7 +223,20 @@ SPMVJIT_DECLARE_ARRAYS(CSR_MM_ARRAYS, kCsrMmArrays)
 // them into n[CSR_MM_N_CHUNKS] chunks of n[CSR_MM_N_CHUNK] nonzeros.
 // Column-major with VECTORS 16 or 32: each step's grid is its blocks (n[CSR_MM_N_ROW_BLOCKS],
 // n[CSR_MM_N_CHUNK_BLOCKS]) once per slice of CSR_MM_BLOCK_VECTORS vectors (templates/gpu/csr_mm.cu).
-enum { CSR_MM_N_LONG, CSR_MM_N_CHUNK, CSR_MM_N_CHUNKS, CSR_MM_N_ROW_BLOCKS, CSR_MM_N_CHUNK_BLOCKS };
+// n[CSR_MM_N_STAGED] = 1: column-major X staged row-major (below).
+enum {
+  CSR_MM_N_LONG,
+  CSR_MM_N_CHUNK,
+  CSR_MM_N_CHUNKS,
+  CSR_MM_N_ROW_BLOCKS,
+  CSR_MM_N_CHUNK_BLOCKS,
+  CSR_MM_N_STAGED
+};
+
+// Staged X (GPU, column-major X and Y, k up to 32, rows gathering scattered columns): the first
+// step (spmvjit_stage_x) copies X row-major into the plan's scratch (cols x k, leading dimension
+// k), so the row-major kernel (LAYOUT 1) reads one run of k values per column index instead of k
+// scattered ones; it writes Y in the caller's layout (args.layout).
 
 enum {
   CSR_MM_GPU_BLOCK = 256,    // GPU threads per block

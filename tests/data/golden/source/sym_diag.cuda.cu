@@ -3,11 +3,15 @@
 #define SPMVJIT_VALUE_T double
 #define SPMVJIT_WARP 32
 #line 1 "gpu/sym_diag.cu"
-// GPU symmetric diagonal kernel: a thread per row (SYM_DIAG_GPU_ROWS of them in turn); each kept upper
-// diagonal is one offset (broadcast to the warp) read twice with coalesced values: the row's own entry and,
-// mirrored, the entry of row i - d (a read the cache serves: row i - d's thread loaded it moments before).
-// Values are read with the default (caching) load for that second use.
-// Launch: grid = ceil(rows / (SYM_DIAG_GPU_BLOCK * SYM_DIAG_GPU_ROWS)), block = SYM_DIAG_GPU_BLOCK.
+// GPU symmetric diagonal kernel: a thread per row; each kept upper diagonal is one offset
+// (broadcast to the warp) read twice with coalesced values: the row's own entry and, mirrored, the
+// entry of row i - d (a read the cache serves: row i - d's thread loaded it moments before).
+// Values are read with the default (caching) load for that second use. A block whose rows are all
+// at least the largest offset from both ends of the matrix (all of them but a band's worth at each
+// end) takes the branch-free loop, its loads issued back to back; an empty remainder leaves
+// rem_ptr unread (4 bytes a row in int32). Both took 7-13% off the stencils' time on an H100
+// (docs/PERFORMANCE.md).
+// Launch: grid = ceil(rows / SYM_DIAG_GPU_BLOCK), block = SYM_DIAG_GPU_BLOCK.
 #line 1 "gpu/prelude_cuda.h"
 // GPU kernel prelude for CUDA (NVRTC): argument block, types, warp intrinsics, epilogue.
 // GPU templates use only what this prelude defines, so a HIP prelude can serve them too.
@@ -415,7 +419,7 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 7 "gpu/sym_diag.cu"
+#line 11 "gpu/sym_diag.cu"
 #line 1 "contract/sym_diag.h"
 // Symmetric diagonal storage kernel contract (engine/formats/sym_diag.cpp fills it,
 // templates/*/sym_diag.* read it). A matrix declared symmetric (spmv_options_t::matrix_type) keeps
@@ -470,18 +474,18 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
   X(SYM_DIAG_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SYM_DIAG_ARRAYS, kSymDiagArrays)
 
-enum { SYM_DIAG_N_DIAGS, SYM_DIAG_N_STRIDE };  // n[] slots
+// n[] slots; SYM_DIAG_N_REM_ENTRIES = 0 lets kernels skip the remainder (rem_ptr unread).
+enum { SYM_DIAG_N_DIAGS, SYM_DIAG_N_STRIDE, SYM_DIAG_N_REM_ENTRIES };
 enum {
-  SYM_DIAG_GPU_BLOCK = 128,  // GPU threads per block
-  // Rows per GPU thread, SYM_DIAG_GPU_BLOCK apart: 4, 8 and 16 ran 1.05-10x slower on an H100
-  // (fewer warps in flight; docs/PERFORMANCE.md).
-  SYM_DIAG_GPU_ROWS = 1,
+  // GPU threads per block, a row each (4, 8 and 16 rows per thread ran 1.05-10x slower on an
+  // H100: fewer warps in flight; docs/PERFORMANCE.md).
+  SYM_DIAG_GPU_BLOCK = 128,
   SYM_DIAG_STRIDE_ALIGN = 64,  // the stride is a multiple of this many values
   SYM_DIAG_MAX = 64            // most diagonals kept
 };
 
 #endif  // SPMVJIT_CONTRACT_SYM_DIAG_H
-#line 8 "gpu/sym_diag.cu"
+#line 12 "gpu/sym_diag.cu"
 
 template <int E>
 SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
@@ -492,23 +496,33 @@ SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
   SPMVJIT_DECLARE_VALUES(rval, a, SYM_DIAG_REM_VALUES);
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
-  const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE], diags = a.n[SYM_DIAG_N_DIAGS];
-  const i64 first = i64(blockIdx.x) * SYM_DIAG_GPU_BLOCK * SYM_DIAG_GPU_ROWS + i64(threadIdx.x);
-  for (int q = 0; q < SYM_DIAG_GPU_ROWS; ++q) {
-    const i64 i = first + i64(q) * SYM_DIAG_GPU_BLOCK;
-    if (i >= n) return;
-    V sum = spmvjit_ldg(dval + i) * spmvjit_ldg(x + i);  // offset[0] = 0: the main diagonal
-    for (i64 j = 1; j < diags; ++j) {
-      const i64 d = (i64)spmvjit_ldg(off + j);
-      const i64 base = j * stride + i;
+  const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE];
+  const int diags = int(a.n[SYM_DIAG_N_DIAGS]);  // at most SYM_DIAG_MAX: an int loop unrolls cheaper
+  const i64 b0 = i64(blockIdx.x) * SYM_DIAG_GPU_BLOCK, i = b0 + i64(threadIdx.x);
+  const i64 dmax = (i64)spmvjit_ldg(off + diags - 1);                       // offsets ascend
+  const bool interior = b0 >= dmax && b0 + SYM_DIAG_GPU_BLOCK + dmax <= n;  // the same for the block
+  if (i >= n) return;
+  V sum = spmvjit_ldg(dval + i) * spmvjit_ldg(x + i);  // offset[0] = 0: the main diagonal
+  if (interior) {
+#pragma unroll 2
+    for (int j = 1; j < diags; ++j) {
+      const i64 d = (i64)spmvjit_ldg(off + j), base = j * stride + i;
+      sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
+      sum += spmvjit_ldg(dval + (base - d)) * spmvjit_ldg(x + i - d);
+    }
+  } else {
+    for (int j = 1; j < diags; ++j) {
+      const i64 d = (i64)spmvjit_ldg(off + j), base = j * stride + i;
       if (i + d < n) sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
       if (i >= d) sum += spmvjit_ldg(dval + (base - d)) * spmvjit_ldg(x + i - d);
     }
+  }
+  if (a.n[SYM_DIAG_N_REM_ENTRIES] != 0) {
     const i64 r1 = (i64)spmvjit_ldg(rp + i + 1);
     for (i64 k = (i64)spmvjit_ldg(rp + i); k < r1; ++k)
       sum += spmvjit_ld_stream(rval + k) * spmvjit_ldg(x + spmvjit_ld_stream(rcol + k));
-    y[i] = spmvjit_epilogue<E>(sum, y, i, spmvjit_alpha(a), spmvjit_beta(a));
   }
+  y[i] = spmvjit_epilogue<E>(sum, y, i, spmvjit_alpha(a), spmvjit_beta(a));
 }
 
 SPMVJIT_EXPORT_KERNEL(sym_diag_part, spmvjit_part, SYM_DIAG_GPU_BLOCK)
