@@ -145,6 +145,13 @@ spmv_options_t cpu_options(const char* format) {
   return o;
 }
 
+// The CPU, or the GPU backend of the device tests (CUDA, or HIP with SPMVJIT_TEST_GPU=hip).
+spmv_options_t backend_options(BackendKind b, const char* format) {
+  spmv_options_t o = cpu_options(format);
+  if (b != BackendKind::cpu) o.backend = test::gpu_api();
+  return o;
+}
+
 using C = std::complex<double>;
 // (alpha, beta) pairs: every epilogue, and the values a kernel that looks at real parts only would
 // take for another epilogue: alpha 1 + 0.5i is not one, beta -0.75i is not zero, alpha 0 (y = beta y).
@@ -188,31 +195,35 @@ std::string check_plan(spmv_plan_t plan, const HostCsr<I, V>& a, uint64_t seed) 
   return "";
 }
 
-std::vector<const Format*> complex_formats() {
+std::vector<const Format*> complex_formats(BackendKind b) {
   std::vector<const Format*> out;
   for (const Format* f : all_formats())
-    if (f->supports(BackendKind::cpu) && f->supports_value(ValueType::c32)) out.push_back(f);
+    if (f->supports(b) && f->supports_value(ValueType::c32)) out.push_back(f);
   return out;
 }
 
 // Every format that takes complex values, and the planner's own choice, on every test matrix;
 // every other format is refused with UNSUPPORTED naming the value type.
 template <class I, class V>
-void run_complex_formats(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE) {
-  if (!test::require_cpu_backend()) return;
-  const auto formats = complex_formats();
+void run_complex_formats(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE,
+                         BackendKind b = BackendKind::cpu) {
+  if (b == BackendKind::cpu && !test::require_cpu_backend()) return;
+  if (b != BackendKind::cpu && !test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
+  }
+  const auto formats = complex_formats(b);
   REQUIRE(formats.size() >= 4);  // csr, csr_vector, ell, sell
   uint64_t seed = 2000;
   for (const TestMatrix& m : test_matrices()) {
     Typed<I, V> t(m);
     const HostCsr<I, V> judged = op == SPMV_OPERATION_NON_TRANSPOSE ? t.a : reference_transpose(t.a);
     for (const Format* f : all_formats()) {
-      if (!f->supports(BackendKind::cpu)) continue;
+      if (!f->supports(b)) continue;
       t.reset();
       INFO("format " << f->name() << ", matrix " << m.name << " (" << m.a.rows << " x " << m.a.cols
                      << ", nnz " << m.a.nnz() << ", base " << m.base << ")");
       const std::string name = f->name();
-      spmv_options_t o = cpu_options(name.c_str());
+      spmv_options_t o = backend_options(b, name.c_str());
       o.operation = op;
       PlanGuard g;
       const spmv_status_t st = spmv_plan(&g.p, &t.desc, &o);
@@ -237,7 +248,7 @@ void run_complex_formats(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE) {
       CHECK(check_plan(g.p, judged, ++seed) == "");
     }
     INFO("auto planner, matrix " << m.name);
-    spmv_options_t o = cpu_options(nullptr);
+    spmv_options_t o = backend_options(b, nullptr);
     o.operation = op;
     PlanGuard g;
     t.reset();
@@ -272,6 +283,19 @@ TEST_CASE("complex formats, int64 complex double", "[kernels][complex]") {
 TEST_CASE("complex formats of A^T", "[kernels][complex][transpose]") {
   run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_TRANSPOSE);
   run_complex_formats<int64_t, std::complex<float>>(SPMV_OPERATION_TRANSPOSE);
+}
+
+// The same on the GPU (the device tests: CUDA, or HIP through SPMVJIT_TEST_GPU=hip).
+TEST_CASE("cuda device: complex formats, int32 complex double and A^T", "[cuda][complex]") {
+  run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
+  run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_TRANSPOSE, test::gpu_kind());
+}
+TEST_CASE("cuda device: complex formats, int32 complex float", "[cuda][complex]") {
+  run_complex_formats<int32_t, std::complex<float>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
+}
+TEST_CASE("cuda device: complex formats, int64 complex float and double", "[cuda][complex]") {
+  run_complex_formats<int64_t, std::complex<float>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
+  run_complex_formats<int64_t, std::complex<double>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
 }
 
 // The check above can fail: results of the mistakes a complex kernel could make (conjugating A,
@@ -443,7 +467,7 @@ TEST_CASE("complex converters round-trip", "[formats][complex]") {
     t.threads = 3;
     t.simd_bytes = 32;
     const MatrixStats s = compute_stats(ref);
-    for (const Format* f : complex_formats())
+    for (const Format* f : complex_formats(BackendKind::cpu))
       for (const FormatParams& p : f->candidates(ref, s, t)) {
         INFO(f->name() << " " << params_json(p).dump() << " on " << spec);
         if (!f->estimate(ref, s, p, t).applicable) continue;
