@@ -12,6 +12,7 @@
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/reference.hpp"
+#include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tests/test_matrices.hpp"
 #include "tests/test_support.hpp"
@@ -166,8 +167,10 @@ const std::vector<std::pair<C, C>>& scalars() {
 constexpr int kCanaries = 8;
 
 // SpMVs with every (alpha, beta) of scalars(), fresh x and y each (y NaN where beta == 0).
+// GPU plans (b != cpu) take x and y in device memory: they go up before and y comes back after.
 template <class I, class V>
-std::string check_plan(spmv_plan_t plan, const HostCsr<I, V>& a, uint64_t seed) {
+std::string check_plan(spmv_plan_t plan, const HostCsr<I, V>& a, uint64_t seed,
+                       BackendKind b = BackendKind::cpu) {
   using R = typename V::value_type;
   const V canary(R(12345), R(-6789));
   int c = 0;
@@ -182,9 +185,24 @@ std::string check_plan(spmv_plan_t plan, const HostCsr<I, V>& a, uint64_t seed) 
     const auto y0 = y;
     std::ostringstream what;
     what << "alpha " << alpha << ", beta " << beta << ": ";
-    if (spmv_execute(plan, &al, a.cols ? x.data() : nullptr, &be, a.rows ? y.data() : nullptr, nullptr) !=
-        SPMV_STATUS_SUCCESS)
+    const void* xp = a.cols ? x.data() : nullptr;
+    void* yp = a.rows ? y.data() : nullptr;
+    Backend* dev = b == BackendKind::cpu ? nullptr : &test::gpu_backend();
+    DeviceBuffer dx, dy;
+    if (dev) {
+      dx = DeviceBuffer(*dev, x.size() * sizeof(V));
+      dy = DeviceBuffer(*dev, y.size() * sizeof(V));
+      dev->upload(dx.get(), x.data(), x.size() * sizeof(V));
+      dev->upload(dy.get(), y.data(), y.size() * sizeof(V));
+      xp = a.cols ? dx.get() : nullptr;
+      yp = a.rows ? dy.get() : nullptr;
+    }
+    if (spmv_execute(plan, &al, xp, &be, yp, nullptr) != SPMV_STATUS_SUCCESS)
       return what.str() + "execute failed: " + spmv_last_error();
+    if (dev) {
+      dev->synchronize(nullptr);
+      dev->download(y.data(), dy.get(), y.size() * sizeof(V));
+    }
     const std::string bad = check_spmv_complex(
         a, reference_spmv_complex(a, C(al.real(), al.imag()), x.data(), C(be.real(), be.imag()), y0.data()),
         y.data());
@@ -245,7 +263,7 @@ void run_complex_formats(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE,
       CHECK(test::json_string_field(d, "format") == name);
       CHECK(test::json_string_field(d, "value") == to_string(value_type_of<V>()));
       CHECK(test::json_string_field(d, "codec") == "plain");
-      CHECK(check_plan(g.p, judged, ++seed) == "");
+      CHECK(check_plan(g.p, judged, ++seed, b) == "");
     }
     INFO("auto planner, matrix " << m.name);
     spmv_options_t o = backend_options(b, nullptr);
@@ -261,7 +279,7 @@ void run_complex_formats(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE,
     CHECK(chosen->supports_value(value_type_of<V>()));
     // The others are listed as not applicable, with the reason.
     CHECK_THAT(d, Catch::Contains(std::string("no ") + to_string(value_type_of<V>()) + " values"));
-    CHECK(check_plan(g.p, judged, ++seed) == "");
+    CHECK(check_plan(g.p, judged, ++seed, b) == "");
   }
 }
 
