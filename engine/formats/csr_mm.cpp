@@ -25,6 +25,8 @@ constexpr const char* kWideParam = "WIDE";
 // index then reads k values in one run instead of k sectors of k columns (measured on an H100,
 // k = 8: random:2000000:1:40 9.0 ms unstaged; docs/PERFORMANCE.md).
 constexpr const char* kStageXParam = "STAGE_X";
+// Rows gather scattered columns: the sampled rows' distinct diagonals past the statistics' cap.
+bool scattered_columns(const MatrixStats& s) { return s.distinct_diagonals > MatrixStats::kDiagonalCap; }
 // Largest staged copy of X (bytes); past it the plan reads X where it is.
 constexpr double kMaxStagedBytes = 4.0 * (int64_t(1) << 30);
 
@@ -69,14 +71,18 @@ class CsrMmFormat final : public Format {
   bool keeps_csr_pattern(const FormatParams&) const override { return true; }
   bool supports(BackendKind) const override { return true; }
   bool multi_vector() const override { return true; }
-  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats& s,
                                        const TargetInfo& t) const override {
     if (!t.gpu()) return {FormatParams{}};
+    // X staged only where rows gather scattered columns: neighbouring rows reading neighbouring x
+    // (a stencil, FEM, a band, dense rows) read the caller's column-major X coalesced already, and
+    // staged, the row-major kernel ran 1.3-2.3x slower there on an H100 (docs/PERFORMANCE.md). A
+    // planner's preference, not a limit: a caller's forced STAGE_X runs on any matrix.
     std::vector<FormatParams> out;
-    for (int64_t stage : {0, 1})
-      for (int64_t wide : {0, 1})
-        out.push_back(stage ? FormatParams{{kWideParam, wide}, {kStageXParam, 1}}
-                            : FormatParams{{kWideParam, wide}});
+    for (int64_t wide : {0, 1}) {
+      out.push_back(FormatParams{{kWideParam, wide}});
+      if (scattered_columns(s)) out.push_back(FormatParams{{kWideParam, wide}, {kStageXParam, 1}});
+    }
     return out;
   }
   FormatParams kernel_constants(const FormatParams& p) const override {
@@ -107,17 +113,13 @@ class CsrMmFormat final : public Format {
     // Column-major X on a GPU, rows gathering scattered columns (the sampled rows' distinct
     // diagonals past the statistics' cap): each of a row's column indices touches k 32-byte
     // sectors, one per vector, unless X is staged row-major first (k values in one run).
-    const bool scattered = s.distinct_diagonals > MatrixStats::kDiagonalCap;
+    const bool scattered = scattered_columns(s);
     if (staged_x(p)) {
       const double staged_bytes = double(a.cols) * double(k) * vs;
-      // Neighbouring rows reading neighbouring x (a stencil, FEM, a band, dense rows) read the
-      // caller's column-major X coalesced already: staged, the row-major kernel ran 1.3-2.3x slower
-      // there on an H100 (docs/PERFORMANCE.md), so only scattered columns are staged.
       const char* why = param(p, kLayoutParam, 0) == 1 ? "X is row-major already"
                         : param(p, kVectorsParam, 0) == 0
                             ? "more than 32 vectors: X is read in blocks of them"
                         : staged_bytes > kMaxStagedBytes ? "a row-major copy of X would take too many bytes"
-                        : !scattered                     ? "neighbouring rows read X's columns coalesced"
                                                          : nullptr;
       if (why) {
         e.applicable = false;

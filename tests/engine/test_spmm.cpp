@@ -262,6 +262,10 @@ TEST_CASE("spmm: the GPU planner stages column-major X for scattered columns onl
         REQUIRE(c.format->name() == "csr_mm");
         const bool staged = c.params.count("STAGE_X") && c.params.at("STAGE_X") == 1;
         CHECK(staged == (!row_major && std::string(spec).rfind("random", 0) == 0));
+        // A preference of the planner, not a limit: staging forced by a caller applies anywhere
+        // column-major (spmm device tests force it on every matrix).
+        const FormatParams forced{{"LAYOUT", row_major ? 1 : 0}, {"VECTORS", k}, {"WIDE", 0}, {"STAGE_X", 1}};
+        CHECK(c.format->estimate(a.ref(), compute_stats(a.ref()), forced, t).applicable == !row_major);
       }
 }
 
