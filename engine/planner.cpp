@@ -16,13 +16,13 @@ namespace spmvjit {
 Json PlanChoice::considered_json() const {
   Json out = Json::array();
   for (const Candidate& c : considered)
-    out.push_back(
-        Json::object({{"format", c.format->name()},
-                      {"params", params_json(c.params)},
-                      {"applicable", c.estimate.applicable},
-                      {"matrix_bytes", c.estimate.matrix_bytes},
-                      {"cost", std::isfinite(c.score) ? Json(c.score) : Json()},  // null: not applicable
-                      {"reason", c.estimate.reason}}));
+    out.push_back(Json::object(
+        {{"format", c.format->name()},
+         {"params", params_json(c.params)},
+         {"applicable", c.estimate.applicable},
+         {"matrix_bytes", c.estimate.matrix_bytes},
+         {"cost", std::isfinite(c.score) ? Json(c.score) : Json()},  // null: not applicable, or not offered
+         {"reason", c.estimate.reason}}));
   return out;
 }
 
@@ -118,8 +118,9 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
       }
       auto add = [&](Candidate c) {
         if (only && c.params != *only) return;
-        c.score = c.estimate.applicable ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
-                                        : std::numeric_limits<double>::infinity();
+        c.score = c.estimate.applicable && (c.estimate.offered || only)
+                      ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
+                      : std::numeric_limits<double>::infinity();
         c.score *= f->efficiency(s, t);
         choice.considered.push_back(c);
       };

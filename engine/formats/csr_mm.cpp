@@ -71,18 +71,14 @@ class CsrMmFormat final : public Format {
   bool keeps_csr_pattern(const FormatParams&) const override { return true; }
   bool supports(BackendKind) const override { return true; }
   bool multi_vector() const override { return true; }
-  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats& s,
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo& t) const override {
     if (!t.gpu()) return {FormatParams{}};
-    // X staged only where rows gather scattered columns: neighbouring rows reading neighbouring x
-    // (a stencil, FEM, a band, dense rows) read the caller's column-major X coalesced already, and
-    // staged, the row-major kernel ran 1.3-2.3x slower there on an H100 (docs/PERFORMANCE.md). A
-    // planner's preference, not a limit: a caller's forced STAGE_X runs on any matrix.
     std::vector<FormatParams> out;
-    for (int64_t wide : {0, 1}) {
-      out.push_back(FormatParams{{kWideParam, wide}});
-      if (scattered_columns(s)) out.push_back(FormatParams{{kWideParam, wide}, {kStageXParam, 1}});
-    }
+    for (int64_t stage : {0, 1})
+      for (int64_t wide : {0, 1})
+        out.push_back(stage ? FormatParams{{kWideParam, wide}, {kStageXParam, 1}}
+                            : FormatParams{{kWideParam, wide}});
     return out;
   }
   FormatParams kernel_constants(const FormatParams& p) const override {
@@ -128,6 +124,13 @@ class CsrMmFormat final : public Format {
       }
       e.cost_bytes += 2.0 * staged_bytes;  // X read, the copy written
       e.reason += ", X staged row-major";
+      // Neighbouring rows reading neighbouring x (a stencil, FEM, a band, dense rows) read the
+      // caller's column-major X coalesced already: staged, the row-major kernel ran 1.3-2.3x
+      // slower there on an H100 (docs/PERFORMANCE.md). The planner's preference, not a limit.
+      if (!scattered) {
+        e.offered = false;
+        e.reason = "neighbouring rows read X's columns coalesced: X staged only when forced";
+      }
     } else if (param(p, kLayoutParam, 0) == 0 && scattered) {
       e.cost_bytes += double(k) * double(a.nnz) * std::max(0.0, 32.0 - 0.5 * vs);
     }

@@ -97,7 +97,9 @@ struct FormatData {
 // Byte/work estimate computed without converting.
 struct Estimate {
   bool applicable = true;
-  std::string reason;          // why not applicable, or a one-line summary
+  // Applies, but the automatic planner does not pick it (reason says why); a caller may force it.
+  bool offered = true;
+  std::string reason;          // why not applicable or not offered, or a one-line summary
   int64_t stored_entries = 0;  // including padding
   int64_t matrix_bytes = 0;    // matrix arrays read per SpMV
   double imbalance = 1.0;      // max work of a worker over mean (>= 1)

@@ -265,7 +265,14 @@ TEST_CASE("spmm: the GPU planner stages column-major X for scattered columns onl
         // A preference of the planner, not a limit: staging forced by a caller applies anywhere
         // column-major (spmm device tests force it on every matrix).
         const FormatParams forced{{"LAYOUT", row_major ? 1 : 0}, {"VECTORS", k}, {"WIDE", 0}, {"STAGE_X", 1}};
-        CHECK(c.format->estimate(a.ref(), compute_stats(a.ref()), forced, t).applicable == !row_major);
+        if (!row_major)
+          for (bool device_input : {false, true}) {
+            ChoiceOptions f = o;
+            f.only = &forced;
+            f.device_input = device_input;
+            const PlanChoice fc = choose_format(a.ref(), compute_stats(a.ref()), t, c.format, f);
+            CHECK(fc.params == forced);
+          }
       }
 }
 
