@@ -304,14 +304,14 @@ TEST_CASE("complex formats of A^T", "[kernels][complex][transpose]") {
 }
 
 // The same on the GPU (the device tests: CUDA, or HIP through SPMVJIT_TEST_GPU=hip).
-TEST_CASE("cuda device: complex formats, int32 complex double and A^T", "[cuda][complex]") {
+TEST_CASE("cuda device: complex formats int32 complex double (A and A^T)", "[cuda][complex]") {
   run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
   run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_TRANSPOSE, test::gpu_kind());
 }
-TEST_CASE("cuda device: complex formats, int32 complex float", "[cuda][complex]") {
+TEST_CASE("cuda device: complex formats int32 complex float", "[cuda][complex]") {
   run_complex_formats<int32_t, std::complex<float>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
 }
-TEST_CASE("cuda device: complex formats, int64 complex float and double", "[cuda][complex]") {
+TEST_CASE("cuda device: complex formats int64 complex float and double", "[cuda][complex]") {
   run_complex_formats<int64_t, std::complex<float>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
   run_complex_formats<int64_t, std::complex<double>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
 }
