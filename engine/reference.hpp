@@ -27,6 +27,36 @@ struct ReferenceResult {
   std::vector<long double> up, down;
 };
 
+// Row i of alpha * A * x + beta * y_i in long double, x read through x_at(column): the value, the
+// rounding yardstick and how far partial sums may reach (ReferenceResult's fields for one row).
+struct RowReference {
+  long double y, scale, up, down;
+};
+// beta == 0 ignores y_i entirely (it may be NaN), as the engine must.
+template <class I, class V, class XAt>
+RowReference reference_row(const HostCsr<I, V>& a, int64_t i, double alpha, XAt&& x_at, double beta, V y_i) {
+  const long double al = alpha, abs_al = std::fabs(al);
+  long double s = 0, pos = 0, neg = 0;
+  for (int64_t k = a.row_ptr[size_t(i)]; k < a.row_ptr[size_t(i) + 1]; ++k) {
+    const long double p = (long double)a.val[size_t(k)] * (long double)x_at(int64_t(a.col_idx[size_t(k)]));
+    s += p;
+    if (p > 0) pos += p;
+    if (p < 0) neg -= p;
+  }
+  RowReference r{al * s, abs_al * (pos + neg), 0, 0};
+  // The raw sum reaches pos and -neg; alpha scales (and may flip) it afterwards.
+  r.up = std::fmax(al >= 0 ? pos : neg, abs_al * (al >= 0 ? pos : neg));
+  r.down = std::fmax(al >= 0 ? neg : pos, abs_al * (al >= 0 ? neg : pos));
+  if (beta != 0) {
+    const long double t = (long double)beta * (long double)y_i;
+    r.y += t;
+    r.scale += std::fabs(t);
+    if (t > 0) r.up += t;
+    if (t < 0) r.down -= t;
+  }
+  return r;
+}
+
 // beta == 0 ignores y_in entirely (it may hold NaN), as the engine must.
 template <class I, class V>
 ReferenceResult reference_spmv(const HostCsr<I, V>& a, double alpha, const V* x, double beta, const V* y_in) {
@@ -35,30 +65,13 @@ ReferenceResult reference_spmv(const HostCsr<I, V>& a, double alpha, const V* x,
   r.scale.resize(size_t(a.rows));
   r.up.resize(size_t(a.rows));
   r.down.resize(size_t(a.rows));
-  const long double al = alpha, abs_al = std::fabs(al);
   for (int64_t i = 0; i < a.rows; ++i) {
-    long double s = 0, pos = 0, neg = 0;
-    for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      const long double p = (long double)a.val[k] * (long double)x[a.col_idx[k]];
-      s += p;
-      if (p > 0) pos += p;
-      if (p < 0) neg -= p;
-    }
-    long double yi = al * s, sc = abs_al * (pos + neg);
-    // The raw sum reaches pos and -neg; alpha scales (and may flip) it afterwards.
-    long double up = std::fmax(al >= 0 ? pos : neg, abs_al * (al >= 0 ? pos : neg));
-    long double down = std::fmax(al >= 0 ? neg : pos, abs_al * (al >= 0 ? neg : pos));
-    if (beta != 0) {
-      const long double t = (long double)beta * (long double)y_in[i];
-      yi += t;
-      sc += std::fabs(t);
-      if (t > 0) up += t;
-      if (t < 0) down -= t;
-    }
-    r.y[size_t(i)] = yi;
-    r.scale[size_t(i)] = sc;
-    r.up[size_t(i)] = up;
-    r.down[size_t(i)] = down;
+    const RowReference row = reference_row(
+        a, i, alpha, [x](int64_t c) { return x[c]; }, beta, beta != 0 ? y_in[i] : V(0));
+    r.y[size_t(i)] = row.y;
+    r.scale[size_t(i)] = row.scale;
+    r.up[size_t(i)] = row.up;
+    r.down[size_t(i)] = row.down;
   }
   return r;
 }
@@ -155,36 +168,19 @@ std::string check_vectors(const HostCsr<I, V>& a, int64_t k, bool row_major, dou
   // Vector j alone: "" or what is wrong with it.
   auto check_one = [&](int64_t j) -> std::string {
     const std::string vec = k > 1 ? "vector " + std::to_string(j) + ", " : std::string();
-    if (sampled) {
-      // One row at a time: the reference of a single row, as reference_spmv computes every row.
-      const int64_t step = std::max<int64_t>(1, work / max_work);
-      for (int64_t i = 0; i < a.rows;
-           i = (i < 64 || i >= a.rows - 65) ? i + 1 : std::min(i + step, a.rows - 64)) {
-        // The row alone, its entries' columns renumbered 0..len-1 and x_j gathered to match.
-        const int64_t b = int64_t(a.row_ptr[size_t(i)]), len = int64_t(a.row_ptr[size_t(i) + 1]) - b;
-        HostCsr<I, V> row;
-        row.rows = 1;
-        row.cols = len;
-        row.row_ptr = {I(0), I(len)};
-        for (int64_t t = 0; t < len; ++t) row.col_idx.push_back(I(t));
-        row.val.assign(a.val.begin() + b, a.val.begin() + b + len);
-        std::vector<V> xj(static_cast<size_t>(len));
-        for (int64_t t = 0; t < len; ++t) xj[size_t(t)] = x[at(int64_t(a.col_idx[size_t(b + t)]), j, ldx)];
-        const V yi0 = y0[at(i, j, ldy)], yi = y[at(i, j, ldy)];
-        const std::string bad = check_spmv(row, reference_spmv(row, alpha, xj.data(), beta, &yi0), &yi);
-        if (!bad.empty())
-          return vec + "row " + std::to_string(i) + " (sampled): " + bad.substr(bad.find(':') + 2);
-      }
-      return "";
+    // One row at a time, x_j and y0_j read in place: no allocation (the vectors of a large
+    // matrix, or millions of sampled rows, would page in gigabytes of buffers).
+    const int64_t step = sampled ? std::max<int64_t>(1, work / max_work) : 1;
+    for (int64_t i = 0; i < a.rows;
+         i = (i < 64 || i >= a.rows - 65) ? i + 1 : std::min(i + step, a.rows - 64)) {
+      const RowReference r = reference_row(
+          a, i, alpha, [&](int64_t c) { return x[at(c, j, ldx)]; }, beta,
+          beta != 0 ? y0[at(i, j, ldy)] : V(0));
+      const int64_t len = int64_t(a.row_ptr[size_t(i) + 1] - a.row_ptr[size_t(i)]);
+      const std::string bad = check_value<V>((long double)y[at(i, j, ldy)], r.y, r.scale, len, r.up, r.down);
+      if (!bad.empty()) return vec + "row " + std::to_string(i) + (sampled ? " (sampled): " : ": ") + bad;
     }
-    std::vector<V> xj(size_t(a.cols)), yj0(size_t(a.rows)), yj(size_t(a.rows));
-    for (int64_t i = 0; i < a.cols; ++i) xj[size_t(i)] = x[at(i, j, ldx)];
-    for (int64_t i = 0; i < a.rows; ++i) {
-      yj0[size_t(i)] = y0[at(i, j, ldy)];
-      yj[size_t(i)] = y[at(i, j, ldy)];
-    }
-    const std::string bad = check_spmv(a, reference_spmv(a, alpha, xj.data(), beta, yj0.data()), yj.data());
-    return bad.empty() ? bad : vec + bad;
+    return "";
   };
   // The vectors side by side (a benchmark's 8 or 32 long-double checks of a large matrix took
   // most of its time on one thread); the first bad one in order is the answer.
