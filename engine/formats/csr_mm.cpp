@@ -19,7 +19,7 @@ namespace {
 // so a warp takes several rows; WIDE 1: a warp's 32 lanes (row-major) or 8 (column-major) share
 // a row. A kernel constant the estimate picks from the row lengths.
 constexpr const char* kWideParam = "WIDE";
-// STAGE_X 1 (GPU, column-major X and Y, k up to 32): X copied row-major into the scratch by a
+// STAGE_X 1 (column-major X and Y, k up to 32): X copied row-major into the scratch by a
 // first step, then the row-major kernel (LAYOUT 1 in the kernel; Y still in the caller's layout,
 // args.layout). Not a kernel constant. Worth its copy where rows gather scattered columns: each
 // index then reads k values in one run instead of k sectors of k columns (measured on an H100,
@@ -27,6 +27,10 @@ constexpr const char* kWideParam = "WIDE";
 constexpr const char* kStageXParam = "STAGE_X";
 // Rows gather scattered columns: the sampled rows' distinct diagonals past the statistics' cap.
 bool scattered_columns(const MatrixStats& s) { return s.distinct_diagonals > MatrixStats::kDiagonalCap; }
+// CPU: an X of at most this many bytes stays in the caches (a share of a server's L3), where the
+// caller's column-major X is gathered as fast as a staged copy and staging only adds the copy
+// (measured on a 2-vCPU EPYC VM: rmat:17:16, k = 8, 8 MiB of X, 7.5 ms unstaged, 8.8 staged).
+constexpr double kCpuCachedXBytes = 16.0 * (1 << 20);
 // Largest staged copy of X (bytes); past it the plan reads X where it is.
 constexpr double kMaxStagedBytes = 4.0 * (int64_t(1) << 30);
 
@@ -73,7 +77,7 @@ class CsrMmFormat final : public Format {
   bool multi_vector() const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo& t) const override {
-    if (!t.gpu()) return {FormatParams{}};
+    if (!t.gpu()) return {FormatParams{}, FormatParams{{kStageXParam, 1}}};
     std::vector<FormatParams> out;
     for (int64_t stage : {0, 1})
       for (int64_t wide : {0, 1})
@@ -105,35 +109,40 @@ class CsrMmFormat final : public Format {
     e.cost_bytes = double(e.matrix_bytes) + 24.0 * double(a.rows) +
                    double(k) * vs * (0.5 * double(a.nnz) + 2.0 * double(a.rows));
     e.reason = "the matrix read once for " + std::to_string(k) + " vectors";
-    if (!t.gpu()) return e;
-    // Column-major X on a GPU, rows gathering scattered columns (the sampled rows' distinct
-    // diagonals past the statistics' cap): each of a row's column indices touches k 32-byte
-    // sectors, one per vector, unless X is staged row-major first (k values in one run).
-    const bool scattered = scattered_columns(s);
+    // Column-major X, rows gathering scattered columns (the sampled rows' distinct diagonals past
+    // the statistics' cap): each of a row's column indices touches k 32-byte GPU sectors or 64-byte
+    // CPU lines (and, on a CPU, k pages of a large X), one per vector, unless X is staged row-major
+    // first (k values in one run).
+    const double x_bytes = double(a.cols) * double(k) * vs;
+    const bool scattered = scattered_columns(s) && (t.gpu() || x_bytes > kCpuCachedXBytes);
+    const double line = t.gpu() ? 32.0 : 64.0;
     if (staged_x(p)) {
-      const double staged_bytes = double(a.cols) * double(k) * vs;
       const char* why = param(p, kLayoutParam, 0) == 1 ? "X is row-major already"
                         : param(p, kVectorsParam, 0) == 0
                             ? "more than 32 vectors: X is read in blocks of them"
-                        : staged_bytes > kMaxStagedBytes ? "a row-major copy of X would take too many bytes"
-                                                         : nullptr;
+                        : x_bytes > kMaxStagedBytes ? "a row-major copy of X would take too many bytes"
+                                                    : nullptr;
       if (why) {
         e.applicable = false;
         e.reason = why;
         return e;
       }
-      e.cost_bytes += 2.0 * staged_bytes;  // X read, the copy written
+      e.cost_bytes += 2.0 * x_bytes;  // X read, the copy written
       e.reason += ", X staged row-major";
       // Neighbouring rows reading neighbouring x (a stencil, FEM, a band, dense rows) read the
-      // caller's column-major X coalesced already: staged, the row-major kernel ran 1.3-2.3x
-      // slower there on an H100 (docs/PERFORMANCE.md). The planner's preference, not a limit.
+      // caller's column-major X coalesced (in runs, on a CPU) already: staged, the row-major kernel
+      // ran 1.3-2.3x slower there on an H100 (docs/PERFORMANCE.md). The planner's preference, not
+      // a limit.
       if (!scattered) {
         e.offered = false;
-        e.reason = "neighbouring rows read X's columns coalesced: X staged only when forced";
+        e.reason = t.gpu() || !scattered_columns(s)
+                       ? "neighbouring rows read X's columns coalesced: X staged only when forced"
+                       : "X stays in the caches: X staged only when forced";
       }
     } else if (param(p, kLayoutParam, 0) == 0 && scattered) {
-      e.cost_bytes += double(k) * double(a.nnz) * std::max(0.0, 32.0 - 0.5 * vs);
+      e.cost_bytes += double(k) * double(a.nnz) * std::max(0.0, line - 0.5 * vs);
     }
+    if (!t.gpu()) return e;
     if (param(p, kWideParam, 0) != 0 && wide_is_narrow(p)) {
       e.applicable = false;
       e.reason = "WIDE 1 is WIDE 0 for row-major X with more than 16 vectors";
@@ -247,26 +256,33 @@ class CsrMmFormat final : public Format {
                      int64_t chunks) {
     d.stored_entries = a.nnz;
     d.matrix_bytes = sum_matrix_bytes(d);
+    const int64_t k = param(p, kVectorsParam, 1);
+    if (staged_x(p)) {  // X copied row-major first: cols x k values (k's bound; the kernel's exact k)
+      d.scratch_bytes = a.cols * k * int64_t(size_of(a.value));
+      d.facts["x_staged_bytes"] = d.scratch_bytes;
+    }
     if (!t.gpu()) {
+      if (staged_x(p)) {  // parts of columns, before the row parts
+        d.ints[CSR_MM_N_STAGED] = std::max<int64_t>(1, std::min<int64_t>(t.threads, a.cols));
+        d.steps.push_back({"spmvjit_stage_x", d.ints[CSR_MM_N_STAGED], 1, 0});
+      }
       set_cpu_parts(d, CSR_MM_PARTS, balance_rows(a, t.threads, 1));
       return;
     }
     d.ints[CSR_MM_N_LONG] = chunks > 0 ? chunk_nonzeros(p) : std::numeric_limits<int64_t>::max();
     d.ints[CSR_MM_N_CHUNK] = chunk_nonzeros(p);
     d.ints[CSR_MM_N_CHUNKS] = chunks;
-    d.facts = Json::object({{"lanes_per_row", row_lanes(p)}, {"long_chunks", chunks}});
+    d.facts["lanes_per_row"] = row_lanes(p);
+    d.facts["long_chunks"] = chunks;
     const int64_t rows_per_block = CSR_MM_GPU_BLOCK / row_lanes(p);
     const int64_t row_blocks = (a.rows + rows_per_block - 1) / rows_per_block;
     const int64_t chunk_blocks = gpu_grid(chunks, CSR_MM_GPU_BLOCK / t.warp_size);
     // Column-major 16 or 32 vectors: the grids once per slice of 8 vectors (the kernel's kSliced).
-    const int64_t k = param(p, kVectorsParam, 1);
     const int64_t slices = !kernel_row_major(p) && k > SPMVJIT_EXACT_VECTORS ? k / CSR_MM_BLOCK_VECTORS : 1;
     d.ints[CSR_MM_N_ROW_BLOCKS] = row_blocks;
     d.ints[CSR_MM_N_CHUNK_BLOCKS] = chunk_blocks;
-    if (staged_x(p)) {  // X copied row-major first: cols x k values (k's bound; the kernel's exact k)
+    if (staged_x(p)) {
       d.ints[CSR_MM_N_STAGED] = 1;
-      d.scratch_bytes = a.cols * k * int64_t(size_of(a.value));
-      d.facts["x_staged_bytes"] = d.scratch_bytes;
       d.steps.push_back({"spmvjit_stage_x", gpu_grid(a.cols * k, CSR_MM_GPU_BLOCK), CSR_MM_GPU_BLOCK, 0});
     }
     // The row step first: it applies beta to the chunked rows the chunk step adds into.

@@ -507,7 +507,8 @@ HostCsr<int64_t, V> parse_text(std::string_view text, const std::string& name, c
   if (!std::is_same_v<V, Complex> && h.field == Field::complex)
     in.unsupported(
         "a complex matrix cannot be read into real values (read it as complex: "
-        "read_matrix_market_complex, or `spmvjit run --values complex_double`)");
+        "read_matrix_market_complex, or `spmvjit run FILE` / `--value complex_double`; bench and "
+        "inspect take real matrices only)");
   if (info) {
     info->symmetric = h.symmetry == Symmetry::symmetric;
     info->hermitian = h.symmetry == Symmetry::hermitian;

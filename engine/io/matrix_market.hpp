@@ -72,6 +72,11 @@ HostCsr<int64_t, std::complex<double>> parse_matrix_market_complex(std::string_v
                                                                    const ReadOptions& options = {},
                                                                    MatrixMarketInfo* info = nullptr);
 
+// A file's first line (up to 1 KiB, without its newline): the banner, to choose the reader before
+// reading. "" when the path is not a readable regular file (the reader then says why); never
+// blocks on a FIFO nor reads a device past that KiB.
+std::string read_matrix_market_banner(const std::string& path);
+
 // Writes "coordinate real general" with one-based indices and %.17g values (exact round trip).
 // Throws Error(SPMV_STATUS_IO_ERROR) when the file cannot be written.
 void write_matrix_market(const std::string& path, const HostCsr<int64_t, double>& a);

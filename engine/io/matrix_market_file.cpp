@@ -118,6 +118,22 @@ HostCsr<int64_t, double> read_matrix_market(const std::string& path, const ReadO
       path, options, [&](std::string_view text) { return parse_matrix_market(text, path, options, info); });
 }
 
+std::string read_matrix_market_banner(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "";
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_fd{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  char buf[1024];
+  const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  if (n <= 0) return "";
+  const std::string_view head(buf, size_t(n));
+  return std::string(head.substr(0, std::min(head.find('\n'), head.size())));
+}
+
 HostCsr<int64_t, std::complex<double>> read_matrix_market_complex(const std::string& path,
                                                                   const ReadOptions& options,
                                                                   MatrixMarketInfo* info) {

@@ -3,6 +3,10 @@
 // sums stay in registers and, with row-major X, the k values of one column are one contiguous,
 // vectorizable run. SPMVJIT_VECTORS 0 (any k) or a bound on k (16, 32; SPMVJIT_BAKED_VECTORS):
 // CSR_MM_BLOCK_VECTORS vectors per pass over a row, then one at a time.
+// Column-major X staged (n[CSR_MM_N_STAGED] = the stage step's parts): spmvjit_stage_x copies X
+// row-major into the scratch first, and the row-major code (LAYOUT 1) reads it from there, so a
+// column index touches one run of k values rather than k pages; Y keeps the caller's layout
+// (args.layout).
 #include "../contract/csr_mm.h"
 #include "prelude.h"
 
@@ -19,9 +23,11 @@ static inline void csr_mm_row(const SpmvArgs& a, i64 r, i64 j0) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[CSR_MM_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[CSR_MM_COL_IDX];
   SPMVJIT_DECLARE_VALUES(va, a, CSR_MM_VALUES);
-  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  const bool staged = a.n[CSR_MM_N_STAGED] != 0;
+  const V* SPMVJIT_RESTRICT x = staged ? (const V*)a.scratch : (const V*)a.x;
   V* SPMVJIT_RESTRICT y = (V*)a.y;
-  const i64 ldx = a.ldx, ldy = a.ldy;
+  const i64 ldx = staged ? a.vectors : a.ldx, ldy = a.ldy;
+  const bool y_row_major = SPMVJIT_LAYOUT && a.layout != 0;
   V sum[K];
   for (int j = 0; j < K; ++j) sum[j] = 0;
   for (i64 k = rp[r]; k < rp[r + 1]; ++k) {
@@ -31,7 +37,7 @@ static inline void csr_mm_row(const SpmvArgs& a, i64 r, i64 j0) {
   }
   const V alpha = spmvjit_alpha(a), beta = spmvjit_beta(a);
   for (int j = 0; j < K; ++j) {
-    const i64 at = SPMVJIT_LAYOUT ? r * ldy + j0 + j : (j0 + j) * ldy + r;
+    const i64 at = y_row_major ? r * ldy + j0 + j : (j0 + j) * ldy + r;
     y[at] = spmvjit_epilogue<E>(sum[j], y, at, alpha, beta);
   }
 }
@@ -51,4 +57,20 @@ static void csr_mm_part(const SpmvArgs& a, i64 p) {
   }
 }
 
+// Part p of n[CSR_MM_N_STAGED]: columns [cols * p / parts, cols * (p + 1) / parts) of column-major
+// X into the scratch row-major, 64 columns at a time so each of the k columns is read in runs.
+template <int E>
+static void csr_mm_stage_x(const SpmvArgs& a, i64 p) {
+  const i64 parts = a.n[CSR_MM_N_STAGED], k = a.vectors, ldx = a.ldx;
+  const i64 c0 = a.cols * p / parts, c1 = a.cols * (p + 1) / parts;
+  const V* SPMVJIT_RESTRICT x = (const V*)a.x;
+  V* SPMVJIT_RESTRICT s = (V*)a.scratch;
+  for (i64 cb = c0; cb < c1; cb += 64) {
+    const i64 ce = cb + 64 < c1 ? cb + 64 : c1;
+    for (i64 j = 0; j < k; ++j)
+      for (i64 c = cb; c < ce; ++c) s[c * k + j] = x[j * ldx + c];
+  }
+}
+
 SPMVJIT_EXPORT(csr_mm_part, spmvjit_part)
+SPMVJIT_EXPORT(csr_mm_stage_x, spmvjit_stage_x)

@@ -176,6 +176,49 @@ TEST_CASE("spmm: k vectors in both layouts match the reference on the CPU, int64
   check_all<int64_t, float>(SPMV_BACKEND_CPU, nullptr);
 }
 
+// Column-major X staged row-major by the CPU's first step (forced on every matrix, every k the
+// staged plan takes, two and three parts of columns), Y written column-major with its padding.
+TEST_CASE("spmm: X staged on the CPU matches the reference", "[spmm]") {
+  if (!test::require_cpu_backend()) return;
+  int plans = 0;
+  std::vector<Named> matrices = spmm_matrices();
+  // Large enough for several parts of columns (tiny matrices run on one thread).
+  matrices.push_back({"random:30000:0:12", generate_matrix("random:30000:0:12", 4)});
+  for (const Named& m : matrices) {
+    const HostCsr<int32_t, double> a = m.a.cast<int32_t, double>();
+    const spmv_csr_t desc = csr_view<int32_t, double>(a.rows, a.cols, a.nnz(), a.row_ptr.data(),
+                                                      a.col_idx.empty() ? nullptr : a.col_idx.data(),
+                                                      a.val.empty() ? nullptr : a.val.data());
+    for (int k : {2, 3, 8, 32})
+      for (int threads : {2, 3}) {
+        Options o;
+        o.backend = SPMV_BACKEND_CPU;
+        o.threads = threads;
+        o.vectors = k;
+        o.layout = SPMV_LAYOUT_COL_MAJOR;
+        o.format = "csr_mm";
+        FormatParams params{{"LAYOUT", 0}, {"VECTORS", baked_vectors(k)}, {"STAGE_X", 1}};
+        INFO(m.name << ", k " << k << ", " << threads << " threads");
+        Plan plan(desc, o, nullptr, &params);
+        auto exec = [&](const double* al, const void* x, int64_t ldx, const double* be, void* y,
+                        int64_t ldy) {
+          try {
+            plan.execute_many(al, x, ldx, be, y, ldy, nullptr);
+            return std::string();
+          } catch (const std::exception& e) {
+            return std::string(e.what());
+          }
+        };
+        CHECK(check_spmm<int32_t, double>(exec, nullptr, a, k, false, uint64_t(plans) + 300) == "");
+        const Json d = plan.describe_json();
+        CHECK(d.dump().find("\"x_staged_bytes\"") != std::string::npos);
+        if (m.name.rfind("random", 0) == 0) CHECK(d["parts"].as_int() > 1);
+        ++plans;
+      }
+  }
+  CHECK(plans == 7 * 4 * 2);
+}
+
 TEST_CASE("spmm device: k vectors in both layouts match the reference on the GPU", "[cuda][spmm]") {
   if (!test::gpu_available()) {
     SPMVJIT_SKIP("no GPU device");
@@ -242,38 +285,47 @@ TEST_CASE("spmm device: both lane shapes and chunked long rows match the referen
   check_lane_shapes<int64_t, float>(b);
 }
 
-// The GPU planner stages column-major X where rows gather scattered columns (a random matrix),
-// not where neighbouring rows read neighbouring x (a stencil), nor for row-major X; no device needed.
-TEST_CASE("spmm: the GPU planner stages column-major X for scattered columns only", "[spmm]") {
-  TargetInfo t;
-  t.backend = BackendKind::cuda;
-  t.target = "sm_90";
-  t.sm_count = 132;
-  for (const char* spec :
-       {"random:200000:1:40", "poisson2d:300", "dense:600", "blockfem:12:3", "varband:30000"})
-    for (bool row_major : {false, true})
-      for (int k : {8, 32}) {
-        const Csr64 a = generate_matrix(spec, 1);
-        INFO(spec << ", k " << k << (row_major ? " row-major" : " column-major"));
-        ChoiceOptions o;
-        o.vectors = k;
-        o.row_major = row_major;
-        const PlanChoice c = choose_format(a.ref(), compute_stats(a.ref()), t, nullptr, o);
-        REQUIRE(c.format->name() == "csr_mm");
-        const bool staged = c.params.count("STAGE_X") && c.params.at("STAGE_X") == 1;
-        CHECK(staged == (!row_major && std::string(spec).rfind("random", 0) == 0));
-        // A preference of the planner, not a limit: staging forced by a caller applies anywhere
-        // column-major (spmm device tests force it on every matrix).
-        const FormatParams forced{{"LAYOUT", row_major ? 1 : 0}, {"VECTORS", k}, {"WIDE", 0}, {"STAGE_X", 1}};
-        if (!row_major)
-          for (bool device_input : {false, true}) {
-            ChoiceOptions f = o;
-            f.only = &forced;
-            f.device_input = device_input;
-            const PlanChoice fc = choose_format(a.ref(), compute_stats(a.ref()), t, c.format, f);
-            CHECK(fc.params == forced);
-          }
-      }
+// The planner (GPU and CPU) stages column-major X where rows gather scattered columns (a random
+// matrix), not where neighbouring rows read neighbouring x (a stencil), nor for row-major X, nor
+// on a CPU whose caches hold X (random:20000, 1.3 and 5.1 MB of X); no device needed.
+TEST_CASE("spmm: the planner stages column-major X for scattered columns only", "[spmm]") {
+  TargetInfo gpu;
+  gpu.backend = BackendKind::cuda;
+  gpu.target = "sm_90";
+  gpu.sm_count = 132;
+  TargetInfo cpu;
+  cpu.backend = BackendKind::cpu;
+  cpu.threads = 4;
+  cpu.simd_bytes = 32;
+  for (const TargetInfo& t : {gpu, cpu})
+    for (const char* spec : {"random:400000:1:40", "random:20000:1:40", "poisson2d:300", "dense:600",
+                             "blockfem:12:3", "varband:30000"})
+      for (bool row_major : {false, true})
+        for (int k : {8, 32}) {
+          const Csr64 a = generate_matrix(spec, 1);
+          INFO(to_string(t.backend) << ": " << spec << ", k " << k
+                                    << (row_major ? " row-major" : " column-major"));
+          ChoiceOptions o;
+          o.vectors = k;
+          o.row_major = row_major;
+          const PlanChoice c = choose_format(a.ref(), compute_stats(a.ref()), t, nullptr, o);
+          REQUIRE(c.format->name() == "csr_mm");
+          const bool staged = c.params.count("STAGE_X") && c.params.at("STAGE_X") == 1;
+          const bool random = std::string(spec).rfind("random", 0) == 0;
+          CHECK(staged == (!row_major && random && (t.gpu() || a.cols > 20000)));
+          // A preference of the planner, not a limit: staging forced by a caller applies anywhere
+          // column-major (spmm device tests force it on every matrix).
+          FormatParams forced{{"LAYOUT", row_major ? 1 : 0}, {"VECTORS", k}, {"STAGE_X", 1}};
+          if (t.gpu()) forced["WIDE"] = 0;
+          if (!row_major)
+            for (bool device_input : {false, true}) {
+              ChoiceOptions f = o;
+              f.only = &forced;
+              f.device_input = device_input;
+              const PlanChoice fc = choose_format(a.ref(), compute_stats(a.ref()), t, c.format, f);
+              CHECK(fc.params == forced);
+            }
+        }
 }
 
 // op(A) = A^T for k vectors: the plan of A^T (built at plan time) judged against the reference's

@@ -1,5 +1,7 @@
 // Tests of the spmvjit command line as a user runs it: non-finite and subnormal values,
 // duplicate entries, oversized files and the automatic index type.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -145,6 +147,14 @@ TEST_CASE("oversized and non-regular inputs are refused at once with what is wro
   CHECK(out.find("bad_alloc") == std::string::npos);
   CHECK(test::run_command(cli() + " inspect /dev/zero", &out) == 1);
   CHECK(out.find("cannot read '/dev/zero': a character device, not a regular file") != std::string::npos);
+  // run peeks at the banner first (complex or real): neither that nor the reader reads a device
+  // without end or waits on a FIFO no one writes.
+  CHECK(test::run_command(with_memory_cap() + "timeout 20 " + cli() + " run /dev/zero)", &out) == 1);
+  CHECK(out.find("cannot read '/dev/zero': a character device, not a regular file") != std::string::npos);
+  const std::string fifo = dir.path() + "/fifo.mtx";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(test::run_command("timeout 20 " + cli() + " run '" + fifo + "'", &out) == 1);
+  CHECK(out.find("a FIFO or pipe, not a regular file") != std::string::npos);
 }
 
 TEST_CASE("command-line numbers out of range and unknown log levels are named", "[cli]") {

@@ -110,9 +110,8 @@ HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name, bool* 
 
 bool file_is_complex(const Args& args) {
   if (args.has("gen") || args.positional().empty()) return false;
-  std::ifstream in(args.positional()[0]);
-  std::string banner;
-  if (!in || !std::getline(in, banner)) return false;  // the reader says what is wrong
+  // A FIFO, a device or an unreadable path: not complex, and the reader says what is wrong.
+  std::string banner = read_matrix_market_banner(args.positional()[0]);
   for (char& c : banner) c = char(std::tolower(static_cast<unsigned char>(c)));
   // "%%matrixmarket matrix <format> complex <symmetry>": the field is the fourth token.
   std::istringstream t(banner);

@@ -87,7 +87,8 @@ SPMVJIT_DECLARE_ARRAYS(CSR_MM_ARRAYS, kCsrMmArrays)
 // them into n[CSR_MM_N_CHUNKS] chunks of n[CSR_MM_N_CHUNK] nonzeros.
 // Column-major with VECTORS 16 or 32: each step's grid is its blocks (n[CSR_MM_N_ROW_BLOCKS],
 // n[CSR_MM_N_CHUNK_BLOCKS]) once per slice of CSR_MM_BLOCK_VECTORS vectors (templates/gpu/csr_mm.cu).
-// n[CSR_MM_N_STAGED] = 1: column-major X staged row-major (below).
+// n[CSR_MM_N_STAGED] != 0: column-major X staged row-major (below; the CPU keeps the stage step's
+// parts count there).
 enum {
   CSR_MM_N_LONG,
   CSR_MM_N_CHUNK,
