@@ -20,6 +20,7 @@ Json PlanChoice::considered_json() const {
         {{"format", c.format->name()},
          {"params", params_json(c.params)},
          {"applicable", c.estimate.applicable},
+         {"offered", c.estimate.offered},  // false: taken only when forced (Estimate::offered)
          {"matrix_bytes", c.estimate.matrix_bytes},
          {"cost", std::isfinite(c.score) ? Json(c.score) : Json()},  // null: not applicable, or not offered
          {"reason", c.estimate.reason}}));
