@@ -11,8 +11,11 @@ namespace spmvjit::cli {
 
 // Products (nnz x k) past which bench's SpMM checks judge a sample of rows (engine/reference.hpp
 // check_vectors): the full long-double check of 8-32 vectors of a 16-27M-nonzero matrix takes
-// longer than everything else bench does with it.
-constexpr int64_t kSpmmCheckWork = int64_t(1) << 27;
+// longer than everything else bench does with it. 2^25: with scattered columns each product is a
+// cache and TLB miss into X, and a bench makes about 18 checks (auto and device-input plans, their
+// tiered and updated kernels, cuSPARSE's algorithms). At 2^27 short-8M and perm-16M with 32
+// column-major vectors ran past 110 s on the H100; a CPU run of short-8M sat in these checks.
+constexpr int64_t kSpmmCheckWork = int64_t(1) << 25;
 
 struct MeasureResult {
   std::string format;  // as chosen (forced or auto)
