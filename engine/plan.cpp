@@ -80,10 +80,6 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
     fail(SPMV_STATUS_UNSUPPORTED,
          "symmetric complex matrices are not supported yet (stage 2: Hermitian); "
          "pass the full matrix as GENERAL");
-  if (is_complex(value_) && operation_ == SPMV_OPERATION_CONJUGATE_TRANSPOSE)
-    fail(SPMV_STATUS_UNSUPPORTED,
-         "op(A) = A^H of complex values is not supported yet (stage 2); "
-         "A^T (no conjugation) is");
   fill_upper_ = options.fill_mode == SPMV_FILL_UPPER;
   if (symmetric_ && a.rows != a.cols)
     fail(SPMV_STATUS_INVALID_VALUE, "a symmetric matrix is square; this one has " + std::to_string(a.rows) +

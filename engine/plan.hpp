@@ -94,6 +94,10 @@ class Plan {
   spmv_operation_t operation() const { return operation_; }  // as asked (A^T = A when symmetric)
   // op(A) = A^T built at plan time (never for a symmetric matrix: A^T = A).
   bool transposed() const { return operation_ != SPMV_OPERATION_NON_TRANSPOSE && !symmetric_; }
+  // op(A) = A^H of complex values: A^T's layout with conjugated values (A^T itself for real ones).
+  bool conjugated() const {
+    return transposed() && operation_ == SPMV_OPERATION_CONJUGATE_TRANSPOSE && is_complex(value_);
+  }
   bool symmetric() const { return symmetric_; }     // spmv_options_t::matrix_type
   bool fill_upper() const { return fill_upper_; }   // spmv_options_t::fill_mode
   int64_t nnz() const { return nnz_; }              // of the matrix planned (a symmetric one's full count)

@@ -35,7 +35,7 @@ CsrRef Plan::transpose_on_host_input(const CsrRef& user, bool dev, int base, Hos
   AlignedBuffer copies[3];  // device input, downloaded
   const CsrRef a = host_view(user, dev, copies);
   validate_csr(a, base);
-  out = transpose_on_host(a, base);
+  out = transpose_on_host(a, base, conjugated());
   transpose_position_ = std::move(out.position);
   timings_.transpose = since(t0);
   return out.ref;
@@ -43,6 +43,7 @@ CsrRef Plan::transpose_on_host_input(const CsrRef& user, bool dev, int base, Hos
 
 void Plan::plan_on_device(const CsrRef& user, int base, const Format* forced) {
   if (!transposed()) return plan_device_csr(user, base, forced);
+  SPMVJIT_ASSERT(!conjugated(), "A^H built on the device (complex plans are built on the host)");
   const auto t0 = Clock::now();
   validate_sizes(user, base);
   DevicePlanner dp(*backend_, user, base, cache_dir_);
@@ -64,9 +65,9 @@ Json Plan::transpose_json() const {
       int64_t(transposed_on_device_ ? device_transpose_position_.bytes() : transpose_position_.bytes());
   return Json::object(
       {{"built", transposed_on_device_ ? "device" : "host"},
-       {"why",
-        std::string("A^T's layout built at plan time (a stable counting sort by column): every format and "
-                    "deterministic sums apply to it; a scatter kernel over A would add into y with atomics")},
+       {"why", std::string(conjugated() ? "A^H's layout (A^T's, values conjugated)" : "A^T's layout") +
+                   " built at plan time (a stable counting sort by column): every format and "
+                   "deterministic sums apply to it; a scatter kernel over A would add into y with atomics"},
        {"seconds", timings_.transpose},
        {"position_bytes", bytes}});
 }

@@ -115,6 +115,7 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     memory = SPMV_MEMORY_HOST;
   }
   if (transposed() && nnz_ && transposed_on_device_) {  // A's values to A^T's order on the device
+    SPMVJIT_ASSERT(!conjugated(), "A^H transposed on the device");
     DeviceBuffer staged, reordered(*backend_, size_of(value_) * size_t(nnz_));
     if (memory == SPMV_MEMORY_HOST) {
       staged = DeviceBuffer(*backend_, reordered.bytes());
@@ -128,7 +129,7 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     backend_->synchronize(nullptr);  // before `reordered` goes back to the allocator
     return;
   }
-  AlignedBuffer reordered;  // op(A) = A^T built on the host: A's values in A^T's order
+  AlignedBuffer reordered;  // op(A) = A^T (A^H) built on the host: A's values in its order
   if (transposed() && nnz_) {
     AlignedBuffer fetched;
     if (memory == SPMV_MEMORY_DEVICE) {
@@ -138,7 +139,7 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
       values = fetched.data();
     }
     reordered = AlignedBuffer(size_of(value_) * size_t(nnz_));
-    scatter_values(values, reordered.data(), transpose_position_.data(), nnz_, index_, value_);
+    scatter_values(values, reordered.data(), transpose_position_.data(), nnz_, index_, value_, conjugated());
     values = reordered.data();
     memory = SPMV_MEMORY_HOST;
   }

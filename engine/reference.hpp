@@ -253,7 +253,7 @@ std::string check_spmv_complex(const HostCsr<I, std::complex<R>>& a, const Compl
 // A^T for judging plans of op(A) = A^T: the plain serial counting sort, kept apart from the
 // engine's parallel one (engine/transpose.cpp) so that a bug there cannot hide here.
 template <class I, class V>
-HostCsr<I, V> reference_transpose(const HostCsr<I, V>& a) {
+HostCsr<I, V> reference_transpose(const HostCsr<I, V>& a, bool conjugate = false) {
   HostCsr<I, V> t;
   t.rows = a.cols;
   t.cols = a.rows;
@@ -268,6 +268,8 @@ HostCsr<I, V> reference_transpose(const HostCsr<I, V>& a) {
       const I d = next[size_t(a.col_idx[size_t(k)])]++;
       t.col_idx[size_t(d)] = I(r);
       t.val[size_t(d)] = a.val[size_t(k)];
+      if constexpr (is_complex_v<V>)
+        if (conjugate) t.val[size_t(d)] = std::conj(t.val[size_t(d)]);
     }
   return t;
 }

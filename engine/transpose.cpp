@@ -2,6 +2,7 @@
 #include "engine/transpose.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -9,8 +10,16 @@
 namespace spmvjit {
 namespace {
 
+// A's value as A^T (conjugate false) or A^H keeps it.
+template <class V>
+V op_value(V v, bool conjugate) {
+  if constexpr (is_complex_v<V>)
+    if (conjugate) return std::conj(v);
+  return v;
+}
+
 template <class I, class V>
-void transpose(const CsrRef& a, int base, HostTranspose& t) {
+void transpose(const CsrRef& a, int base, bool conjugate, HostTranspose& t) {
   const I* rp = a.rp<I>();
   const I* ci = a.ci<I>();
   const V* val = a.vals<V>();
@@ -73,7 +82,7 @@ void transpose(const CsrRef& a, int base, HostTranspose& t) {
         for (int64_t k = rp[r] - base; k < rp[r + 1] - base; ++k) {
           const I dst = cursor[ci[k] - base]++;
           tc[dst] = I(r);
-          tv[dst] = val[k];
+          tv[dst] = op_value(val[k], conjugate);
           pos[k] = dst;
         }
     }
@@ -81,32 +90,33 @@ void transpose(const CsrRef& a, int base, HostTranspose& t) {
 }
 
 template <class I, class V>
-void scatter(const V* from, V* to, const I* position, int64_t nnz) {
+void scatter(const V* from, V* to, const I* position, int64_t nnz, bool conjugate) {
   parallel_for(nnz, plan_threads(nnz), [&](int64_t b, int64_t e, int) {
-    for (int64_t k = b; k < e; ++k) to[position[k]] = from[k];
+    for (int64_t k = b; k < e; ++k) to[position[k]] = op_value(from[k], conjugate);
   });
 }
 
 }  // namespace
 
-HostTranspose transpose_on_host(const CsrRef& a, int base) {
+HostTranspose transpose_on_host(const CsrRef& a, int base, bool conjugate) {
   const size_t is = size_of(a.index), vs = size_of(a.value);
   HostTranspose t;
   t.row_ptr = AlignedBuffer(is * size_t(a.cols + 1));
   t.col_idx = AlignedBuffer(is * size_t(a.nnz));
   t.values = AlignedBuffer(vs * size_t(a.nnz));
   t.position = AlignedBuffer(is * size_t(a.nnz));
-  // A^T of complex values is not conjugated (A^H is refused before this, for now).
-  dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { transpose<I, V>(a, base, t); });
+  dispatch_types_complex(a.index, a.value,
+                         [&]<class I, class V>() { transpose<I, V>(a, base, conjugate, t); });
   t.ref =
       CsrRef{a.cols, a.rows, a.nnz, a.index, a.value, t.row_ptr.data(), t.col_idx.data(), t.values.data()};
   return t;
 }
 
 void scatter_values(const void* from, void* to, const void* position, int64_t nnz, IndexType index,
-                    ValueType value) {
+                    ValueType value, bool conjugate) {
   dispatch_types_complex(index, value, [&]<class I, class V>() {
-    scatter(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const I*>(position), nnz);
+    scatter(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const I*>(position), nnz,
+            conjugate);
   });
 }
 

@@ -21,10 +21,12 @@ struct HostTranspose {
 
 // `a` must be a validated CSR of index base `base` (0 or 1) in host memory. Parallel over
 // ranges of A's rows, each with its own column counts while they fit in A's own index memory.
-HostTranspose transpose_on_host(const CsrRef& a, int base);
+// conjugate: A^H, complex values conjugated on the way (real values are left as they are).
+HostTranspose transpose_on_host(const CsrRef& a, int base, bool conjugate = false);
 
 // The same on the device (templates/gpu/transpose_build.cu), for the matrix `dc` holds (validated):
-// the arrays in device memory (HostArray::device), in the same order as the host's.
+// the arrays in device memory (HostArray::device), in the same order as the host's. Real values
+// only: complex plans (A^H among them) are built on the host.
 struct DeviceTranspose {
   HostArray row_ptr, col_idx, values, position;
   CsrRef ref;
@@ -33,8 +35,8 @@ DeviceTranspose transpose_on_device(DeviceConverter& dc);
 // The device's scatter_values: `from` and `to` in device memory, launched through `dc`.
 void scatter_values_on_device(DeviceConverter& dc, const void* from, void* to, const void* position);
 
-// to[position[k]] = from[k] for k < nnz: A's values in A^T's order.
+// to[position[k]] = from[k] for k < nnz: A's values in A^T's order (conjugated for A^H).
 void scatter_values(const void* from, void* to, const void* position, int64_t nnz, IndexType index,
-                    ValueType value);
+                    ValueType value, bool conjugate = false);
 
 }  // namespace spmvjit

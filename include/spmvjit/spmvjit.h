@@ -39,7 +39,8 @@ typedef enum spmv_index_type_t { SPMV_INDEX_INT32 = 0, SPMV_INDEX_INT64 = 1 } sp
  * std::complex and cuSPARSE's CUDA_C_32F / CUDA_C_64F lay them out: 8 and 16 bytes. Device arrays
  * of complex values (x, y) must be aligned to that size, as cudaMalloc'ed arrays are (GPU kernels
  * load a value as one vector). Complex plans take the formats that support them (describe lists
- * the others as not applicable) and, for now, neither SYMMETRIC matrices nor op(A) = A^H. */
+ * the others as not applicable), op(A) = A^T and A^H, and, for now, no SYMMETRIC (Hermitian)
+ * matrices. */
 typedef enum spmv_value_type_t {
   SPMV_VALUE_FLOAT = 0,
   SPMV_VALUE_DOUBLE = 1,
@@ -107,7 +108,8 @@ typedef enum spmv_layout_t { SPMV_LAYOUT_COL_MAJOR = 0, SPMV_LAYOUT_ROW_MAJOR = 
 /* op(A) of a plan (cuSPARSE's cusparseOperation_t): A, its transpose, its conjugate transpose
  * (the transpose for real values). A plan computes one operation, fixed when it is made, because
  * the JIT bakes the layout into the kernels: for op(A) = A^T the plan builds A^T's layout at plan
- * time (on the GPU for GPU plans, in parallel on the host for CPU plans), so every format, the
+ * time (on the GPU for GPU plans, in parallel on the host for CPU plans and complex values; for
+ * A^H with its values conjugated, and so are spmv_plan_update_values' values), so every format, the
  * planner's choice and deterministic sums apply to A^T as to any matrix, at one conversion pass
  * of extra planning cost and an index per nonzero kept for spmv_plan_update_values (describe's
  * "transpose" section reports both). Users who need A x and A^T x make two plans. */

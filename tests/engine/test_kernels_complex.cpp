@@ -234,7 +234,9 @@ void run_complex_formats(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE,
   uint64_t seed = 2000;
   for (const TestMatrix& m : test_matrices()) {
     Typed<I, V> t(m);
-    const HostCsr<I, V> judged = op == SPMV_OPERATION_NON_TRANSPOSE ? t.a : reference_transpose(t.a);
+    const HostCsr<I, V> judged = op == SPMV_OPERATION_NON_TRANSPOSE
+                                     ? t.a
+                                     : reference_transpose(t.a, op == SPMV_OPERATION_CONJUGATE_TRANSPOSE);
     for (const Format* f : all_formats()) {
       if (!f->supports(b)) continue;
       t.reset();
@@ -297,16 +299,22 @@ TEST_CASE("complex formats, int64 complex float", "[kernels][complex]") {
 TEST_CASE("complex formats, int64 complex double", "[kernels][complex]") {
   run_complex_formats<int64_t, std::complex<double>>();
 }
-// A^T of complex values: transposed, not conjugated.
+// A^T of complex values: transposed, not conjugated; A^H: conjugated too (the reference's
+// transpose conjugates, so a plan that conjugated A^T, or not A^H, fails).
 TEST_CASE("complex formats of A^T", "[kernels][complex][transpose]") {
   run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_TRANSPOSE);
   run_complex_formats<int64_t, std::complex<float>>(SPMV_OPERATION_TRANSPOSE);
 }
+TEST_CASE("complex formats of A^H", "[kernels][complex][transpose]") {
+  run_complex_formats<int32_t, std::complex<float>>(SPMV_OPERATION_CONJUGATE_TRANSPOSE);
+  run_complex_formats<int64_t, std::complex<double>>(SPMV_OPERATION_CONJUGATE_TRANSPOSE);
+}
 
 // The same on the GPU (the device tests: CUDA, or HIP through SPMVJIT_TEST_GPU=hip).
-TEST_CASE("cuda device: complex formats int32 complex double (A and A^T)", "[cuda][complex]") {
+TEST_CASE("cuda device: complex formats int32 complex double (A and A^T and A^H)", "[cuda][complex]") {
   run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
   run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_TRANSPOSE, test::gpu_kind());
+  run_complex_formats<int32_t, std::complex<double>>(SPMV_OPERATION_CONJUGATE_TRANSPOSE, test::gpu_kind());
 }
 TEST_CASE("cuda device: complex formats int32 complex float", "[cuda][complex]") {
   run_complex_formats<int32_t, std::complex<float>>(SPMV_OPERATION_NON_TRANSPOSE, test::gpu_kind());
@@ -361,12 +369,6 @@ TEST_CASE("complex plans: what stage 1 refuses", "[plan][complex]") {
     o.matrix_type = SPMV_MATRIX_SYMMETRIC;
     CHECK(spmv_plan(&g.p, &d, &o) == SPMV_STATUS_UNSUPPORTED);
     CHECK_THAT(spmv_last_error(), Catch::Contains("Hermitian"));
-  }
-  SECTION("A^H") {
-    spmv_options_t o = cpu_options(nullptr);
-    o.operation = SPMV_OPERATION_CONJUGATE_TRANSPOSE;
-    CHECK(spmv_plan(&g.p, &d, &o) == SPMV_STATUS_UNSUPPORTED);
-    CHECK_THAT(spmv_last_error(), Catch::Contains("A^H"));
   }
   SECTION("several vectors (csr_mm has no complex kernels yet)") {
     spmv_options_t o = cpu_options(nullptr);
@@ -443,6 +445,50 @@ TEST_CASE("complex plans: typed execute, plan info, update_values, measure mode"
     REQUIRE(spmv_execute(g.p, &al, x.data(), &be, y.data(), nullptr) == SPMV_STATUS_SUCCESS);
     CHECK(check_spmv_complex(a, reference_spmv_complex(a, al, x.data(), be, y.data()), y.data()) == "");
   }
+}
+
+// A^H's values are conjugated when the plan is made and again by update_values (host and device
+// values for GPU plans), and describe says which operation and layout the plan has.
+static void check_conjugate_transpose_updates(BackendKind kind) {
+  using V = std::complex<double>;
+  const Cplx a = complexify(generate_matrix("lpwide:60:3:1:9", 4), 6);  // 60 x 180
+  const spmv_csr_t d = csr_view(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
+  Cplx b = a;
+  for (auto& v : b.val) v = V(v.imag() - 1, 2 * v.real());
+  const Cplx ah = reference_transpose(a, true), bh = reference_transpose(b, true);
+  REQUIRE(ah.rows == 180);
+  for (const char* format : {"csr", "sell", "coo"}) {
+    INFO(format << (kind == BackendKind::cpu ? " (CPU)" : " (GPU)"));
+    spmv_options_t o = backend_options(kind, format);
+    o.operation = SPMV_OPERATION_CONJUGATE_TRANSPOSE;
+    PlanGuard g;
+    REQUIRE(spmv_plan(&g.p, &d, &o) == SPMV_STATUS_SUCCESS);
+    const std::string desc = describe(g.p);
+    CHECK(test::json_string_field(desc, "operation") == "A^H");
+    CHECK_THAT(desc, Catch::Contains("A^H's layout (A^T's, values conjugated)"));
+    spmv_plan_info_t info = SPMV_PLAN_INFO_INIT;
+    REQUIRE(spmv_plan_info(g.p, &info) == SPMV_STATUS_SUCCESS);
+    CHECK(info.rows == a.rows);  // A's sizes, as given
+    CHECK(info.operation == SPMV_OPERATION_CONJUGATE_TRANSPOSE);
+    CHECK(check_plan(g.p, ah, 300, kind) == "");
+    // New values from host memory, then from device memory on the GPU.
+    REQUIRE(spmv_plan_update_values(g.p, b.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
+    CHECK(check_plan(g.p, bh, 301, kind) == "");
+    if (kind != BackendKind::cpu) {
+      Backend& dev = test::gpu_backend();
+      DeviceBuffer dv(dev, a.val.size() * sizeof(V));
+      dev.upload(dv.get(), a.val.data(), dv.bytes());
+      REQUIRE(spmv_plan_update_values(g.p, dv.get(), SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
+      CHECK(check_plan(g.p, ah, 302, kind) == "");
+    }
+  }
+}
+TEST_CASE("complex plans of A^H: update_values conjugates too", "[plan][complex][transpose]") {
+  if (test::require_cpu_backend()) check_conjugate_transpose_updates(BackendKind::cpu);
+}
+TEST_CASE("cuda device: complex A^H update_values conjugates too", "[cuda][complex]") {
+  if (!test::gpu_available()) SPMVJIT_SKIP("no GPU of the backend under test");
+  check_conjugate_transpose_updates(test::gpu_kind());
 }
 
 TEST_CASE("complex plans through the C++ layer", "[api][complex]") {

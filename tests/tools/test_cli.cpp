@@ -250,7 +250,8 @@ TEST_CASE("run plans complex matrices: complex files, --value complex_*, --gen",
       {"'" + herm + "' --transpose --format ell --index int64", "complex_double"},
       {"'" + real + "' --value complex_float", "complex_float"},
       {"--gen powerlaw:300 --value complex_double --format csr_vector", "complex_double"},
-      {"--gen random:200 --value complex_float --measure", "complex_float"}};
+      {"--gen random:200 --value complex_float --measure", "complex_float"},
+      {"--gen lpwide:50:3 --value complex_double --conjugate-transpose --format coo", "complex_double"}};
   for (const auto& [input, value] : runs) {
     INFO(input);
     std::string out;
@@ -260,8 +261,13 @@ TEST_CASE("run plans complex matrices: complex files, --value complex_*, --gen",
     CHECK(out.find(std::string("nonzeros, ") + value + " values") != std::string::npos);
     CHECK(out.find("verified yes") != std::string::npos);
     CHECK(out.find("complex alpha and beta") != std::string::npos);
+    if (input.find("conjugate-transpose") != std::string::npos)
+      CHECK(out.find("op       A^H: its layout built at plan time") != std::string::npos);
   }
   std::string out;
+  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --transpose --conjugate-transpose",
+                          &out) == 2);
+  CHECK(out.find("--transpose and --conjugate-transpose: one of them") != std::string::npos);
   CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --iters 1", &out) == 0);
   CHECK(out.find("symmetric or hermitian file: both triangles stored") != std::string::npos);
   // A complex file read into real values, a format without complex kernels, --symmetric: refused.

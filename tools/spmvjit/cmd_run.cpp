@@ -26,6 +26,7 @@ const char* kHelp =
     "  --vectors K               multiply K vectors at once (spmm_execute; default 1)\n"
     "  --layout col|row          layout of the K vectors (default col: column-major)\n"
     "  --transpose               y = A^T x (the plan builds A^T's layout; x has A's rows entries)\n"
+    "  --conjugate-transpose     y = A^H x (A^T's layout with conjugated values; A^T when real)\n"
     "  --symmetric               declare the matrix symmetric, read from its lower triangle (a\n"
     "                            matrix that is not is made so from that triangle first); a\n"
     "                            symmetric Matrix Market file is declared so without it\n"
@@ -40,7 +41,8 @@ const char* kHelp =
 
 int cmd_run(int argc, char** argv) {
   Args args(argc, argv, 2,
-            {"help", "describe", "measure", "deterministic", "transpose", "symmetric", "general"},
+            {"help", "describe", "measure", "deterministic", "transpose", "conjugate-transpose", "symmetric",
+             "general"},
             {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed", "json",
              "gen", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
@@ -98,7 +100,8 @@ int cmd_run(int argc, char** argv) {
       {"spmv (median)", fmt(r.exec_s * 1e3, 4)}};
   std::fputs(format_table({"stage", "ms"}, rows).c_str(), stdout);
   if (o.operation != SPMV_OPERATION_NON_TRANSPOSE)
-    std::printf("op       A^T: its layout built at plan time in %s ms (the plan total includes it)\n",
+    std::printf("op       %s: its layout built at plan time in %s ms (the plan total includes it)\n",
+                r.describe["operation"].as_string().c_str(),
                 fmt(r.describe["timings"]["transpose"].as_double() * 1e3).c_str());
   if (symmetric) {
     const Json& sym = r.describe["symmetric"];
