@@ -43,15 +43,21 @@ bool staged_x(const FormatParams& p) { return param(p, kStageXParam, 0) != 0; }
 // The kernel's layout: row-major X for the caller's row-major X or a staged copy.
 bool kernel_row_major(const FormatParams& p) { return param(p, kLayoutParam, 0) == 1 || staged_x(p); }
 
-// Row-major and at least 32 vectors: one group is a whole warp, WIDE 1 would be the same kernel.
-bool wide_is_narrow(const FormatParams& p) {
-  return kernel_row_major(p) && CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1)) == 32;
+// GPU, row-major: lanes of a vector group (templates/contract/csr_mm.h), for values of `vs` bytes.
+int64_t vector_lanes(const FormatParams& p, size_t vs) {
+  return CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1), int64_t(vs));
+}
+
+// Row-major and one group a whole warp (32 vectors or more of 16-byte values): WIDE 1 would be the
+// same kernel.
+bool wide_is_narrow(const FormatParams& p, size_t vs) {
+  return kernel_row_major(p) && vector_lanes(p, vs) == 32;
 }
 
 // GPU lanes per row (the kernel's SPMVJIT_LANES).
-int64_t row_lanes(const FormatParams& p) {
+int64_t row_lanes(const FormatParams& p, size_t vs) {
   const bool wide = param(p, kWideParam, 0) != 0;
-  if (kernel_row_major(p)) return wide ? 32 : CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1));
+  if (kernel_row_major(p)) return wide ? 32 : vector_lanes(p, vs);
   return wide ? 8 : 1;
 }
 
@@ -143,17 +149,17 @@ class CsrMmFormat final : public Format {
       e.cost_bytes += double(k) * double(a.nnz) * std::max(0.0, line - 0.5 * vs);
     }
     if (!t.gpu()) return e;
-    if (param(p, kWideParam, 0) != 0 && wide_is_narrow(p)) {
+    if (param(p, kWideParam, 0) != 0 && wide_is_narrow(p, size_of(a.value))) {
       e.applicable = false;
-      e.reason = "WIDE 1 is WIDE 0 for row-major X with more than 16 vectors";
+      e.reason = "WIDE 1 is WIDE 0 for row-major X with one vector group per warp";
       return e;
     }
     // The warp's time against its share of the products. Several rows to a warp (narrow): the
     // longest of them (the statistics' slice maxima over as many rows); a row over many lanes
     // (wide): the lanes its length leaves idle and a shuffle tree per row.
-    const int64_t lanes = row_lanes(p);
+    const int64_t lanes = row_lanes(p, size_of(a.value));
     const bool row_major = kernel_row_major(p);
-    const int64_t vl = row_major ? CSR_MM_VECTOR_LANES(param(p, kVectorsParam, 1)) : 1;
+    const int64_t vl = row_major ? vector_lanes(p, size_of(a.value)) : 1;
     const int64_t per_warp = 32 / lanes, groups = lanes / vl;  // rows per warp; groups per row
     const double nnz = std::max<double>(1.0, double(a.nnz));
     const int wr = std::min(log2_exact(per_warp), MatrixStats::kWidths - 1);
@@ -179,7 +185,7 @@ class CsrMmFormat final : public Format {
   }
   // Every VECTORS baked_vectors gives (0: any k, in blocks; 1 to 8; 16; 32), in both layouts; on a
   // GPU narrow and wide (where they differ).
-  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType) const override {
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType value) const override {
     std::vector<FormatParams> out;
     for (int layout = 0; layout < 2; ++layout)
       for (int k = 0; k <= kMaxBakedVectors; ++k) {
@@ -191,7 +197,7 @@ class CsrMmFormat final : public Format {
         }
         for (int wide = 0; wide < 2; ++wide) {
           p[kWideParam] = wide;
-          if (!wide || !wide_is_narrow(p)) out.push_back(p);
+          if (!wide || !wide_is_narrow(p, size_of(value))) out.push_back(p);
         }
       }
     return out;
@@ -272,9 +278,9 @@ class CsrMmFormat final : public Format {
     d.ints[CSR_MM_N_LONG] = chunks > 0 ? chunk_nonzeros(p) : std::numeric_limits<int64_t>::max();
     d.ints[CSR_MM_N_CHUNK] = chunk_nonzeros(p);
     d.ints[CSR_MM_N_CHUNKS] = chunks;
-    d.facts["lanes_per_row"] = row_lanes(p);
+    d.facts["lanes_per_row"] = row_lanes(p, size_of(a.value));
     d.facts["long_chunks"] = chunks;
-    const int64_t rows_per_block = CSR_MM_GPU_BLOCK / row_lanes(p);
+    const int64_t rows_per_block = CSR_MM_GPU_BLOCK / row_lanes(p, size_of(a.value));
     const int64_t row_blocks = (a.rows + rows_per_block - 1) / rows_per_block;
     const int64_t chunk_blocks = gpu_grid(chunks, CSR_MM_GPU_BLOCK / t.warp_size);
     // Column-major 16 or 32 vectors: the grids once per slice of 8 vectors (the kernel's kSliced).

@@ -1,10 +1,11 @@
 // GPU CSR for k vectors (spmm_execute); each row's entries are read once for all k vectors.
 // spmvjit_part: SPMVJIT_LANES lanes per row (SPMVJIT_WIDE). Row-major X and Y: groups of VL lanes
-// (CSR_MM_VECTOR_LANES), lane j of a group computing vector j (the row's column index and value
-// are one address for them all, the x loads one coalesced run per column); the groups split the
-// row's nonzeros and a shuffle tree adds them. Column-major: the lanes split the nonzeros, each
-// with the k sums in registers, then k shuffle trees. SPMVJIT_VECTORS is k up to 8, else a bound
-// (16, 32: k from args.vectors, the rest masked); 0: any k, 32 vectors (row-major) or
+// (CSR_MM_VECTOR_LANES), lane j of a group computing W = CSR_MM_LANE_VALUES vectors from jW (the
+// row's column index and value are one address for them all, the x loads one coalesced run per
+// column, each lane's W values one 16-byte load when X's base and leading dimension are aligned to
+// it, else W loads); the groups split the row's nonzeros and a shuffle tree adds them. Column-major: the
+// lanes split the nonzeros, each with the k sums in registers, then k shuffle trees. SPMVJIT_VECTORS is k up
+// to 8, else a bound (16, 32: k from args.vectors, the rest masked); 0: any k, 32 vectors (row-major) or
 // CSR_MM_BLOCK_VECTORS (column-major) per pass.
 // Rows longer than n[CSR_MM_N_LONG] get only beta here: spmvjit_long gives each of their chunks a
 // warp (all lanes on one chunk, as above) that adds alpha times its sums into Y with atomics.
@@ -22,9 +23,11 @@
 #define SPMVJIT_LAYOUT 1
 #endif
 #if SPMVJIT_LAYOUT
-#define SPMVJIT_CSR_MM_VL CSR_MM_VECTOR_LANES(SPMVJIT_VECTORS)
+#define SPMVJIT_CSR_MM_VL CSR_MM_VECTOR_LANES(SPMVJIT_VECTORS, sizeof(V))
+#define SPMVJIT_CSR_MM_W CSR_MM_LANE_VALUES(SPMVJIT_VECTORS, sizeof(V))
 #else
 #define SPMVJIT_CSR_MM_VL 1
+#define SPMVJIT_CSR_MM_W 1
 #endif
 #ifndef SPMVJIT_WIDE
 #define SPMVJIT_WIDE 0
@@ -40,6 +43,11 @@
 namespace csr_mm {
 
 constexpr int kVL = SPMVJIT_CSR_MM_VL;
+constexpr int kW = SPMVJIT_CSR_MM_W;  // row-major: vectors per lane
+// A lane's kW values of a row of X, loaded as one vector.
+struct alignas(kW * sizeof(V)) Pack {
+  V v[kW];
+};
 // VECTORS is k itself (or a bound on it: args.vectors has k; SPMVJIT_BAKED_VECTORS).
 constexpr bool kExact = SPMVJIT_VECTORS > 0 && SPMVJIT_VECTORS <= SPMVJIT_EXACT_VECTORS;
 // Column-major vectors per pass.
@@ -81,17 +89,45 @@ SPMVJIT_DEVICE void row_sums(const SpmvArgs& a, i64 r, i64 b, i64 e, int t, bool
   const bool y_row_major = a.layout != 0;
   constexpr int G = L / kVL;
   const int g = t / kVL, j = t % kVL;
-  for (i64 j0 = 0; j0 < k; j0 += kVL) {
-    const bool mine = live && j0 + j < k;
-    V s = 0;
+  // One load per lane and column index where every lane's run of kW values is aligned to its
+  // size (the same for the whole grid, so no lane diverges on it).
+  const bool packed =
+      kW > 1 && ldx % kW == 0 && (unsigned long long)(const void*)x % (unsigned long long)sizeof(Pack) == 0;
+  for (i64 j0 = 0; j0 < k; j0 += kVL * kW) {
+    const i64 jv = j0 + i64(j) * kW;  // the lane's first vector
+    const bool mine = live && jv < k;
+    V s[kW];
+#pragma unroll
+    for (int w = 0; w < kW; ++w) s[w] = 0;
     if (mine) {
-      const V* SPMVJIT_RESTRICT xj = x + j0 + j;
+      const V* SPMVJIT_RESTRICT xj = x + jv;
+      if (packed && jv + kW <= k) {
 #pragma unroll 4
-      for (i64 i = b + g; i < e; i += G)
-        s += spmvjit_ldg(va + i) * spmvjit_ldg(xj + i64(spmvjit_ldg(ci + i)) * ldx);
+        for (i64 i = b + g; i < e; i += G) {
+          const V v = spmvjit_ldg(va + i);
+          const Pack p = *reinterpret_cast<const Pack*>(xj + i64(spmvjit_ldg(ci + i)) * ldx);
+#pragma unroll
+          for (int w = 0; w < kW; ++w) s[w] += v * p.v[w];
+        }
+      } else {  // kW loads (X unaligned, or the lane reaches past k)
+#pragma unroll 4
+        for (i64 i = b + g; i < e; i += G) {
+          const V v = spmvjit_ldg(va + i);
+          const V* SPMVJIT_RESTRICT xc = xj + i64(spmvjit_ldg(ci + i)) * ldx;
+#pragma unroll
+          for (int w = 0; w < kW; ++w)
+            if (kW == 1 || jv + w < k) s[w] += v * spmvjit_ldg(xc + w);
+        }
+      }
     }
-    for (int d = L / 2; d >= kVL; d >>= 1) s += spmvjit_shfl_down(s, d);
-    if (g == 0 && mine) out(y_row_major ? r * ldy + j0 + j : (j0 + j) * ldy + r, s);
+#pragma unroll
+    for (int w = 0; w < kW; ++w)
+      for (int d = L / 2; d >= kVL; d >>= 1) s[w] += spmvjit_shfl_down(s[w], d);
+    if (g == 0 && mine) {
+#pragma unroll
+      for (int w = 0; w < kW; ++w)
+        if (kW == 1 || jv + w < k) out(y_row_major ? r * ldy + jv + w : (jv + w) * ldy + r, s[w]);
+    }
   }
 #else
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
