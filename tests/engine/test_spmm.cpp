@@ -63,47 +63,51 @@ std::vector<Named> spmm_matrices() {
 
 // X (cols x k) and Y (rows x k) in the layout with leading dimensions past the minimum; spmm on
 // `backend` (device buffers when it is a GPU); each vector checked against reference_spmv, the
-// padding against its canary. "" or what went wrong.
+// padding against its canary. "" or what went wrong. X's leading dimension is odd, even, and even
+// with X's base one value past an aligned address in turn: GPU row-major kernels load a lane's
+// neighbouring values as one 16-byte vector only where both allow it.
 // exec(alpha, X, ldx, beta, Y, ldy): the multiply, "" or what failed.
 template <class I, class V, class Exec>
 std::string check_spmm(Exec exec, Backend* device, const HostCsr<I, V>& a, int k, bool row_major,
                        uint64_t seed) {
   // One row-major vector is read contiguous by the single-vector formats (ld 1; more is refused).
   const int64_t pad = row_major && k == 1 ? 0 : 1;
-  const int64_t ldx = (row_major ? k : a.cols) + 3 * pad, ldy = (row_major ? k : a.rows) + 2 * pad;
-  const int64_t x_len = (row_major ? a.cols : k) * ldx, y_len = (row_major ? a.rows : k) * ldy;
+  const int64_t ldy = (row_major ? k : a.rows) + 2 * pad, y_len = (row_major ? a.rows : k) * ldy;
   auto at = [&](int64_t i, int64_t j, int64_t ld) { return row_major ? i * ld + j : j * ld + i; };
   const double alphas[] = {1.0, -1.75, 0.5, 0.0};
   const double betas[] = {0.0, 0.5, -1.25, 2.0};
   for (int c = 0; c < 4; ++c) {
     const V al = V(alphas[c]), be = V(betas[c]);
+    const int64_t ldx = (row_major ? k : a.cols) + pad * (c % 3 == 0 ? 3 : 4);
+    const int64_t shift = pad && c == 2 ? 1 : 0;  // X's first value at x[shift]
+    const int64_t x_len = (row_major ? a.cols : k) * ldx + shift;
     std::vector<V> x(static_cast<size_t>(x_len), static_cast<V>(kCanary));
     std::vector<V> y(static_cast<size_t>(y_len), static_cast<V>(kCanary));
     const auto xr = random_vector<V>(a.cols * k, seed * 8 + 2 * c),
                yr = random_vector<V>(a.rows * k, seed * 8 + 2 * c + 1);
     for (int64_t j = 0; j < k; ++j) {
-      for (int64_t i = 0; i < a.cols; ++i) x[size_t(at(i, j, ldx))] = xr[size_t(j * a.cols + i)];
+      for (int64_t i = 0; i < a.cols; ++i) x[size_t(shift + at(i, j, ldx))] = xr[size_t(j * a.cols + i)];
       for (int64_t i = 0; i < a.rows; ++i)
         y[size_t(at(i, j, ldy))] = be == 0 ? std::numeric_limits<V>::quiet_NaN() : yr[size_t(j * a.rows + i)];
     }
     const auto y0 = y;
     const std::string what = "k " + std::to_string(k) + (row_major ? " row-major" : " column-major") +
-                             ", alpha " + std::to_string(alphas[c]) + ", beta " + std::to_string(betas[c]) +
-                             ": ";
+                             ", ldx " + std::to_string(ldx) + (shift ? " (X shifted)" : "") + ", alpha " +
+                             std::to_string(alphas[c]) + ", beta " + std::to_string(betas[c]) + ": ";
     std::string failed;
     if (device) {
       DeviceBuffer dx(*device, x.size() * sizeof(V)), dy(*device, y.size() * sizeof(V));
       device->upload(dx.get(), x.data(), x.size() * sizeof(V));
       device->upload(dy.get(), y.data(), y.size() * sizeof(V));
-      failed = exec(&al, dx.get(), ldx, &be, dy.get(), ldy);
+      failed = exec(&al, static_cast<V*>(dx.get()) + shift, ldx, &be, dy.get(), ldy);
       device->synchronize(nullptr);
       device->download(y.data(), dy.get(), y.size() * sizeof(V));
     } else {
-      failed = exec(&al, x.data(), ldx, &be, y.data(), ldy);
+      failed = exec(&al, x.data() + shift, ldx, &be, y.data(), ldy);
     }
     if (!failed.empty()) return what + "the multiply failed: " + failed;
-    const std::string bad =
-        check_vectors(a, k, row_major, double(al), x.data(), ldx, double(be), y0.data(), y.data(), ldy);
+    const std::string bad = check_vectors(a, k, row_major, double(al), x.data() + shift, ldx, double(be),
+                                          y0.data(), y.data(), ldy);
     if (!bad.empty()) return what + bad;
     // Padding past each leading dimension's rows (or k) stays as it was.
     for (size_t e = 0; e < y.size(); ++e) {
@@ -244,8 +248,9 @@ void check_lane_shapes(Backend& device) {
       for (bool row_major : {false, true})
         for (int wide : {0, 1})
           for (int staged : {0, 1}) {
-            // One warp-wide group already: the same kernel. X staged: column-major X, k up to 32.
-            if (wide && (row_major || staged) && k > 16) continue;
+            // One warp-wide group already (past 16 vectors of 16-byte values, one per lane: the
+            // same kernel). X staged: column-major X, k up to 32.
+            if (wide && (row_major || staged) && k > 16 && sizeof(V) >= 16) continue;
             if (staged && (row_major || k > 32)) continue;
             Options o;
             o.backend = test::gpu_api();
@@ -271,9 +276,9 @@ void check_lane_shapes(Backend& device) {
             ++plans;
           }
   }
-  // Per matrix: 6 k x 2 layouts x 2 shapes, less the 2 row-major wide ones past 16 vectors; staged
-  // (column-major, k up to 32): 5 k x 2 shapes, less the wide ones past 16.
-  CHECK(plans == 6 * (6 * 2 * 2 - 2 + 5 * 2 - 1));
+  // Per matrix: 6 k x 2 layouts x 2 shapes; staged (column-major, k up to 32): 5 k x 2 shapes
+  // (both row-major shapes differ past 16 vectors: a lane takes 2 doubles or 4 floats).
+  CHECK(plans == 6 * (6 * 2 * 2 + 5 * 2));
 }
 
 TEST_CASE("spmm device: both lane shapes and chunked long rows match the reference", "[cuda][spmm]") {
