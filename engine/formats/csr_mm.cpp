@@ -80,6 +80,9 @@ class CsrMmFormat final : public Format {
   std::span<const ArraySlot> contract_arrays() const override { return kCsrMmArrays; }
   bool keeps_csr_pattern(const FormatParams&) const override { return true; }
   bool supports(BackendKind) const override { return true; }
+  // Real and complex: the templates are generic over V (complex sums, shuffles and atomics part by
+  // part, alpha and beta through spmvjit_alpha/spmvjit_beta); the estimate counts size_of(value).
+  bool supports_value(ValueType) const override { return true; }
   bool multi_vector() const override { return true; }
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
                                        const TargetInfo& t) const override {
@@ -246,7 +249,7 @@ class CsrMmFormat final : public Format {
         if (a.row_len(r) > ch)
           for (int64_t k = a.row_begin(r), e = k + a.row_len(r); k < e; k += ch)
             crow.push_back(r), cstart.push_back(k);
-      dispatch_types(a.index, a.value, [&]<class I, class V>() {
+      dispatch_types_complex(a.index, a.value, [&]<class I, class V>() {
         I* out_row = d.make<I>(CSR_MM_CHUNK_ROW, int64_t(crow.size()));
         I* out_start = d.make<I>(CSR_MM_CHUNK_START, int64_t(cstart.size()));
         for (size_t i = 0; i < crow.size(); ++i) out_row[i] = I(crow[i]), out_start[i] = I(cstart[i]);

@@ -39,8 +39,9 @@ typedef enum spmv_index_type_t { SPMV_INDEX_INT32 = 0, SPMV_INDEX_INT64 = 1 } sp
  * std::complex and cuSPARSE's CUDA_C_32F / CUDA_C_64F lay them out: 8 and 16 bytes. Device arrays
  * of complex values (x, y) must be aligned to that size, as cudaMalloc'ed arrays are (GPU kernels
  * load a value as one vector). Complex plans take the formats that support them (describe lists
- * the others as not applicable), op(A) = A^T and A^H, and, for now, no SYMMETRIC (Hermitian)
- * matrices. */
+ * the others as not applicable), one vector (spmv_execute) or k vectors in either layout
+ * (spmm_execute: csr_mm, on the CPU and GPUs), op(A) = A, A^T or A^H, and, for now, no SYMMETRIC
+ * (Hermitian) matrices. */
 typedef enum spmv_value_type_t {
   SPMV_VALUE_FLOAT = 0,
   SPMV_VALUE_DOUBLE = 1,

@@ -370,11 +370,6 @@ TEST_CASE("complex plans: what stage 1 refuses", "[plan][complex]") {
     CHECK(spmv_plan(&g.p, &d, &o) == SPMV_STATUS_UNSUPPORTED);
     CHECK_THAT(spmv_last_error(), Catch::Contains("Hermitian"));
   }
-  SECTION("several vectors (csr_mm has no complex kernels yet)") {
-    spmv_options_t o = cpu_options(nullptr);
-    o.vectors = 2;
-    CHECK(spmv_plan(&g.p, &d, &o) == SPMV_STATUS_UNSUPPORTED);
-  }
   SECTION("a real-only path reached with complex values is an internal error, not a wrong product") {
     try {
       dispatch_types(IndexType::i32, ValueType::c32, []<class I, class V>() {});

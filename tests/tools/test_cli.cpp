@@ -277,11 +277,47 @@ TEST_CASE("run plans complex matrices: complex files, --value complex_*, --gen",
   CHECK(out.find("format 'bsr' does not support complex_double values") != std::string::npos);
   CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --symmetric", &out) == 2);
   CHECK(out.find("Hermitian plans: stage 2") != std::string::npos);
-  CHECK(test::run_command(cli() + " bench '" + real + "' --backend cpu --value complex_float", &out) == 2);
-  CHECK(out.find("bench: complex values are not benchmarked yet") != std::string::npos);
   CHECK(test::run_command(cli() + " run '" + real + "' --backend cpu --value complex", &out) == 2);
   CHECK(out.find("unknown value type 'complex' (float, double, complex_float, complex_double)") !=
         std::string::npos);
+}
+
+// Complex values with k vectors (csr_mm) verified by run and bench (engine/reference_complex.hpp);
+// bench on complex values (a real file's values with random imaginary parts, a complex file).
+TEST_CASE("run and bench verify complex values with k vectors", "[cli][complex][spmm]") {
+  if (!test::require_cpu_backend()) return;
+  test::TempDir dir;
+  const std::string cplx = write_file(dir, "c.mtx",
+                                      "%%MatrixMarket matrix coordinate complex general\n4 3 5\n1 1 4 -1\n"
+                                      "2 1 -1 0.5\n2 3 4 0\n3 2 -1 -2\n4 1 0.25 1\n");
+  const std::string real = write_file(dir, "real.mtx",
+                                      "%%MatrixMarket matrix coordinate real general\n3 3 4\n"
+                                      "1 1 1.5\n1 2 1.0\n2 2 2.5\n3 1 -2\n");
+  for (const std::string& input :
+       {"'" + cplx + "' --vectors 3", "'" + cplx + "' --vectors 33 --layout row --transpose",
+        std::string("--gen poisson2d:30 --value complex_float --vectors 8 --layout row"),
+        std::string("--gen random:300:0:9 --value complex_double --vectors 2 --index int64")}) {
+    INFO(input);
+    std::string out;
+    const int rc = test::run_command(cli() + " run " + input + " --backend cpu --iters 1", &out);
+    INFO(out);
+    CHECK(rc == 0);
+    CHECK(out.find("format csr_mm") != std::string::npos);
+    CHECK(out.find("verified yes") != std::string::npos);
+    CHECK(out.find("complex alpha and beta") != std::string::npos);
+  }
+  for (const std::string& input :
+       {"'" + real + "' --value complex_float", "'" + cplx + "' --vectors 8 --layout row",
+        std::string("--gen poisson2d:20 --value complex_double --vectors 3 --formats auto,csr_mm")}) {
+    INFO(input);
+    std::string out;
+    const int rc = test::run_command(cli() + " bench " + input + " --backend cpu --iters 1", &out);
+    INFO(out);
+    CHECK(rc == 0);
+    CHECK(out.find("auto:") != std::string::npos);
+    CHECK(out.find("WRONG") == std::string::npos);
+    CHECK(out.find("does not support") == std::string::npos);  // "all": the formats that take them
+  }
 }
 
 TEST_CASE("run and bench of a symmetric matrix: --symmetric, a symmetric file, --general",

@@ -32,7 +32,8 @@ double break_even(double plan, double t, double setup, double peer_t) {
 
 }  // namespace
 
-int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>& matrices,
+template <class M>
+int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr<int64_t, M>>>& matrices,
               const std::vector<std::string>& formats, const spmv_options_t& options, IndexType index,
               ValueType value, int iters, TimingModes timing, bool peers, const std::string& json_path) {
   const int device = options.device;
@@ -41,8 +42,8 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
   const int64_t vectors = std::max(options.vectors, 1);
   const bool row_major = options.layout == SPMV_LAYOUT_ROW_MAJOR;
   const bool transpose = options.operation != SPMV_OPERATION_NON_TRANSPOSE;
-  if (hip && (vectors > 1 || transpose))
-    peers = false;  // rocSPARSE's SpMM and transpose are not wired as peers
+  if (hip && (vectors > 1 || transpose || is_complex_v<M>))
+    peers = false;  // rocSPARSE's SpMM, transpose and complex types are not wired as peers
   if (!gpu_timing_available(kind, device)) {
     std::string why = "no CUDA device/driver for --backend cuda";
 #ifdef SPMVJIT_WITH_HIP
@@ -137,8 +138,10 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
     CusparseResult peer;
     if (peers) {
       progress.update(bench_step(m, matrices.size(), name, 0, 0, hip ? "rocSPARSE" : "cuSPARSE"));
-      peer = hip ? rocsparse_spmv(device, a, index, value, iters, 0.2, timing)
-                 : cusparse_spmv(device, a, index, value, iters, 0.2, timing, vectors, row_major, transpose);
+      if constexpr (!is_complex_v<M>)
+        if (hip) peer = rocsparse_spmv(device, a, index, value, iters, 0.2, timing);
+      if (!hip)
+        peer = cusparse_spmv(device, a, index, value, iters, 0.2, timing, vectors, row_major, transpose);
     }
     if (!peer.ok && peer.error.find("WRONG") != std::string::npos) any_wrong = true;
     // The yardstick: ALG1 for one vector (rocSPARSE: stream), the fastest algorithm for several.
@@ -254,5 +257,13 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
   if (!json_path.empty()) write_json_file(json_path, json);
   return any_wrong ? 1 : 0;
 }
+
+template int bench_gpu(BackendKind, const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>&,
+                       const std::vector<std::string>&, const spmv_options_t&, IndexType, ValueType, int,
+                       TimingModes, bool, const std::string&);
+template int bench_gpu(BackendKind,
+                       const std::vector<std::pair<std::string, HostCsr<int64_t, std::complex<double>>>>&,
+                       const std::vector<std::string>&, const spmv_options_t&, IndexType, ValueType, int,
+                       TimingModes, bool, const std::string&);
 
 }  // namespace spmvjit::cli

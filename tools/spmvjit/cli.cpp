@@ -120,22 +120,24 @@ bool file_is_complex(const Args& args) {
   return tok[0].rfind("%%matrixmarket", 0) == 0 && tok[3] == "complex";
 }
 
+HostCsr<int64_t, std::complex<double>> with_random_imaginary(const HostCsr<int64_t, double>& a,
+                                                             uint64_t seed) {
+  const std::vector<double> im = random_vector<double>(a.nnz(), seed * 2 + 1);
+  HostCsr<int64_t, std::complex<double>> c;
+  c.rows = a.rows;
+  c.cols = a.cols;
+  c.row_ptr = a.row_ptr;
+  c.col_idx = a.col_idx;
+  c.val.resize(a.val.size());
+  for (size_t k = 0; k < a.val.size(); ++k) c.val[k] = {a.val[k], im[k]};
+  return c;
+}
+
 HostCsr<int64_t, std::complex<double>> load_matrix_complex(const Args& args, std::string* name,
                                                            bool* mirrored) {
   *mirrored = false;
-  if (args.has("gen")) {  // the generator's values as real parts, random imaginary parts
-    const uint64_t seed = uint64_t(args.get_int("seed", 1, 0));
-    const HostCsr<int64_t, double> a = load_matrix(args, name);
-    const std::vector<double> im = random_vector<double>(a.nnz(), seed * 2 + 1);
-    HostCsr<int64_t, std::complex<double>> c;
-    c.rows = a.rows;
-    c.cols = a.cols;
-    c.row_ptr = a.row_ptr;
-    c.col_idx = a.col_idx;
-    c.val.resize(a.val.size());
-    for (size_t k = 0; k < a.val.size(); ++k) c.val[k] = {a.val[k], im[k]};
-    return c;
-  }
+  if (args.has("gen"))  // the generator's values as real parts, random imaginary parts
+    return with_random_imaginary(load_matrix(args, name), uint64_t(args.get_int("seed", 1, 0)));
   if (args.positional().empty()) usage_error("give a Matrix Market FILE or --gen SPEC");
   const std::string path = args.positional()[0];
   *name = path.substr(path.find_last_of('/') + 1);

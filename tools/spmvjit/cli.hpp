@@ -42,6 +42,10 @@ bool file_is_complex(const Args& args);
 // random imaginary parts (from --seed).
 HostCsr<int64_t, std::complex<double>> load_matrix_complex(const Args& args, std::string* name,
                                                            bool* mirrored);
+// a's values as real parts with random imaginary parts (from `seed`, as --gen with a complex
+// --value makes them).
+HostCsr<int64_t, std::complex<double>> with_random_imaginary(const HostCsr<int64_t, double>& a,
+                                                             uint64_t seed);
 // --symmetric, or a symmetric Matrix Market file without --general: plans are told the matrix is
 // symmetric (options.matrix_type, read from the lower triangle). A matrix not symmetric already
 // (--gen, a general file) is made so from its lower triangle first, so that every plan, peer and

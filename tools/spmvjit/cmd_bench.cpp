@@ -35,6 +35,10 @@ const char* kHelp =
     "  --seed N                  generator seed for --gen and --suite (default 1)\n"
     "  --backend, --index, --value, --threads, --device, --cache-dir, --duplicates,\n"
     "  --deterministic           as for run\n"
+    "  --value complex_float|complex_double\n"
+    "                            complex values: a complex file's, else each matrix's values as\n"
+    "                            real parts with random imaginary parts (--seed); the formats\n"
+    "                            that take complex values, Eigen (CPU) and cuSPARSE (CUDA) peers\n"
     "  --vectors K, --layout col|row\n"
     "                            K vectors at once (spmm_execute; cuSPARSE SpMM the GPU peer):\n"
     "                            auto, device and the formats that take several vectors\n"
@@ -63,7 +67,8 @@ std::vector<std::string> split(const std::string& s) {
 // "all" is auto, measure and every format. Unknown names are refused before any work.
 // With several vectors only the formats that take them (Format::multi_vector) and the planner's
 // estimate run: "all" leaves the others out and naming one is refused.
-std::vector<std::string> format_list(const std::string& list, int vectors) {
+// With complex values "all" leaves out the formats that take none (Format::supports_value).
+std::vector<std::string> format_list(const std::string& list, int vectors, ValueType value) {
   std::vector<std::string> out;
   auto add = [&](const std::string& f) {
     const Format* format = find_format(f);
@@ -78,7 +83,7 @@ std::vector<std::string> format_list(const std::string& list, int vectors) {
       add("");
       if (vectors <= 1) add("measure");
       for (const Format* format : all_formats())
-        if (vectors <= 1 || format->multi_vector()) add(format->name());
+        if ((vectors <= 1 || format->multi_vector()) && format->supports_value(value)) add(format->name());
     } else if (f == "auto") {
       add("");
     } else if (f == "measure" || f == "device" || f == "general" || find_format(f)) {
@@ -153,43 +158,12 @@ std::vector<std::pair<std::string, HostCsr<int64_t, double>>> bench_matrices(con
   return matrices;
 }
 
-}  // namespace
-
-int cmd_bench(int argc, char** argv) {
-  Args args(argc, argv, 2,
-            {"help", "suite", "large", "no-peers", "deterministic", "transpose", "symmetric", "general"},
-            {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
-             "seed", "values", "timing", "duplicates", "vectors", "layout"});
-  if (args.has("help")) {
-    std::fputs(kHelp, stdout);
-    return 0;
-  }
-  spmv_options_t o = options_from(args);
-  const std::vector<std::string> formats = format_list(args.get("formats", "all"), o.vectors);
-  const TimingModes timing = timing_modes(args);
-  bool file_symmetric = false;
-  auto matrices = bench_matrices(args, &file_symmetric);
-  for (auto& m : matrices) apply_symmetry(args, file_symmetric, m.second, o);
-  const std::string cache_dir = args.get("cache-dir");
-  if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
-  // One index type for every matrix (the GPU bench takes one): int64 when any needs it.
-  IndexType index = IndexType::i32;
-  for (const auto& m : matrices)
-    if (index_for(args, m.second) == IndexType::i64) index = IndexType::i64;
-  const ValueType value = value_from(args.get("value"));
-  // The peers (Eigen, cuSPARSE, rocSPARSE) and the bench's checks are real-valued for now.
-  if (is_complex(value))
-    usage_error("bench: complex values are not benchmarked yet; `spmvjit run --value " +
-                std::string(to_string(value)) + "` plans, verifies and times them");
-  for (const auto& m : matrices) check_run_memory(m.second, index, value);
-  const bool on_cuda = o.backend == SPMV_BACKEND_CUDA ||
-                       (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));
-  const bool on_gpu = on_cuda || o.backend == SPMV_BACKEND_HIP;
-  if (!on_gpu && args.has("timing")) usage_error("--timing is for GPUs (the CPU times wall clock)");
-  if (on_gpu)  // device-event timing, copy bandwidth and the vendor peer (bench_gpu.cpp)
-    return bench_gpu(on_cuda ? BackendKind::cuda : BackendKind::hip, matrices, formats, o, index, value,
-                     int(args.get_int("iters", 20, 1, 1000000000)), timing, !args.has("no-peers"),
-                     args.get("json"));
+// The CPU bench of the matrices (MV: double, or std::complex<double> for complex values): every
+// format in `formats`, then the peers. Returns the exit code.
+template <class MV>
+int bench_cpu(const Args& args, const std::vector<std::pair<std::string, HostCsr<int64_t, MV>>>& matrices,
+              const std::vector<std::string>& formats, const spmv_options_t& o, IndexType index,
+              ValueType value) {
   std::vector<std::vector<std::string>> rows;
   Json json = Json::array();
   bool any_wrong = false;
@@ -201,7 +175,8 @@ int cmd_bench(int argc, char** argv) {
     for (const auto& f : formats) {
       progress.update(
           bench_step(m, matrices.size(), name, results.size(), formats.size(), f.empty() ? "auto" : f));
-      results.push_back(measure(a, index, value, o, f, int(args.get_int("iters", 20, 1, 1000000000)), 0.2));
+      results.push_back(
+          measure(a, index, value, o, f, int(args.get_int("iters", 20, 1, 1000000000)), 0.2, TimingModes{}));
       // The CSR-equivalent bytes are the matrix's, whichever format measured them (peers' GB/s).
       if (results.back().ok && csr_bytes == 0) csr_bytes = results.back().csr_bytes;
       if (results.back().ok && results.back().format == "csr" && !f.empty()) csr_time = results.back().exec_s;
@@ -280,6 +255,72 @@ int cmd_bench(int argc, char** argv) {
              stdout);
   if (args.has("json")) write_json_file(args.get("json"), json);
   return any_wrong ? 1 : 0;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  Args args(argc, argv, 2,
+            {"help", "suite", "large", "no-peers", "deterministic", "transpose", "symmetric", "general"},
+            {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
+             "seed", "values", "timing", "duplicates", "vectors", "layout"});
+  if (args.has("help")) {
+    std::fputs(kHelp, stdout);
+    return 0;
+  }
+  spmv_options_t o = options_from(args);
+  // A complex file benches complex values unless --value says otherwise (which the reader refuses).
+  const bool complex_file = file_is_complex(args);
+  const ValueType value = args.has("value") ? value_from(args.get("value"))
+                          : complex_file    ? ValueType::c64
+                                            : ValueType::f64;
+  const std::vector<std::string> formats = format_list(args.get("formats", "all"), o.vectors, value);
+  const TimingModes timing = timing_modes(args);
+  const std::string cache_dir = args.get("cache-dir");
+  if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
+  const bool on_cuda = o.backend == SPMV_BACKEND_CUDA ||
+                       (o.backend == SPMV_BACKEND_AUTO && backend_available(BackendKind::cuda, o.device));
+  const bool on_gpu = on_cuda || o.backend == SPMV_BACKEND_HIP;
+  if (!on_gpu && args.has("timing")) usage_error("--timing is for GPUs (the CPU times wall clock)");
+  const int iters = int(args.get_int("iters", 20, 1, 1000000000));
+  const bool peers = !args.has("no-peers");
+  const BackendKind gpu = on_cuda ? BackendKind::cuda : BackendKind::hip;
+  // One index type for every matrix (the GPU bench takes one): int64 when any needs it.
+  IndexType index = IndexType::i32;
+  if (is_complex(value)) {
+    // Complex values: a complex file as it is (symmetric or hermitian triangles mirrored, planned as
+    // a general matrix), else each matrix's values as real parts with random imaginary parts.
+    if (args.has("symmetric"))
+      usage_error(
+          "--symmetric: complex matrices are planned as general ones for now (Hermitian plans: stage 2)");
+    std::vector<std::pair<std::string, HostCsr<int64_t, std::complex<double>>>> matrices;
+    if (complex_file) {
+      std::string name;
+      bool mirrored = false;
+      matrices.emplace_back(std::string(), load_matrix_complex(args, &name, &mirrored));
+      matrices.back().first = name;
+    } else {
+      bool file_symmetric = false;
+      const uint64_t seed = uint64_t(args.get_int("seed", 1, 0));
+      for (const auto& [name, a] : bench_matrices(args, &file_symmetric))
+        matrices.emplace_back(name, with_random_imaginary(a, seed));
+    }
+    for (const auto& [name, a] : matrices)
+      if (index_for(args, a.rows, a.cols, a.nnz()) == IndexType::i64) index = IndexType::i64;
+    for (const auto& [name, a] : matrices) check_run_memory(a.rows, a.cols, a.nnz(), index, value);
+    if (on_gpu)
+      return bench_gpu(gpu, matrices, formats, o, index, value, iters, timing, peers, args.get("json"));
+    return bench_cpu(args, matrices, formats, o, index, value);
+  }
+  bool file_symmetric = false;
+  auto matrices = bench_matrices(args, &file_symmetric);
+  for (auto& m : matrices) apply_symmetry(args, file_symmetric, m.second, o);
+  for (const auto& m : matrices)
+    if (index_for(args, m.second) == IndexType::i64) index = IndexType::i64;
+  for (const auto& m : matrices) check_run_memory(m.second, index, value);
+  if (on_gpu)  // device-event timing, copy bandwidth and the vendor peer (bench_gpu.cpp)
+    return bench_gpu(gpu, matrices, formats, o, index, value, iters, timing, peers, args.get("json"));
+  return bench_cpu(args, matrices, formats, o, index, value);
 }
 
 }  // namespace spmvjit::cli

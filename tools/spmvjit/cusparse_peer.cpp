@@ -1,5 +1,5 @@
 // The cuSPARSE peer of `spmvjit bench`: cusparseSpMV CSR ALG1 and ALG2 on the same matrix, or
-// cusparseSpMM CSR ALG1-3 on the same k vectors (bench --vectors).
+// cusparseSpMM CSR ALG1-3 on the same k vectors (bench --vectors); real or complex values.
 // cuSPARSE is loaded at run time (tools/spmvjit/cusparse_api.cpp): without it bench goes on alone.
 #include "tools/spmvjit/gpu_bench.hpp"
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/reference.hpp"
+#include "engine/reference_complex.hpp"
 #include "runtime/cuda/cuda_backend.hpp"
 #include "runtime/device_buffer.hpp"
 #include "tools/spmvjit/cusparse_api.hpp"
@@ -27,6 +28,17 @@ void sp_check(const CusparseApi& sp, cusparseStatus_t s, const char* what) {
     fail(SPMV_STATUS_EXECUTION_FAILED, std::string("cuSPARSE ") + what + ": " + sp.cusparseGetErrorString(s));
 }
 
+// NaN in every part of V (y poisoned: beta == 0 must not read it).
+template <class V>
+V nan_value() {
+  if constexpr (is_complex_v<V>) {
+    const auto n = std::numeric_limits<typename V::value_type>::quiet_NaN();
+    return V(n, n);
+  } else {
+    return std::numeric_limits<V>::quiet_NaN();
+  }
+}
+
 // `transpose`: op(A) = A^T (CUSPARSE_OPERATION_TRANSPOSE on A's CSR, as a user calls it), judged
 // against the reference's own transpose; x then has A's rows entries and y its columns.
 template <class I, class V>
@@ -35,7 +47,10 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& matri
   CusparseResult r;
   Backend& b = cuda_backend(device);
   const cusparseIndexType_t it = sizeof(I) == 4 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
-  const cudaDataType vt = sizeof(V) == 4 ? CUDA_R_32F : CUDA_R_64F;
+  // Complex values: cuSPARSE's pairs of parts (std::complex's layout; aligned as our device arrays).
+  const cudaDataType vt = is_complex_v<V>  ? (sizeof(V) == 8 ? CUDA_C_32F : CUDA_C_64F)
+                          : sizeof(V) == 4 ? CUDA_R_32F
+                                           : CUDA_R_64F;
   const cusparseOperation_t op = transpose ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
   const cusparseOperation_t op_b = CUSPARSE_OPERATION_NON_TRANSPOSE;
   const HostCsr<I, V> judged = transpose ? reference_transpose(matrix) : HostCsr<I, V>{};
@@ -86,7 +101,7 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& matri
     sp_check(sp, sp.cusparseCreateDnMat(&XM, a.cols, k, ldx, dx.get(), vt, order), "create X");
     sp_check(sp, sp.cusparseCreateDnMat(&YM, a.rows, k, ldy, dy.get(), vt, order), "create Y");
   }
-  const V alpha = 1, beta = 0;
+  const V alpha = V(1), beta = V(0);
   b.synchronize(nullptr);
   const double common_setup_s = since(t0);
   // One algorithm's three calls: workspace size, preprocess, multiply.
@@ -136,14 +151,19 @@ CusparseResult run(const CusparseApi& sp, int device, const HostCsr<I, V>& matri
     b.synchronize(nullptr);
     r.setup_s[i] = common_setup_s + since(t0);
     // Verify once with y poisoned: a peer that computes something else is no yardstick.
-    std::vector<V> y(size_t(a.rows * k), std::numeric_limits<V>::quiet_NaN());
+    std::vector<V> y(size_t(a.rows * k), nan_value<V>());
     const std::vector<V> poisoned = y;
     b.upload(dy.get(), y.data(), y.size() * sizeof(V));
     sp_check(sp, multiply(buf.get()), k == 1 ? "SpMV" : "SpMM");
     b.synchronize(nullptr);
     b.download(y.data(), dy.get(), y.size() * sizeof(V));
-    const std::string bad = check_vectors(a, k, row_major, 1.0, x.data(), ldx, 0.0, poisoned.data(), y.data(),
-                                          ldy, k > 1 ? kSpmmCheckWork : 0);
+    std::string bad;
+    if constexpr (is_complex_v<V>)
+      bad = check_vectors_complex(a, k, row_major, 1.0, x.data(), ldx, 0.0, poisoned.data(), y.data(), ldy,
+                                  k > 1 ? kSpmmCheckWork : 0);
+    else
+      bad = check_vectors(a, k, row_major, 1.0, x.data(), ldx, 0.0, poisoned.data(), y.data(), ldy,
+                          k > 1 ? kSpmmCheckWork : 0);
     if (!bad.empty()) {
       r.error = std::string("cuSPARSE ") + alg.name + " WRONG RESULT: " + bad;
       return r;
@@ -191,6 +211,27 @@ CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, Inde
   }
 }
 
+CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, std::complex<double>>& a, IndexType index,
+                             ValueType value, int min_iters, double min_seconds, TimingModes timing,
+                             int64_t vectors, bool row_major, bool transpose) {
+  try {
+    std::string why;
+    const CusparseApi* sp = cusparse_api(&why);
+    if (!sp) return CusparseResult::failed(why);
+    if (!cuda_available(device)) return CusparseResult::failed("no CUDA device");
+    SPMVJIT_ASSERT(is_complex(value), "complex cuSPARSE peer with real values");
+    return dispatch_types_complex(index, value, [&]<class I, class V>() {
+      if constexpr (is_complex_v<V>)
+        return run<I, V>(*sp, device, a.cast<I, V>(), min_iters, min_seconds, timing, vectors, row_major,
+                         transpose);
+      else
+        return CusparseResult::failed("unreachable: real values");
+    });
+  } catch (const std::exception& e) {
+    return CusparseResult::failed(e.what());
+  }
+}
+
 #else
 
 namespace {
@@ -203,6 +244,10 @@ std::string cusparse_peer(std::string* why) {
 }
 CusparseResult cusparse_spmv(int, const HostCsr<int64_t, double>&, IndexType, ValueType, int, double,
                              TimingModes, int64_t, bool, bool) {
+  return CusparseResult::failed(kWithout);
+}
+CusparseResult cusparse_spmv(int, const HostCsr<int64_t, std::complex<double>>&, IndexType, ValueType, int,
+                             double, TimingModes, int64_t, bool, bool) {
   return CusparseResult::failed(kWithout);
 }
 

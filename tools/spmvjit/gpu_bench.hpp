@@ -2,6 +2,7 @@
 // vendor peers (cuSPARSE; rocSPARSE).
 #pragma once
 
+#include <complex>
 #include <functional>
 #include <string>
 #include <utility>
@@ -75,6 +76,11 @@ struct CusparseResult {
 CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, double>& a, IndexType index, ValueType value,
                              int min_iters, double min_seconds, TimingModes timing, int64_t vectors = 1,
                              bool row_major = false, bool transpose = false);
+// The same for complex values (value c32 or c64: CUDA_C_32F / CUDA_C_64F), checked against the
+// complex reference.
+CusparseResult cusparse_spmv(int device, const HostCsr<int64_t, std::complex<double>>& a, IndexType index,
+                             ValueType value, int min_iters, double min_seconds, TimingModes timing,
+                             int64_t vectors = 1, bool row_major = false, bool transpose = false);
 // "cuSPARSE 12.6.3 (libcusparse.so.12)" when the peer can run (the library loads: it is dlopen'ed,
 // tools/spmvjit/cusparse_api.hpp), else "" with `why` (the files looked for, or a build without it).
 std::string cusparse_peer(std::string* why);
@@ -89,8 +95,10 @@ std::string rocsparse_peer(std::string* why);
 
 // `spmvjit bench` on a CUDA or HIP device: our formats (device-event medians), the vendor peer
 // (cuSPARSE ALG1/ALG2 on CUDA; rocSPARSE on HIP where it exists) and the device copy bandwidth,
-// as a table and optionally JSON. Returns the exit code.
-int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr<int64_t, double>>>& matrices,
+// as a table and optionally JSON. Returns the exit code. M: double, or std::complex<double> for
+// complex values (cuSPARSE's complex types the peer; rocSPARSE's are not wired).
+template <class M>
+int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr<int64_t, M>>>& matrices,
               const std::vector<std::string>& formats, const spmv_options_t& options, IndexType index,
               ValueType value, int iters, TimingModes timing, bool peers, const std::string& json_path);
 

@@ -7,6 +7,7 @@
 
 #include "engine/plan.hpp"
 #include "engine/reference.hpp"
+#include "engine/reference_complex.hpp"
 #include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tools/spmvjit/cli.hpp"
@@ -130,9 +131,10 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   auto check = [&](const HostCsr<I, V>& a, const std::vector<V>& x, V alpha, V beta, const std::vector<V>& y0,
                    const std::vector<V>& y) -> std::string {
     std::string bad;
-    if constexpr (is_complex_v<V>) {  // one vector: complex plans have no k-vector format yet
-      if (k != 1) return "complex values with " + std::to_string(k) + " vectors: no check";
-      bad = check_spmv_complex(a, reference_spmv_complex(a, alpha, x.data(), beta, y0.data()), y.data());
+    if constexpr (is_complex_v<V>) {  // both parts, complex alpha and beta
+      const std::complex<double> al(alpha.real(), alpha.imag()), be(beta.real(), beta.imag());
+      bad = check_vectors_complex(a, k, row_major, al, x.data(), ldx, be, y0.data(), y.data(), ldy,
+                                  k > 1 ? kSpmmCheckWork : 0);
     } else {
       bad = check_vectors(a, k, row_major, alpha, x.data(), ldx, beta, y0.data(), y.data(), ldy,
                           k > 1 ? kSpmmCheckWork : 0);
@@ -232,12 +234,12 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
 
 MeasureResult measure(const HostCsr<int64_t, std::complex<double>>& a, IndexType index, ValueType value,
                       const spmv_options_t& options, const std::string& format, int min_iters,
-                      double min_seconds) {
+                      double min_seconds, TimingModes timing) {
   try {
     SPMVJIT_ASSERT(is_complex(value), "complex measure with real values");
     return dispatch_types_complex(index, value, [&]<class I, class V>() -> MeasureResult {
       if constexpr (is_complex_v<V>)
-        return run_typed<I, V>(a.cast<I, V>(), options, format, min_iters, min_seconds, TimingModes{});
+        return run_typed<I, V>(a.cast<I, V>(), options, format, min_iters, min_seconds, timing);
       else
         SPMVJIT_ASSERT(false, "unreachable");
       return {};

@@ -47,9 +47,9 @@ MeasureResult measure(const HostCsr<int64_t, double>& a, IndexType index, ValueT
                       const spmv_options_t& options, const std::string& format, int min_iters,
                       double min_seconds, TimingModes timing = {});
 // The same for a complex matrix (value c32 or c64): verified against the complex reference with
-// complex alpha and beta (one vector only), timed as above.
+// complex alpha and beta (k vectors too: engine/reference_complex.hpp), timed as above.
 MeasureResult measure(const HostCsr<int64_t, std::complex<double>>& a, IndexType index, ValueType value,
                       const spmv_options_t& options, const std::string& format, int min_iters,
-                      double min_seconds);
+                      double min_seconds, TimingModes timing = {});
 
 }  // namespace spmvjit::cli

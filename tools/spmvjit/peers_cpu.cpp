@@ -7,6 +7,7 @@
 
 #include "core/cpu_count.hpp"
 #include "engine/reference.hpp"
+#include "engine/reference_complex.hpp"
 #include "tools/spmvjit/cli.hpp"
 
 #ifdef SPMVJIT_BENCH_EIGEN
@@ -52,8 +53,12 @@ PeerResult eigen_peer(const HostCsr<int32_t, V>& a, int threads, int min_iters, 
   y.noalias() = m * x;
   const std::vector<V> ys(y.data(), y.data() + a.rows * k);
   const bool row_major = Order == Eigen::RowMajor && k > 1;
-  r.error = check_vectors(a, k, row_major, 1.0, xs.data(), row_major ? k : a.cols, 0.0, ys.data(), ys.data(),
-                          row_major ? k : a.rows);
+  if constexpr (is_complex_v<V>)
+    r.error = check_vectors_complex(a, k, row_major, 1.0, xs.data(), row_major ? k : a.cols, 0.0, ys.data(),
+                                    ys.data(), row_major ? k : a.rows);
+  else
+    r.error = check_vectors(a, k, row_major, 1.0, xs.data(), row_major ? k : a.cols, 0.0, ys.data(),
+                            ys.data(), row_major ? k : a.rows);
   if (!r.error.empty()) return r;
   r.exec_s = median_seconds([&] { y.noalias() = m * x; }, min_iters, min_s);
   r.ok = true;
@@ -101,8 +106,13 @@ PeerResult rsb_peer(const HostCsr<int32_t, V>& a, int threads, int min_iters, do
 
 }  // namespace
 
-std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueType value, int threads,
-                                      int min_iters, double min_seconds, int64_t vectors, bool row_major) {
+namespace {
+
+// Both peers for real values (M = double), Eigen alone for complex ones (M = std::complex<double>:
+// librsb's complex types are not wired).
+template <class M>
+std::vector<PeerResult> run_peers(const HostCsr<int64_t, M>& a, ValueType value, int threads, int min_iters,
+                                  double min_seconds, int64_t vectors, bool row_major) {
   std::vector<PeerResult> out;
   // The threads spmvjit's plans get (core/cpu_count.hpp; options.threads capped by the shared
   // pool's size), so both sides of the comparison run on the same number of cores.
@@ -113,13 +123,15 @@ std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueTy
     return out;
   }
   auto run = [&]<class V>() {
-    const auto m = a.cast<int32_t, V>();
+    const auto m = a.template cast<int32_t, V>();
 #ifdef SPMVJIT_BENCH_EIGEN
     out.push_back(row_major ? eigen_peer<V, Eigen::RowMajor>(m, threads, min_iters, min_seconds, vectors)
                             : eigen_peer<V, Eigen::ColMajor>(m, threads, min_iters, min_seconds, vectors));
 #endif
 #ifdef SPMVJIT_BENCH_RSB
-    if (vectors == 1)
+    if constexpr (is_complex_v<V>)
+      out.push_back({"librsb", false, "real values only here (its complex types are not wired)", 0, 0});
+    else if (vectors == 1)
       out.push_back(rsb_peer<V>(m, threads, min_iters, min_seconds));
     else
       out.push_back({"librsb", false, "one vector only here (rsb_spmm not wired)", 0, 0});
@@ -127,11 +139,31 @@ std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueTy
     (void)vectors, (void)row_major;
     (void)m;
   };
-  if (value == ValueType::f32)
-    run.template operator()<float>();
-  else
-    run.template operator()<double>();
+  if constexpr (is_complex_v<M>) {
+    if (value == ValueType::c32)
+      run.template operator()<std::complex<float>>();
+    else
+      run.template operator()<std::complex<double>>();
+  } else {
+    if (value == ValueType::f32)
+      run.template operator()<float>();
+    else
+      run.template operator()<double>();
+  }
   return out;
+}
+
+}  // namespace
+
+std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueType value, int threads,
+                                      int min_iters, double min_seconds, int64_t vectors, bool row_major) {
+  return run_peers(a, value, threads, min_iters, min_seconds, vectors, row_major);
+}
+
+std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, std::complex<double>>& a, ValueType value,
+                                      int threads, int min_iters, double min_seconds, int64_t vectors,
+                                      bool row_major) {
+  return run_peers(a, value, threads, min_iters, min_seconds, vectors, row_major);
 }
 
 }  // namespace spmvjit::cli

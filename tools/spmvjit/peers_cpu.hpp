@@ -1,6 +1,7 @@
 // Peer libraries timed beside spmvjit on the CPU (Eigen, librsb), when the build found them.
 #pragma once
 
+#include <complex>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct PeerResult {
 // product with k dense vectors of that layout (Eigen's sparse * dense).
 std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, double>& a, ValueType value, int threads,
                                       int min_iters, double min_seconds, int64_t vectors = 1,
+                                      bool row_major = false);
+// The same for complex values (value c32 or c64): Eigen with std::complex (librsb: real only here).
+std::vector<PeerResult> run_cpu_peers(const HostCsr<int64_t, std::complex<double>>& a, ValueType value,
+                                      int threads, int min_iters, double min_seconds, int64_t vectors = 1,
                                       bool row_major = false);
 
 }  // namespace spmvjit::cli
