@@ -55,16 +55,20 @@ enum { CSR_MM_BUILD_ROW_PTR, CSR_MM_BUILD_COUNTS, CSR_MM_BUILD_CHUNK_ROW, CSR_MM
 enum { CSR_MM_BUILD_N_CHUNK };
 
 // GPU, row-major X and Y: a row's k results on neighbouring lanes of a group (its x loads
-// coalesce), each lane with CSR_MM_LANE_VALUES neighbouring vectors, one 16-byte load of x per
-// column index where X's alignment and leading dimension allow (2 doubles, 4 floats: more rows per
-// warp and fewer loads, so more of them in flight). Of the power of two at or above k vectors (32
-// when k is past 32: a loop over blocks of 32), a group takes that over the lane's values lanes
-// (VB: bytes per value). LANES lanes per row (a kernel constant, a multiple of the group) make
-// LANES / group groups that split the row's nonzeros. Column-major: LANES lanes per row split its
-// nonzeros, each with the k sums.
+// coalesce). Past 8 vectors each lane takes CSR_MM_LANE_VALUES neighbouring vectors, up to 16
+// bytes (2 doubles, 4 floats) as one load of x per column index where X's alignment and leading
+// dimension allow it, while a group keeps at least 8 lanes: more rows per warp and fewer loads,
+// so more of them in flight (measured at 32 vectors, docs/PERFORMANCE.md); up to 8 vectors a lane
+// takes one (fewer lanes would leave a lane walking its row alone). Of the power of two at or
+// above k vectors (32 when k is past 32: a loop over blocks of 32), a group takes that over the
+// lane's values lanes (VB: bytes per value). LANES lanes per row (a kernel constant, a multiple of
+// the group) make LANES / group groups that split the row's nonzeros. Column-major: LANES lanes per
+// row split its nonzeros, each with the k sums.
 #define CSR_MM_VECTOR_SPAN(K) ((K) == 0 || (K) > 16 ? 32 : (K) > 8 ? 16 : (K) > 4 ? 8 : (K) > 2 ? 4 : (K))
-#define CSR_MM_LANE_VALUES(K, VB) \
-  (16 / (VB) < CSR_MM_VECTOR_SPAN(K) ? (16 / (VB) > 0 ? 16 / (VB) : 1) : CSR_MM_VECTOR_SPAN(K))
+#define CSR_MM_LANE_VALUES(K, VB)                                            \
+  (CSR_MM_VECTOR_SPAN(K) <= 8              ? 1                               \
+   : 16 / (VB) < CSR_MM_VECTOR_SPAN(K) / 8 ? (16 / (VB) > 0 ? 16 / (VB) : 1) \
+                                           : CSR_MM_VECTOR_SPAN(K) / 8)
 #define CSR_MM_VECTOR_LANES(K, VB) (CSR_MM_VECTOR_SPAN(K) / CSR_MM_LANE_VALUES(K, VB))
 
 #endif  // SPMVJIT_CONTRACT_CSR_MM_H

@@ -188,7 +188,7 @@ spmv_csr_t view(const HostCsr<I, V>& a) {
                         a.val.empty() ? nullptr : a.val.data());
 }
 
-// The planner's plans for every k of kVectorCounts in both layouts of op(A) (A or A^T) on every
+// The planner's plans for every k of kVectorCounts in both layouts of op(A) (A, A^T or A^H) on every
 // matrix, through the C API: k > 1 takes csr_mm (describe says so), k = 1 a single-vector format.
 // api: SPMV_BACKEND_CPU (device null) or the GPU's (device its backend).
 template <class I, class V>
@@ -196,7 +196,9 @@ void check_planner(spmv_backend_t api, Backend* device, spmv_operation_t op) {
   int plans = 0;
   for (const Named& m : matrices()) {
     const HostCsr<I, V> a = m.a.template cast<I, V>();
-    const HostCsr<I, V> judged = op == SPMV_OPERATION_NON_TRANSPOSE ? a : reference_transpose(a);
+    const HostCsr<I, V> judged = op == SPMV_OPERATION_NON_TRANSPOSE
+                                     ? a
+                                     : reference_transpose(a, op == SPMV_OPERATION_CONJUGATE_TRANSPOSE);
     const spmv_csr_t desc = view(a);
     for (int k : kVectorCounts)
       for (bool row_major : {false, true}) {
@@ -207,7 +209,9 @@ void check_planner(spmv_backend_t api, Backend* device, spmv_operation_t op) {
         o.operation = op;
         o.layout = row_major ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
         INFO(m.name << ", k " << k << (row_major ? " row-major" : " column-major")
-                    << (op == SPMV_OPERATION_NON_TRANSPOSE ? "" : ", A^T"));
+                    << (op == SPMV_OPERATION_NON_TRANSPOSE ? ""
+                        : op == SPMV_OPERATION_TRANSPOSE   ? ", A^T"
+                                                           : ", A^H"));
         spmv_plan_t plan = nullptr;
         REQUIRE(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_SUCCESS);
         auto exec = [&](const V* al, const void* x, int64_t ldx, const V* be, void* y, int64_t ldy) {

@@ -20,6 +20,7 @@ void check_cpu() {
   if (!test::require_cpu_backend()) return;
   check_planner<I, V>(SPMV_BACKEND_CPU, nullptr, SPMV_OPERATION_NON_TRANSPOSE);
   check_planner<I, V>(SPMV_BACKEND_CPU, nullptr, SPMV_OPERATION_TRANSPOSE);
+  check_planner<I, V>(SPMV_BACKEND_CPU, nullptr, SPMV_OPERATION_CONJUGATE_TRANSPOSE);
 }
 
 }  // namespace

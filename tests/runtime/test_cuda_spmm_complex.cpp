@@ -20,6 +20,7 @@ void check_planner_gpu() {
   Backend& b = test::gpu_backend();
   check_planner<I, V>(test::gpu_api(), &b, SPMV_OPERATION_NON_TRANSPOSE);
   check_planner<I, V>(test::gpu_api(), &b, SPMV_OPERATION_TRANSPOSE);
+  check_planner<I, V>(test::gpu_api(), &b, SPMV_OPERATION_CONJUGATE_TRANSPOSE);
 }
 
 // Every lane shape csr_mm may take (WIDE 0 and 1 where they differ), X staged (column-major, k up

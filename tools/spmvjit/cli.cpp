@@ -314,7 +314,7 @@ spmv_options_t options_from(const Args& args) {
     usage_error("--layout is col or row, got '" + layout + "'");
   o.layout = layout == "row" ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
   if (args.has("transpose")) o.operation = SPMV_OPERATION_TRANSPOSE;
-  if (args.has("conjugate-transpose")) {  // run only (bench has no complex values)
+  if (args.has("conjugate-transpose")) {  // run only (bench: A^T)
     if (args.has("transpose")) usage_error("--transpose and --conjugate-transpose: one of them");
     o.operation = SPMV_OPERATION_CONJUGATE_TRANSPOSE;
   }

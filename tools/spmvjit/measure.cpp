@@ -116,7 +116,9 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   // op(A), what the plan computes and is judged by (A's transpose built apart, engine/reference.hpp).
   const bool transposed = p.transposed();
   // A itself when not transposed (no copy of a matrix that may be gigabytes).
-  const HostCsr<I, V> a_t = transposed ? reference_transpose(a, p.conjugated()) : HostCsr<I, V>{};
+  // A^H from what was asked, not from the plan under test (the real transpose for real values).
+  const bool conjugate = is_complex_v<V> && options.operation == SPMV_OPERATION_CONJUGATE_TRANSPOSE;
+  const HostCsr<I, V> a_t = transposed ? reference_transpose(a, conjugate) : HostCsr<I, V>{};
   const HostCsr<I, V>& op_a = transposed ? a_t : a;
   // k vectors (spmm_execute), dense with the minimal leading dimensions; one: spmv_execute.
   const int64_t k = p.vectors();
@@ -218,7 +220,7 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
     update();
     r.update_first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.update_s = median_seconds(update, 5, 0.02);
-    r.error = transposed ? verify(reference_transpose(b, p.conjugated())) : verify(b);
+    r.error = transposed ? verify(reference_transpose(b, conjugate)) : verify(b);
     if (!r.error.empty()) {
       r.error = "after update_values: " + r.error;
       return r;
