@@ -14,6 +14,7 @@
 #include "engine/reference.hpp"
 #include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.hpp"
+#include "tests/engine/spmm_complex_check.hpp"
 #include "tests/test_matrices.hpp"
 #include "tests/test_support.hpp"
 
@@ -24,18 +25,8 @@ using test::from_rows;
 using Csr64 = HostCsr<int64_t, double>;
 using Cplx = HostCsr<int64_t, std::complex<double>>;
 
-// The real test matrix with an imaginary part on most entries (every fifth entry keeps none, so
-// real-only and zero entries stay among them).
-Cplx complexify(const Csr64& a, uint64_t seed) {
-  Cplx c;
-  c.rows = a.rows;
-  c.cols = a.cols;
-  c.row_ptr = a.row_ptr;
-  c.col_idx = a.col_idx;
-  const auto im = random_vector<double>(a.nnz(), seed);
-  for (size_t k = 0; k < a.val.size(); ++k) c.val.emplace_back(a.val[k], k % 5 == 4 ? 0.0 : im[k]);
-  return c;
-}
+// The real test matrix with an imaginary part on most entries (tests/engine/spmm_complex_check.hpp).
+using test::spmm_complex::complexify;
 
 // One row of `long_len` entries (row `at`) among rows of 0..3 entries.
 Csr64 huge_row_matrix(int64_t rows, int64_t at, int64_t long_len) {
