@@ -179,7 +179,7 @@ spmv_status_t spmv_plan(spmv_plan_t* plan, const spmv_csr_t* A, const spmv_optio
     require_enum(o.planning, SPMV_PLANNING_MEASURE, "planning mode");
     require_enum(o.layout, SPMV_LAYOUT_ROW_MAJOR, "layout");
     require_enum(o.operation, SPMV_OPERATION_CONJUGATE_TRANSPOSE, "operation");
-    require_enum(o.matrix_type, SPMV_MATRIX_SYMMETRIC, "matrix type");
+    require_enum(o.matrix_type, SPMV_MATRIX_HERMITIAN, "matrix type");
     require_enum(o.fill_mode, SPMV_FILL_UPPER, "fill mode");
     p->log = spmvjit::LogSink{o.log_level, o.log_callback, o.log_user};
     spmvjit::LogScope scope(p->log);
@@ -250,7 +250,7 @@ spmv_status_t spmv_plan_info(spmv_plan_t plan, spmv_plan_info_t* info) {
     i.vectors = int(p.vectors());
     i.layout = p.row_major() ? SPMV_LAYOUT_ROW_MAJOR : SPMV_LAYOUT_COL_MAJOR;
     i.operation = p.operation();
-    i.matrix_type = p.symmetric() ? SPMV_MATRIX_SYMMETRIC : SPMV_MATRIX_GENERAL;
+    i.matrix_type = p.matrix_type();
     i.fill_mode = p.fill_upper() ? SPMV_FILL_UPPER : SPMV_FILL_LOWER;
     std::memcpy(info, &i, whole_fields(kInfoFieldEnds, std::min(size, sizeof i)));
   });

@@ -107,8 +107,11 @@ WisdomSlot wisdom_slot(const spmv_csr_t& a, const spmv_options_t& o, const std::
                            {"threads", o.threads},
                            {"deterministic", o.deterministic != 0},
                            {"operation", int(o.operation)}});
-  if (o.matrix_type == SPMV_MATRIX_SYMMETRIC)  // general matrices keep their older keys
+  if (o.matrix_type != SPMV_MATRIX_GENERAL)  // general matrices keep their older keys
     w.matrix["symmetric"] = o.fill_mode == SPMV_FILL_UPPER ? "upper" : "lower";
+  if (o.matrix_type == SPMV_MATRIX_HERMITIAN &&
+      (a.value_type == SPMV_VALUE_COMPLEX_FLOAT || a.value_type == SPMV_VALUE_COMPLEX_DOUBLE))
+    w.matrix["hermitian"] = true;  // real symmetric matrices keep theirs
   const size_t is = i32 ? 4 : 8;
   std::string key = Json::array({w.matrix, to_string(w.backend), w.target}).dump();
   key += digest_hex(a.row_ptr, is * size_t(a.rows + 1));

@@ -71,15 +71,13 @@ Plan::Plan(const spmv_csr_t& a, const spmv_options_t& options, Backend* backend,
   if (int(options.operation) < 0 || int(options.operation) > SPMV_OPERATION_CONJUGATE_TRANSPOSE)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown operation " + std::to_string(int(options.operation)));
   operation_ = options.operation;
-  if (int(options.matrix_type) < 0 || int(options.matrix_type) > SPMV_MATRIX_SYMMETRIC)
+  if (int(options.matrix_type) < 0 || int(options.matrix_type) > SPMV_MATRIX_HERMITIAN)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown matrix type " + std::to_string(int(options.matrix_type)));
   if (int(options.fill_mode) < 0 || int(options.fill_mode) > SPMV_FILL_UPPER)
     fail(SPMV_STATUS_INVALID_VALUE, "unknown fill mode " + std::to_string(int(options.fill_mode)));
-  symmetric_ = options.matrix_type == SPMV_MATRIX_SYMMETRIC;
-  if (is_complex(value_) && symmetric_)  // complex symmetric vs Hermitian: both come together
-    fail(SPMV_STATUS_UNSUPPORTED,
-         "symmetric complex matrices are not supported yet (stage 2: Hermitian); "
-         "pass the full matrix as GENERAL");
+  matrix_type_ = options.matrix_type;
+  symmetric_ = options.matrix_type != SPMV_MATRIX_GENERAL;
+  hermitian_ = options.matrix_type == SPMV_MATRIX_HERMITIAN && is_complex(value_);  // real: symmetric
   fill_upper_ = options.fill_mode == SPMV_FILL_UPPER;
   if (symmetric_ && a.rows != a.cols)
     fail(SPMV_STATUS_INVALID_VALUE, "a symmetric matrix is square; this one has " + std::to_string(a.rows) +
@@ -206,6 +204,7 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
 
   stats_ = compute_stats(csr);
   stats_.symmetric = symmetric_;
+  stats_.hermitian = hermitian_;
   timings_.stats = stats_.seconds;
   trace.step("statistics");
   fit_threads(user);
@@ -244,6 +243,7 @@ void Plan::plan_device_csr(const CsrRef& user, int base, const Format* forced) {
   const double modules_s = dp.compile_seconds() + dp.load_seconds();
   stats_ = dp.analyze();  // validation runs inside the statistics kernels
   stats_.symmetric = symmetric_;
+  stats_.hermitian = hermitian_;
   timings_.stats = since(t0) - modules_s;
   trace.step("statistics");
   // The estimates of device-convertible formats read only the statistics: give them no arrays.

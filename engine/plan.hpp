@@ -98,7 +98,14 @@ class Plan {
   bool conjugated() const {
     return transposed() && operation_ == SPMV_OPERATION_CONJUGATE_TRANSPOSE && is_complex(value_);
   }
-  bool symmetric() const { return symmetric_; }     // spmv_options_t::matrix_type
+  bool symmetric() const { return symmetric_; }  // spmv_options_t::matrix_type: SYMMETRIC or HERMITIAN
+  bool hermitian() const { return hermitian_; }  // HERMITIAN with complex values (A = A^H)
+  spmv_matrix_type_t matrix_type() const { return matrix_type_; }  // as asked
+  // op(A) = conj(A) for a complex symmetric (A^H) or Hermitian (A^T) matrix: the values conjugated.
+  bool conjugated_symmetric() const {
+    if (!symmetric_ || !is_complex(value_)) return false;
+    return operation_ == (hermitian_ ? SPMV_OPERATION_TRANSPOSE : SPMV_OPERATION_CONJUGATE_TRANSPOSE);
+  }
   bool fill_upper() const { return fill_upper_; }   // spmv_options_t::fill_mode
   int64_t nnz() const { return nnz_; }              // of the matrix planned (a symmetric one's full count)
   int64_t input_nnz() const { return input_nnz_; }  // of the CSR given to spmv_plan
@@ -184,7 +191,8 @@ class Plan {
   AlignedBuffer transpose_position_;
   DeviceBuffer device_transpose_position_;  // the same, for A^T built on the device
   bool transposed_on_device_ = false;
-  bool symmetric_ = false, fill_upper_ = false;
+  spmv_matrix_type_t matrix_type_ = SPMV_MATRIX_GENERAL;
+  bool symmetric_ = false, hermitian_ = false, fill_upper_ = false;
   int64_t input_nnz_ = 0;
   AlignedBuffer symmetric_position_;  // expand_symmetric_on_host's positions (2 per input entry)
   int threads_requested_ = 0;         // options.threads (0: all of the shared pool)

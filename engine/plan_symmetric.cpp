@@ -20,7 +20,7 @@ CsrRef Plan::expand_symmetric_input(const CsrRef& user, bool dev, int base, Host
   AlignedBuffer copies[3];  // device input, downloaded
   const CsrRef a = host_view(user, dev, copies);
   validate_csr(a, base);
-  out = expand_symmetric_on_host(a, base, fill_upper_);
+  out = expand_symmetric_on_host(a, base, fill_upper_, {hermitian_, conjugated_symmetric()});
   symmetric_position_ = std::move(out.position);
   timings_.symmetric = since(t0);
   return out.ref;
@@ -37,7 +37,8 @@ AlignedBuffer Plan::expand_symmetric_update(const void* values, spmv_memory_t me
   }
   AlignedBuffer expanded(vs * size_t(nnz_));
   if (input_nnz_)
-    expand_symmetric_values(values, expanded.data(), symmetric_position_.data(), input_nnz_, index_, value_);
+    expand_symmetric_values(values, expanded.data(), symmetric_position_.data(), input_nnz_, index_, value_,
+                            {hermitian_, conjugated_symmetric()});
   return expanded;
 }
 
@@ -45,7 +46,9 @@ Json Plan::symmetric_json() const {
   if (!symmetric_) return nullptr;
   const bool one = choice_.format->stores_one_triangle();
   return Json::object(
-      {{"fill", fill_upper_ ? "upper" : "lower"},
+      {{"kind", hermitian_ ? "hermitian" : "symmetric"},
+       {"conjugated", conjugated_symmetric()},  // op(A) = conj(A): A^H of a symmetric one, A^T of a Hermitian
+       {"fill", fill_upper_ ? "upper" : "lower"},
        {"input_nnz", input_nnz_},
        {"full_nnz", nnz_},
        {"storage", one ? "one triangle" : "full matrix"},

@@ -277,9 +277,10 @@ HostCsr<I, V> reference_transpose(const HostCsr<I, V>& a, bool conjugate = false
 // The full matrix of a symmetric one given by a triangle (upper: col >= row is read, else col <= row;
 // the other triangle's entries are ignored), for judging engine/symmetric.cpp: every read entry
 // (r, c, v) gives (r, c, v) and, off the diagonal, (c, r, v); serial triplets, then one counting
-// pass by row.
+// pass by row. hermitian (complex values): (c, r, conj(v)), and the diagonal's imaginary parts
+// dropped (BLAS's convention for Hermitian matrices).
 template <class I, class V>
-HostCsr<I, V> reference_symmetric_full(const HostCsr<I, V>& a, bool upper) {
+HostCsr<I, V> reference_symmetric_full(const HostCsr<I, V>& a, bool upper, bool hermitian = false) {
   struct Entry {
     int64_t r, c;
     V v;
@@ -289,8 +290,13 @@ HostCsr<I, V> reference_symmetric_full(const HostCsr<I, V>& a, bool upper) {
     for (I k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k) {
       const int64_t c = a.col_idx[size_t(k)];
       if (upper ? c < r : c > r) continue;
-      e.push_back({r, c, a.val[size_t(k)]});
-      if (c != r) e.push_back({c, r, a.val[size_t(k)]});
+      V v = a.val[size_t(k)], m = v;
+      if constexpr (is_complex_v<V>) {
+        if (hermitian && c == r) v = m = V(v.real());
+        if (hermitian && c != r) m = std::conj(v);
+      }
+      e.push_back({r, c, v});
+      if (c != r) e.push_back({c, r, m});
     }
   HostCsr<I, V> s;
   s.rows = s.cols = a.rows;

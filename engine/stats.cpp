@@ -186,6 +186,7 @@ Json MatrixStats::to_json() const {
   out["avg_col_span"] = avg_col_span;
   out["entry_facts"] = facts_sampled ? "row sample" : "all rows";
   out["symmetric"] = symmetric;
+  out["hermitian"] = hermitian;
   out["seconds"] = seconds;
   size_t last = 0;
   for (size_t k = 0; k < row_hist.size(); ++k)

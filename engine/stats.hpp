@@ -39,6 +39,8 @@ struct MatrixStats {
   // Declared symmetric (spmv_options_t::matrix_type): the CSR is the full A = A^T, built from the
   // triangle given, and formats that store one triangle (sym_diag) apply.
   bool symmetric = false;
+  // Declared Hermitian with complex values: the full A = A^H (sym_diag conjugates the mirrors).
+  bool hermitian = false;
   // A sample of whole row groups for the estimates that look at structure (diagonals, blocks):
   // from the host CSR, or gathered on the device for device-resident input.
   std::shared_ptr<const RowSample> sample;

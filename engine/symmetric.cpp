@@ -3,6 +3,7 @@
 #include "engine/symmetric.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -13,8 +14,27 @@
 namespace spmvjit {
 namespace {
 
+// A's value of an entry read from the triangle: on the diagonal (a Hermitian one's imaginary part
+// dropped) or off it (own), and its mirror, each conjugated when A is conj of the matrix given.
+template <class V>
+struct ValueRule {
+  SymmetricValues how;
+  V own(V v, bool diagonal) const {
+    if constexpr (is_complex_v<V>) {
+      if (diagonal && how.hermitian) return V(v.real());
+      if (how.conjugate) return std::conj(v);
+    }
+    return v;
+  }
+  V mirror(V v) const {
+    if constexpr (is_complex_v<V>)
+      if (how.hermitian != how.conjugate) return std::conj(v);
+    return v;
+  }
+};
+
 template <class I, class V>
-void expand(const CsrRef& a, int base, bool upper, HostSymmetric& s) {
+void expand(const CsrRef& a, int base, bool upper, ValueRule<V> rule, HostSymmetric& s) {
   const I* rp = a.rp<I>();
   const I* ci = a.ci<I>();
   const V* val = a.vals<V>();
@@ -126,11 +146,11 @@ void expand(const CsrRef& a, int base, bool upper, HostSymmetric& s) {
             own = off_at++;
             mirror = cursor[c]++;
             sc[mirror] = I(r);
-            sv[mirror] = val[k];
+            sv[mirror] = rule.mirror(val[k]);
           }
           if (own >= 0) {
             sc[own] = I(c);
-            sv[own] = val[k];
+            sv[own] = rule.own(val[k], c == r);
           }
           pos[2 * k] = own;
           pos[2 * k + 1] = mirror;
@@ -142,32 +162,34 @@ void expand(const CsrRef& a, int base, bool upper, HostSymmetric& s) {
 }
 
 template <class I, class V>
-void expand_values(const V* from, V* to, const I* position, int64_t nnz) {
+void expand_values(const V* from, V* to, const I* position, int64_t nnz, ValueRule<V> rule) {
   parallel_for(nnz, plan_threads(2 * nnz), [&](int64_t b, int64_t e, int) {
     for (int64_t k = b; k < e; ++k) {
       const I own = position[2 * k], mirror = position[2 * k + 1];
-      if (own >= 0) to[own] = from[k];
-      if (mirror >= 0) to[mirror] = from[k];
+      // Only the diagonal has an entry but no mirror (ignored entries have neither).
+      if (own >= 0) to[own] = rule.own(from[k], mirror < 0);
+      if (mirror >= 0) to[mirror] = rule.mirror(from[k]);
     }
   });
 }
 
 }  // namespace
 
-HostSymmetric expand_symmetric_on_host(const CsrRef& a, int base, bool upper) {
+HostSymmetric expand_symmetric_on_host(const CsrRef& a, int base, bool upper, SymmetricValues how) {
   if (a.rows != a.cols)
     fail(SPMV_STATUS_INVALID_VALUE, "a symmetric matrix must be square, this one is " +
                                         std::to_string(a.rows) + " x " + std::to_string(a.cols));
   HostSymmetric s;
-  // Real values only: plans refuse symmetric complex matrices before this (Hermitian: stage 2).
-  dispatch_types(a.index, a.value, [&]<class I, class V>() { expand<I, V>(a, base, upper, s); });
+  dispatch_types_complex(a.index, a.value,
+                         [&]<class I, class V>() { expand<I, V>(a, base, upper, ValueRule<V>{how}, s); });
   return s;
 }
 
 void expand_symmetric_values(const void* from, void* to, const void* position, int64_t nnz, IndexType index,
-                             ValueType value) {
-  dispatch_types(index, value, [&]<class I, class V>() {
-    expand_values(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const I*>(position), nnz);
+                             ValueType value, SymmetricValues how) {
+  dispatch_types_complex(index, value, [&]<class I, class V>() {
+    expand_values(static_cast<const V*>(from), static_cast<V*>(to), static_cast<const I*>(position), nnz,
+                  ValueRule<V>{how});
   });
 }
 

@@ -28,12 +28,20 @@ struct HostSymmetric {
 // clear message naming the count and suggesting int64 indices) when A's nonzero count does not fit a's
 // index type (int32: more than INT32_MAX). Parallel (plan_threads / parallel_for), O(nnz + rows), no
 // per-entry allocation; the layout must not depend on the thread count.
-HostSymmetric expand_symmetric_on_host(const CsrRef& a, int base, bool upper);
+// Complex values (`how`): a Hermitian matrix's mirrors are conjugated, its diagonal's imaginary
+// parts dropped (BLAS's zhemv); `conjugate` then conjugates every value of A (op(A) = conj(A)).
+// Real values ignore both.
+struct SymmetricValues {
+  bool hermitian = false;
+  bool conjugate = false;
+};
+HostSymmetric expand_symmetric_on_host(const CsrRef& a, int base, bool upper, SymmetricValues how = {});
 
 // to[position[2k]] = from[k] and to[position[2k + 1]] = from[k] where those are >= 0 (k < nnz, a's
-// count): new values of a in A's order (spmv_plan_update_values). `to` has A's nonzero count; every
-// slot of it is written by exactly that rule (A has no other entries).
+// count), each value as `how` makes it: new values of a in A's order (spmv_plan_update_values).
+// `to` has A's nonzero count; every slot of it is written by exactly that rule (A has no other
+// entries).
 void expand_symmetric_values(const void* from, void* to, const void* position, int64_t nnz, IndexType index,
-                             ValueType value);
+                             ValueType value, SymmetricValues how = {});
 
 }  // namespace spmvjit

@@ -203,7 +203,7 @@ Sample sample_shape(const RowSample& smp, int64_t r, int64_t c) {
   const int64_t want = std::clamp<int64_t>(int64_t(double(kSampleEntries) / std::max(1.0, per_block_row)),
                                            kMinSampleRows, kMaxSampleRows);
   const int64_t share = std::max<int64_t>(kWindowAlign, kSampleEntries / want);
-  return dispatch_types(a.index, a.value, [&]<class I, class V>() {
+  return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() {
     BlockRowView<I, V> w;
     Sample s;
     for_stratified_sample(block_rows, want, [&](int64_t b) {
@@ -237,6 +237,7 @@ static_assert(RowSample::kGroupRows % 24 == 0, "sample groups hold whole blocks 
 class BsrFormat final : public Format {
  public:
   std::string name() const override { return "bsr"; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::span<const ArraySlot> contract_arrays() const override { return kBsrArrays; }
   bool supports(BackendKind) const override { return true; }
   // CPU: time per modeled byte relative to csr, measured with `spmvjit bench --formats csr,bsr,...`
@@ -327,7 +328,7 @@ class BsrFormat final : public Format {
 
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     const int64_t r = d.params.at("R"), c = d.params.at("C"), block_rows = d.ints[BSR_N_BLOCK_ROWS];
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* bp = d.arrays[BSR_BLOCK_PTR].buf.template as<I>();
       const I* bc = d.arrays[BSR_BLOCK_COL].buf.template as<I>();
       const V* val = d.arrays[BSR_VALUES].buf.template as<V>();
@@ -336,12 +337,12 @@ class BsrFormat final : public Format {
           for (int64_t i = 0; i < r; ++i)
             for (int64_t j = 0; j < c; ++j)
               if (const V v = val[k * r * c + i * c + j]; v != V(0))
-                out.push_back({b * r + i, int64_t(bc[k]) * c + j, double(v)});
+                out.push_back(make_triplet(b * r + i, int64_t(bc[k]) * c + j, v));
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() {
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() {
       return with_width(p.at("C"), [&](auto cw) { return build<decltype(cw)::value, I, V>(a, p, t); });
     });
   }

@@ -80,6 +80,7 @@ double empty_offset_entries(const MatrixStats& s, int64_t tile, int64_t ntiles) 
 class Csr5Format final : public Format {
  public:
   std::string name() const override { return "csr5"; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::span<const ArraySlot> contract_arrays() const override { return kCsr5Arrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.9; }
@@ -138,7 +139,7 @@ class Csr5Format final : public Format {
     const int64_t* tp = d.arrays[CSR5_TILE_PTR].buf.as<int64_t>();
     const uint64_t* desc = d.arrays[CSR5_TILE_DESC].buf.as<uint64_t>();
     const int64_t* eo_ptr = d.arrays[CSR5_EO_PTR].buf.as<int64_t>();
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* col = d.arrays[CSR5_COL_IDX].buf.template as<I>();
       const V* val = d.arrays[CSR5_VALUES].buf.template as<V>();
       const I* aux = d.arrays[CSR5_AUX].buf.template as<I>();
@@ -150,18 +151,18 @@ class Csr5Format final : public Format {
             if ((desc[t * w + l] >> k) & 1) ++q;
             const int64_t at = t * w * sg + k * w + l;
             const int64_t row = tp[t] < 0 ? int64_t(aux[eo_ptr[t] + q]) : r0 + q;
-            if (val[at] != V(0)) out.push_back({row, int64_t(col[at]), double(val[at])});
+            if (val[at] != V(0)) out.push_back(make_triplet(row, int64_t(col[at]), val[at]));
           }
       }
       const I* trp = aux + n_eo + n_empty;
       for (int64_t i = 0; i < n_tail_rows; ++i)
         for (int64_t k = (i ? int64_t(trp[i]) : tail_start); k < int64_t(trp[i + 1]); ++k)
-          if (val[k] != V(0)) out.push_back({r_tail + i, int64_t(col[k]), double(val[k])});
+          if (val[k] != V(0)) out.push_back(make_triplet(r_tail + i, int64_t(col[k]), val[k]));
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   // Every (omega, sigma) the host converter takes, so host and device input pick the same plan;

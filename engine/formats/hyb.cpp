@@ -119,6 +119,7 @@ int64_t hyb_width(const MatrixStats& s, const TargetInfo& t) {
 class HybFormat final : public Format {
  public:
   std::string name() const override { return "hyb"; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::span<const ArraySlot> contract_arrays() const override { return kHybArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.45; }
@@ -155,27 +156,25 @@ class HybFormat final : public Format {
     return e;
   }
 
-  void to_triplets(const FormatData& d, const CsrRef& shape,
-                   std::vector<Triplet>& out) const override {
+  void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     const int64_t k = d.ints[HYB_N_WIDTH], rows = d.ints[HYB_N_STRIDE], tail = d.ints[HYB_N_TAIL];
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* col = d.arrays[HYB_ELL_COL].buf.template as<I>();
       const V* val = d.arrays[HYB_ELL_VALUES].buf.template as<V>();
       for (int64_t j = 0; j < k; ++j)
         for (int64_t r = 0; r < rows; ++r)
           if (val[j * rows + r] != V(0))
-            out.push_back({r, int64_t(col[j * rows + r]), double(val[j * rows + r])});
+            out.push_back(make_triplet(r, int64_t(col[j * rows + r]), val[j * rows + r]));
       const I* trow = d.arrays[HYB_TAIL_ROW].buf.template as<I>();
       const I* tcol = d.arrays[HYB_TAIL_COL].buf.template as<I>();
       const V* tval = d.arrays[HYB_TAIL_VALUES].buf.template as<V>();
       for (int64_t i = 0; i < tail; ++i)
-        if (tval[i] != V(0)) out.push_back({int64_t(trow[i]), int64_t(tcol[i]), double(tval[i])});
+        if (tval[i] != V(0)) out.push_back(make_triplet(int64_t(trow[i]), int64_t(tcol[i]), tval[i]));
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value,
-                          [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   // Tail sizes per window, scanned, each row's first tail entry; then one thread per row for the
@@ -238,8 +237,7 @@ class HybFormat final : public Format {
     // tail_ptr[r]: first tail entry of row r.
     HostVector<int64_t> tail_ptr(size_t(rows) + 1, 0);
     for (int64_t r = 0; r < rows; ++r)
-      tail_ptr[size_t(r) + 1] =
-          tail_ptr[size_t(r)] + std::max<int64_t>(0, int64_t(rp[r + 1] - rp[r]) - k);
+      tail_ptr[size_t(r) + 1] = tail_ptr[size_t(r)] + std::max<int64_t>(0, int64_t(rp[r + 1] - rp[r]) - k);
     const int64_t tail = tail_ptr[size_t(rows)];
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);

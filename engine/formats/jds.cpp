@@ -18,12 +18,12 @@ namespace {
 class JdsFormat final : public Format {
  public:
   std::string name() const override { return "jds"; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::span<const ArraySlot> contract_arrays() const override { return kJdsArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 1.8; }
   bool supports(BackendKind) const override { return true; }
-  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&,
-                                       const TargetInfo&) const override {
+  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats&, const TargetInfo&) const override {
     return {FormatParams{}};
   }
   FormatParams kernel_constants(const FormatParams&) const override { return {}; }
@@ -45,20 +45,19 @@ class JdsFormat final : public Format {
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     const int64_t w = d.ints[JDS_N_DIAGONALS];
     const int64_t* jd = d.arrays[JDS_JD_PTR].buf.as<int64_t>();
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* col = d.arrays[JDS_COL_IDX].buf.template as<I>();
       const V* val = d.arrays[JDS_VALUES].buf.template as<V>();
       const I* perm = d.arrays[JDS_PERM].buf.template as<I>();
       for (int64_t j = 0; j < w; ++j)
         for (int64_t i = 0; i < jd[j + 1] - jd[j]; ++i)
           if (val[jd[j] + i] != V(0))
-            out.push_back({int64_t(perm[i]), int64_t(col[jd[j] + i]), double(val[jd[j] + i])});
+            out.push_back(make_triplet(int64_t(perm[i]), int64_t(col[jd[j] + i]), val[jd[j] + i]));
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value,
-                          [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   // The host's stable counting sort by decreasing length, in passes of templates/gpu/jds_build.cu
@@ -161,8 +160,7 @@ class JdsFormat final : public Format {
     if (t.backend == BackendKind::cpu) {
       // Parts are ranges of sorted rows weighted by nonzeros + 1.
       HostVector<int64_t> cum(size_t(rows) + 1, 0);
-      for (int64_t i = 0; i < rows; ++i)
-        cum[size_t(i) + 1] = cum[size_t(i)] + rp[pm[i] + 1] - rp[pm[i]] + 1;
+      for (int64_t i = 0; i < rows; ++i) cum[size_t(i) + 1] = cum[size_t(i)] + rp[pm[i] + 1] - rp[pm[i]] + 1;
       set_cpu_parts(d, JDS_PARTS, split_prefix(rows, t.threads, [&](int64_t u) { return cum[size_t(u)]; }));
     }
     return d;

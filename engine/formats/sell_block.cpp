@@ -48,7 +48,8 @@ struct RowView {
     std::stable_sort(tmp.begin(), tmp.end(), [](auto& x, auto& y) { return x.first < y.first; });
     c.resize(size_t(len));
     v.resize(size_t(len));
-    for (int64_t k = 0; k < len; ++k) c[size_t(k)] = tmp[size_t(k)].first, v[size_t(k)] = tmp[size_t(k)].second;
+    for (int64_t k = 0; k < len; ++k)
+      c[size_t(k)] = tmp[size_t(k)].first, v[size_t(k)] = tmp[size_t(k)].second;
     col = c.data();
     val = v.data();
   }
@@ -63,6 +64,7 @@ int64_t count_blocks(const CsrRef& a, int64_t r, int64_t b, bool ascending = fal
 class SellBlockFormat final : public Format {
  public:
   std::string name() const override { return "sell_block"; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::span<const ArraySlot> contract_arrays() const override { return kSellBlockArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 2.6; }
@@ -95,7 +97,7 @@ class SellBlockFormat final : public Format {
         std::min(smp.rows, ceil_div(s.sample->prefix_rows(4 * RowSample::kMaxEntries), c) * c);
     const bool ascending = s.sample->rows_ascending;
     double real = 0, stored = 0, sampled_width = 0;
-    dispatch_types(smp.index, smp.value, [&]<class I, class V>() {
+    dispatch_types_complex(smp.index, smp.value, [&]<class I, class V>() {
       for (int64_t sl = 0; sl < ceil_div(rows, c); ++sl) {
         int64_t w = 0, wl = 0;
         for (int64_t r = sl * c; r < std::min(rows, (sl + 1) * c); ++r) {
@@ -152,7 +154,7 @@ class SellBlockFormat final : public Format {
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     const int64_t c = d.params.at("C"), b = d.params.at("B"), slices = d.ints[SELL_BLOCK_N_SLICES];
     const int64_t* sp = d.arrays[SELL_BLOCK_SLICE_PTR].buf.as<int64_t>();
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* col = d.arrays[SELL_BLOCK_BLOCK_COL].buf.template as<I>();
       const V* val = d.arrays[SELL_BLOCK_VALUES].buf.template as<V>();
       for (int64_t s = 0; s < slices; ++s)
@@ -160,14 +162,14 @@ class SellBlockFormat final : public Format {
           const int64_t j = (k - sp[s]) / c, i = (k - sp[s]) % c, r = s * c + i;
           for (int64_t bb = 0; bb < b; ++bb) {
             const V v = val[b * sp[s] + j * c * b + bb * c + i];
-            if (r < shape.rows && v != V(0)) out.push_back({r, int64_t(col[k]) + bb, double(v)});
+            if (r < shape.rows && v != V(0)) out.push_back(make_triplet(r, int64_t(col[k]) + bb, v));
           }
         }
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   // Every parameter set of a GPU target's candidates: slices of C rows, C a power of two up to 64
@@ -183,8 +185,8 @@ class SellBlockFormat final : public Format {
  private:
   static void check_params(const CsrRef& a, int64_t c, int64_t b) {
     if (c < 1 || b < 1 || (a.nnz > 0 && b > a.cols))
-      fail(SPMV_STATUS_INVALID_VALUE, "sell_block: need C >= 1 and 1 <= B <= cols (B = " +
-                                          std::to_string(b) + ", cols = " + std::to_string(a.cols) + ")");
+      fail(SPMV_STATUS_INVALID_VALUE, "sell_block: need C >= 1 and 1 <= B <= cols (B = " + std::to_string(b) +
+                                          ", cols = " + std::to_string(a.cols) + ")");
   }
   // Sizes, bytes, facts and launch steps, from `stored` block slots holding `real` blocks
   // (slice_ptr on the host, for CPU parts).
@@ -205,7 +207,8 @@ class SellBlockFormat final : public Format {
     int64_t real = 0;
     for (int64_t s = 0; s < slices; ++s) {
       int64_t w = 0;
-      for (int64_t r = s * c; r < std::min(a.rows, (s + 1) * c); ++r) w = std::max(w, nb[size_t(r)]), real += nb[size_t(r)];
+      for (int64_t r = s * c; r < std::min(a.rows, (s + 1) * c); ++r)
+        w = std::max(w, nb[size_t(r)]), real += nb[size_t(r)];
       slice_ptr[s + 1] = slice_ptr[s] + w * c;
     }
     const int64_t stored = slice_ptr[slices];

@@ -131,11 +131,14 @@ void choose_slice(const CsrRef& a, int64_t s, int64_t c, int64_t min_count, Slic
 }
 
 // Fewest entries for which a whole diagonal (C values + 1 offset) beats explicit indices.
-int64_t min_diag_count(int64_t c, int64_t is, int64_t vs) { return std::max<int64_t>(1, ceil_div(c * vs + is, is + vs)); }
+int64_t min_diag_count(int64_t c, int64_t is, int64_t vs) {
+  return std::max<int64_t>(1, ceil_div(c * vs + is, is + vs));
+}
 
 class SellDiagFormat final : public Format {
  public:
   std::string name() const override { return "sell_diag"; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::span<const ArraySlot> contract_arrays() const override { return kSellDiagArrays; }
   // CPU: diagonal storage pays only when the diagonals it stores are well filled (stencils, dense
   // blocks); with scattered columns it degenerates into padded ELL (measured 1.7x csr's time).
@@ -217,7 +220,7 @@ class SellDiagFormat final : public Format {
     const int64_t c = d.params.at("C"), slices = d.ints[SELL_DIAG_N_SLICES];
     const int64_t* dp = d.arrays[SELL_DIAG_DIAG_PTR].buf.as<int64_t>();
     const int64_t* rp = d.arrays[SELL_DIAG_REM_PTR].buf.as<int64_t>();
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* off = d.arrays[SELL_DIAG_DIAG_OFFSET].buf.template as<I>();
       const V* dv = d.arrays[SELL_DIAG_DIAG_VALUES].buf.template as<V>();
       const I* rc = d.arrays[SELL_DIAG_REM_COL].buf.template as<I>();
@@ -226,15 +229,15 @@ class SellDiagFormat final : public Format {
         for (int64_t j = dp[s]; j < dp[s + 1]; ++j)
           for (int64_t i = 0; i < c; ++i)
             if (dv[j * c + i] != V(0))
-              out.push_back({s * c + i, s * c + i + int64_t(off[j]), double(dv[j * c + i])});
+              out.push_back(make_triplet(s * c + i, s * c + i + int64_t(off[j]), dv[j * c + i]));
         for (int64_t k = rp[s]; k < rp[s + 1]; ++k)
-          if (rv[k] != V(0)) out.push_back({s * c + (k - rp[s]) % c, int64_t(rc[k]), double(rv[k])});
+          if (rv[k] != V(0)) out.push_back(make_triplet(s * c + (k - rp[s]) % c, int64_t(rc[k]), rv[k]));
       }
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   bool converts_on_device() const override { return true; }

@@ -34,6 +34,7 @@ std::vector<int64_t> slice_widths(const CsrRef& a, const HostVector<int64_t>& or
 class SellpFormat final : public Format {
  public:
   std::string name() const override { return "sellp"; }
+  bool supports_value(ValueType) const override { return true; }  // real and complex
   std::span<const ArraySlot> contract_arrays() const override { return kSellpArrays; }
   // CPU: measured time per modeled byte relative to csr (docs/PERFORMANCE.md, 2-vCPU Zen 4).
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 3.8; }
@@ -99,7 +100,7 @@ class SellpFormat final : public Format {
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     const int64_t c = d.params.at("C"), t = d.params.at("t"), slices = d.ints[SELLP_N_SLICES];
     const int64_t* sp = d.arrays[SELLP_SLICE_PTR].buf.as<int64_t>();
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* col = d.arrays[SELLP_COL_IDX].buf.template as<I>();
       const V* val = d.arrays[SELLP_VALUES].buf.template as<V>();
       const I* perm = d.arrays[SELLP_PERM].buf.template as<I>();
@@ -108,13 +109,13 @@ class SellpFormat final : public Format {
           const int64_t pos = s * c + ((k - sp[s]) % (c * t)) / t;
           if (pos >= shape.rows || val[k] == V(0)) continue;
           out.push_back(
-              {d.arrays[SELLP_PERM].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), double(val[k])});
+              make_triplet(d.arrays[SELLP_PERM].count ? int64_t(perm[pos]) : pos, int64_t(col[k]), val[k]));
         }
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
   // Every parameter set of a GPU target's candidates: slices of C rows, C a power of two up to

@@ -26,6 +26,10 @@ using slice_util::ceil_div;
 
 constexpr int64_t kBlockRows = 4096;  // rows whose offsets one table counts (sell_diag_table)
 constexpr const char* kSymmetricParam = "SYMMETRIC";
+// A kernel constant: the mirrored entry A(i, i - d) is the conjugate of the stored A(i - d, i)
+// (complex values declared Hermitian); 0 (absent) for symmetric ones, A(i, i - d) = A(i - d, i).
+constexpr const char* kHermitianParam = "HERMITIAN";
+bool hermitian(const FormatParams& p) { return p.count(kHermitianParam) && p.at(kHermitianParam) != 0; }
 
 // A diagonal is kept when storing it whole (its values once, mirrored reads free) costs fewer
 // bytes than its entries of both triangles in the remainder: count * 2 (is + vs) >= span * vs.
@@ -57,6 +61,7 @@ double band_budget(const TargetInfo& t) { return t.gpu() ? 16e6 : 1e6; }
 class SymDiagFormat final : public Format {
  public:
   std::string name() const override { return "sym_diag"; }
+  bool supports_value(ValueType) const override { return true; }  // real, complex symmetric, Hermitian
   std::span<const ArraySlot> contract_arrays() const override { return kSymDiagArrays; }
   bool supports(BackendKind) const override { return true; }
   bool stores_one_triangle() const override { return true; }
@@ -66,7 +71,13 @@ class SymDiagFormat final : public Format {
   // kept diagonals); without it the estimate says why not and the converter refuses.
   std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats& s,
                                        const TargetInfo&) const override {
-    return {s.symmetric ? FormatParams{{kSymmetricParam, 1}} : FormatParams{}};
+    if (!s.symmetric) return {FormatParams{}};
+    if (s.hermitian) return {FormatParams{{kSymmetricParam, 1}, {kHermitianParam, 1}}};
+    return {FormatParams{{kSymmetricParam, 1}}};
+  }
+  std::vector<FormatParams> kernel_variants(const TargetInfo&, ValueType v) const override {
+    if (is_complex(v)) return {FormatParams{}, FormatParams{{kHermitianParam, 1}}};
+    return {FormatParams{}};
   }
   FormatParams kernel_constants(const FormatParams& p) const override {
     FormatParams k = p;
@@ -80,6 +91,13 @@ class SymDiagFormat final : public Format {
     if (!s.symmetric || !p.count(kSymmetricParam)) {
       e.applicable = false;
       e.reason = "the matrix is not declared symmetric (spmv_options_t::matrix_type)";
+      return e;
+    }
+    if (hermitian(p) != s.hermitian) {
+      e.applicable = false;
+      e.reason = s.hermitian
+                     ? "the matrix is declared Hermitian: HERMITIAN = 1 conjugates its mirrored entries"
+                     : "HERMITIAN = 1 is for complex matrices declared Hermitian";
       return e;
     }
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
@@ -127,7 +145,8 @@ class SymDiagFormat final : public Format {
 
   void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const override {
     const int64_t k = d.ints[SYM_DIAG_N_DIAGS], stride = d.ints[SYM_DIAG_N_STRIDE];
-    dispatch_types(shape.index, shape.value, [&]<class I, class V>() {
+    const bool conj = hermitian(d.params);
+    dispatch_types_complex(shape.index, shape.value, [&]<class I, class V>() {
       const I* off = d.arrays[SYM_DIAG_OFFSET].buf.template as<I>();
       const V* dv = d.arrays[SYM_DIAG_VALUES].buf.template as<V>();
       const I* rp = d.arrays[SYM_DIAG_REM_PTR].buf.template as<I>();
@@ -137,17 +156,20 @@ class SymDiagFormat final : public Format {
         for (int64_t i = 0; i + int64_t(off[j]) < shape.rows; ++i) {
           const V v = dv[j * stride + i];
           if (v == V(0)) continue;
-          out.push_back({i, i + int64_t(off[j]), double(v)});
-          if (off[j]) out.push_back({i + int64_t(off[j]), i, double(v)});
+          out.push_back(make_triplet(i, i + int64_t(off[j]), v));
+          if (!off[j]) continue;
+          Triplet m = make_triplet(i + int64_t(off[j]), i, v);
+          if (conj) m.imag = -m.imag;
+          out.push_back(m);
         }
       for (int64_t r = 0; r < shape.rows; ++r)
         for (int64_t q = rp[r]; q < rp[r + 1]; ++q)
-          if (rv[q] != V(0)) out.push_back({r, int64_t(rc[q]), double(rv[q])});
+          if (rv[q] != V(0)) out.push_back(make_triplet(r, int64_t(rc[q]), rv[q]));
     });
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
-    return dispatch_types(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
+    return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
 
  private:

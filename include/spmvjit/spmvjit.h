@@ -125,8 +125,17 @@ typedef enum spmv_operation_t {
  * the other triangle are not read (a full symmetric CSR may be passed as it is). A symmetric
  * matrix lets the planner choose a format that stores and reads one triangle (sym_diag: nearly
  * half the bytes of a banded or stencil matrix); any other format gets the full matrix, built at
- * plan time (describe's "symmetric" section says which, and what it cost). op(A) = A^T is A. */
-typedef enum spmv_matrix_type_t { SPMV_MATRIX_GENERAL = 0, SPMV_MATRIX_SYMMETRIC = 1 } spmv_matrix_type_t;
+ * plan time (describe's "symmetric" section says which, and what it cost). op(A) = A^T is A.
+ * HERMITIAN, A = A^H given by one triangle likewise: the other triangle is the conjugate of the
+ * one given, and the imaginary parts of the diagonal are not read (taken as zero, as in BLAS's
+ * zhemv). For real values HERMITIAN is SYMMETRIC. op(A) of a complex symmetric or Hermitian
+ * matrix is A or its conjugate (A^H of a symmetric one, A^T of a Hermitian one): no transpose is
+ * built, only the values conjugated. */
+typedef enum spmv_matrix_type_t {
+  SPMV_MATRIX_GENERAL = 0,
+  SPMV_MATRIX_SYMMETRIC = 1,
+  SPMV_MATRIX_HERMITIAN = 2
+} spmv_matrix_type_t;
 typedef enum spmv_fill_mode_t {
   SPMV_FILL_LOWER = 0, /* entries with col <= row (Matrix Market's symmetric files) */
   SPMV_FILL_UPPER = 1  /* entries with col >= row */
@@ -159,9 +168,9 @@ typedef struct spmv_options_t {
   spmv_layout_t layout;             /* of X and Y in spmm_execute (default column-major) */
   spmv_operation_t operation;       /* y = alpha*op(A)*x + beta*y (default A): with a transpose, x has
                                        A's rows entries and y A's cols (X and Y of spmm_execute alike) */
-  spmv_matrix_type_t matrix_type;   /* GENERAL (default) or SYMMETRIC (square only) */
-  spmv_fill_mode_t fill_mode;       /* the triangle a SYMMETRIC matrix is read from (default LOWER);
-                                       spmv_plan_update_values takes values in the same CSR order */
+  spmv_matrix_type_t matrix_type;   /* GENERAL (default), SYMMETRIC or HERMITIAN (square only) */
+  spmv_fill_mode_t fill_mode; /* the triangle a SYMMETRIC or HERMITIAN matrix is read from (default LOWER);
+                                 spmv_plan_update_values takes values in the same CSR order */
 } spmv_options_t;
 
 typedef struct spmv_plan_s* spmv_plan_t;

@@ -1,11 +1,24 @@
 // CPU symmetric diagonal kernel: rows in blocks of SYM_DIAG_CPU_ROWS accumulators; each kept upper
 // diagonal d adds two contiguous runs, A(i, i + d) x[i + d] and the mirror A(i - d, i) x[i - d]
 // (values of rows i - d, in cache when the band fits), both vectorized (two diagonals per pass in
-// blocks away from the matrix's ends); then the CSR remainder, when there is one.
+// blocks away from the matrix's ends); then the CSR remainder, when there is one. HERMITIAN (complex
+// values): the mirror is conj(A(i - d, i)).
 #include "prelude.h"
 #include "../contract/sym_diag.h"
 
 enum { SYM_DIAG_CPU_ROWS = 256 };
+
+#ifndef SPMVJIT_HERMITIAN
+#define SPMVJIT_HERMITIAN 0
+#endif
+// The mirrored entry A(i, i - d) from the stored A(i - d, i).
+static inline V sym_diag_mirror(V v) {
+#if SPMVJIT_HERMITIAN
+  return V(v.re, -v.im);
+#else
+  return v;
+#endif
+}
 
 template <int E>
 static void sym_diag_part(const SpmvArgs& a, i64 p) {
@@ -41,7 +54,8 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
         const V *xu0 = x + r0 + d0, *xu1 = x + r0 + d1, *xm0 = x + r0 - d0, *xm1 = x + r0 - d1;
 #pragma clang loop vectorize(enable)
         for (i64 i = 0; i < len; ++i)
-          acc[i] += (u0[i] * xu0[i] + m0[i] * xm0[i]) + (u1[i] * xu1[i] + m1[i] * xm1[i]);
+          acc[i] += (u0[i] * xu0[i] + sym_diag_mirror(m0[i]) * xm0[i]) +
+                    (u1[i] * xu1[i] + sym_diag_mirror(m1[i]) * xm1[i]);
       }
     }
     for (; j < diags; ++j) {
@@ -61,7 +75,7 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
         const V* xs = x + lb - d;
         V* as = acc + (lb - r0);
 #pragma clang loop vectorize(enable)
-        for (i64 i = 0; i < r1 - lb; ++i) as[i] += v[i] * xs[i];
+        for (i64 i = 0; i < r1 - lb; ++i) as[i] += sym_diag_mirror(v[i]) * xs[i];
       }
     }
     for (i64 r = r0; r < r1; ++r) {

@@ -6,9 +6,22 @@
 // end) takes the branch-free loop, its loads issued back to back; an empty remainder leaves
 // rem_ptr unread (4 bytes a row in int32). Both took 7-13% off the stencils' time on an H100
 // (docs/PERFORMANCE.md).
+// HERMITIAN (complex values): the mirror is conj(A(i - d, i)).
 // Launch: grid = ceil(rows / SYM_DIAG_GPU_BLOCK), block = SYM_DIAG_GPU_BLOCK.
 #include "prelude.h"
 #include "../contract/sym_diag.h"
+
+#ifndef SPMVJIT_HERMITIAN
+#define SPMVJIT_HERMITIAN 0
+#endif
+// The mirrored entry A(i, i - d) from the stored A(i - d, i).
+SPMVJIT_DEVICE V sym_diag_mirror(V v) {
+#if SPMVJIT_HERMITIAN
+  return V(v.re, -v.im);
+#else
+  return v;
+#endif
+}
 
 template <int E>
 SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
@@ -31,13 +44,13 @@ SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
     for (int j = 1; j < diags; ++j) {
       const i64 d = (i64)spmvjit_ldg(off + j), base = j * stride + i;
       sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
-      sum += spmvjit_ldg(dval + (base - d)) * spmvjit_ldg(x + i - d);
+      sum += sym_diag_mirror(spmvjit_ldg(dval + (base - d))) * spmvjit_ldg(x + i - d);
     }
   } else {
     for (int j = 1; j < diags; ++j) {
       const i64 d = (i64)spmvjit_ldg(off + j), base = j * stride + i;
       if (i + d < n) sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
-      if (i >= d) sum += spmvjit_ldg(dval + (base - d)) * spmvjit_ldg(x + i - d);
+      if (i >= d) sum += sym_diag_mirror(spmvjit_ldg(dval + (base - d))) * spmvjit_ldg(x + i - d);
     }
   }
   if (a.n[SYM_DIAG_N_REM_ENTRIES] != 0) {

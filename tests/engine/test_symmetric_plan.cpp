@@ -128,7 +128,7 @@ TEST_CASE("symmetric: unknown matrix types and fill modes, non-square matrices a
   spmv_options_init(&o);
   o.backend = SPMV_BACKEND_CPU;
   spmv_plan_t plan = nullptr;
-  const int bad = 2;
+  const int bad = 3;  // past HERMITIAN
   std::memcpy(&o.matrix_type, &bad, sizeof bad);
   CHECK(spmv_plan(&plan, &desc, &o) == SPMV_STATUS_INVALID_VALUE);
   CHECK(std::string(spmv_last_error()).find("matrix type") != std::string::npos);

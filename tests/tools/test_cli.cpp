@@ -268,15 +268,28 @@ TEST_CASE("run plans complex matrices: complex files, --value complex_*, --gen",
   CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --transpose --conjugate-transpose",
                           &out) == 2);
   CHECK(out.find("--transpose and --conjugate-transpose: one of them") != std::string::npos);
+  // A hermitian file is declared so (sym_diag then stores one triangle), --general plans it as a
+  // general matrix, --symmetric makes a complex symmetric one of its lower triangle.
   CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --iters 1", &out) == 0);
-  CHECK(out.find("symmetric or hermitian file: both triangles stored") != std::string::npos);
-  // A complex file read into real values, a format without complex kernels, --symmetric: refused.
+  CHECK(out.find("matrix   hermitian (the file says so)") != std::string::npos);
+  CHECK(out.find("verified yes") != std::string::npos);
+  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --iters 1 --general", &out) == 0);
+  CHECK(out.find("hermitian file: both triangles stored, planned as a general matrix") != std::string::npos);
+  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --iters 1 --symmetric", &out) == 0);
+  CHECK(out.find("matrix   symmetric (made so from its lower triangle)") != std::string::npos);
+  CHECK(out.find("verified yes") != std::string::npos);
+  CHECK(test::run_command(
+            cli() + " run --gen poisson2d:20 --value complex_float --hermitian --backend cpu --iters 1 "
+                    "--format sym_diag",
+            &out) == 0);
+  CHECK(out.find("matrix   hermitian (made so from its lower triangle): one triangle stored (sym_diag)") !=
+        std::string::npos);
+  CHECK(out.find("verified yes") != std::string::npos);
+  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --symmetric --general", &out) == 2);
+  CHECK(out.find("exclude each other") != std::string::npos);
+  // A complex file read into real values: refused.
   CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --value double", &out) == 1);
   CHECK(out.find("a complex matrix cannot be read into real values") != std::string::npos);
-  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --format bsr", &out) == 1);
-  CHECK(out.find("format 'bsr' does not support complex_double values") != std::string::npos);
-  CHECK(test::run_command(cli() + " run '" + herm + "' --backend cpu --symmetric", &out) == 2);
-  CHECK(out.find("Hermitian plans: stage 2") != std::string::npos);
   CHECK(test::run_command(cli() + " run '" + real + "' --backend cpu --value complex", &out) == 2);
   CHECK(out.find("unknown value type 'complex' (float, double, complex_float, complex_double)") !=
         std::string::npos);

@@ -134,8 +134,8 @@ HostCsr<int64_t, std::complex<double>> with_random_imaginary(const HostCsr<int64
 }
 
 HostCsr<int64_t, std::complex<double>> load_matrix_complex(const Args& args, std::string* name,
-                                                           bool* mirrored) {
-  *mirrored = false;
+                                                           Symmetry* file) {
+  *file = Symmetry::general;
   if (args.has("gen"))  // the generator's values as real parts, random imaginary parts
     return with_random_imaginary(load_matrix(args, name), uint64_t(args.get_int("seed", 1, 0)));
   if (args.positional().empty()) usage_error("give a Matrix Market FILE or --gen SPEC");
@@ -149,35 +149,49 @@ HostCsr<int64_t, std::complex<double>> load_matrix_complex(const Args& args, std
     usage_error("unknown --duplicates policy '" + dup + "' (sum, error)");
   MatrixMarketInfo info;
   auto a = read_matrix_market_complex(path, o, &info);
-  *mirrored = info.symmetric || info.hermitian;
+  *file = info.hermitian ? Symmetry::hermitian : info.symmetric ? Symmetry::symmetric : Symmetry::general;
   return a;
 }
 
-HostCsr<int64_t, double> symmetric_from_lower(const HostCsr<int64_t, double>& a) {
+template <class V>
+HostCsr<int64_t, V> symmetric_from_lower(const HostCsr<int64_t, V>& a, bool hermitian) {
   if (a.rows != a.cols)
-    usage_error("--symmetric needs a square matrix, got " + std::to_string(a.rows) + " x " +
-                std::to_string(a.cols));
-  HostSymmetric full = expand_symmetric_on_host(a.ref(), 0, false);
-  HostCsr<int64_t, double> s;
+    usage_error(std::string(hermitian ? "--hermitian" : "--symmetric") + " needs a square matrix, got " +
+                std::to_string(a.rows) + " x " + std::to_string(a.cols));
+  HostSymmetric full = expand_symmetric_on_host(a.ref(), 0, false, {hermitian, false});
+  HostCsr<int64_t, V> s;
   s.rows = s.cols = a.rows;
   const int64_t* rp = full.ref.rp<int64_t>();
   const int64_t* ci = full.ref.ci<int64_t>();
-  const double* v = full.ref.vals<double>();
+  const V* v = full.ref.vals<V>();
   s.row_ptr.assign(rp, rp + a.rows + 1);
   s.col_idx.assign(ci, ci + full.ref.nnz);
   s.val.assign(v, v + full.ref.nnz);
   return s;
 }
 
-bool apply_symmetry(const Args& args, bool file_symmetric, HostCsr<int64_t, double>& a, spmv_options_t& o) {
-  if (args.has("symmetric") && args.has("general"))
-    usage_error("--symmetric and --general exclude each other");
-  if (args.has("general") || (!file_symmetric && !args.has("symmetric"))) return false;
-  if (!file_symmetric) a = symmetric_from_lower(a);
-  o.matrix_type = SPMV_MATRIX_SYMMETRIC;
+template <class V>
+Symmetry apply_symmetry(const Args& args, Symmetry file, HostCsr<int64_t, V>& a, spmv_options_t& o) {
+  const int asked = int(args.has("symmetric")) + int(args.has("hermitian")) + int(args.has("general"));
+  if (asked > 1) usage_error("--symmetric, --hermitian and --general exclude each other");
+  Symmetry want = args.has("symmetric")   ? Symmetry::symmetric
+                  : args.has("hermitian") ? Symmetry::hermitian
+                                          : file;
+  if (args.has("general") || want == Symmetry::general) return Symmetry::general;
+  if (!is_complex_v<V> && want == Symmetry::hermitian)
+    want = Symmetry::symmetric;  // the same for real values
+  if (want != file) a = symmetric_from_lower(a, want == Symmetry::hermitian);
+  o.matrix_type = want == Symmetry::hermitian ? SPMV_MATRIX_HERMITIAN : SPMV_MATRIX_SYMMETRIC;
   o.fill_mode = SPMV_FILL_LOWER;
-  return true;
+  return want;
 }
+
+template HostCsr<int64_t, double> symmetric_from_lower(const HostCsr<int64_t, double>&, bool);
+template HostCsr<int64_t, std::complex<double>> symmetric_from_lower(
+    const HostCsr<int64_t, std::complex<double>>&, bool);
+template Symmetry apply_symmetry(const Args&, Symmetry, HostCsr<int64_t, double>&, spmv_options_t&);
+template Symmetry apply_symmetry(const Args&, Symmetry, HostCsr<int64_t, std::complex<double>>&,
+                                 spmv_options_t&);
 
 namespace {
 

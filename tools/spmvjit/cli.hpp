@@ -37,22 +37,28 @@ class Args {
 HostCsr<int64_t, double> load_matrix(const Args& args, std::string* name, bool* symmetric = nullptr);
 // Whether FILE (not --gen) is a Matrix Market file of complex values (its banner says so).
 bool file_is_complex(const Args& args);
+// What a Matrix Market file declares, or a run asks (--symmetric, --hermitian).
+enum class Symmetry { general, symmetric, hermitian };
 // FILE or --gen SPEC as complex values: a file read with read_matrix_market_complex (its symmetric
-// or hermitian triangles mirrored: `mirrored` says so), a generator's values as real parts with
+// or hermitian triangles mirrored: `file` says which), a generator's values as real parts with
 // random imaginary parts (from --seed).
 HostCsr<int64_t, std::complex<double>> load_matrix_complex(const Args& args, std::string* name,
-                                                           bool* mirrored);
+                                                           Symmetry* file);
 // a's values as real parts with random imaginary parts (from `seed`, as --gen with a complex
 // --value makes them).
 HostCsr<int64_t, std::complex<double>> with_random_imaginary(const HostCsr<int64_t, double>& a,
                                                              uint64_t seed);
-// --symmetric, or a symmetric Matrix Market file without --general: plans are told the matrix is
-// symmetric (options.matrix_type, read from the lower triangle). A matrix not symmetric already
-// (--gen, a general file) is made so from its lower triangle first, so that every plan, peer and
-// check computes with the same matrix. Returns whether the matrix is now declared symmetric.
-bool apply_symmetry(const Args& args, bool file_symmetric, HostCsr<int64_t, double>& a, spmv_options_t& o);
-// The symmetric matrix whose lower triangle is a's (rows sorted when a's are).
-HostCsr<int64_t, double> symmetric_from_lower(const HostCsr<int64_t, double>& a);
+// --symmetric or --hermitian, or a symmetric or hermitian Matrix Market file without --general:
+// plans are told what the matrix is (options.matrix_type, read from the lower triangle). A matrix
+// that is not so already (--gen, a general file, another kind) is made so from its lower triangle
+// first, so that every plan, peer and check computes with the same matrix. Returns what the matrix
+// is now declared (--hermitian with real values: symmetric).
+template <class V>
+Symmetry apply_symmetry(const Args& args, Symmetry file, HostCsr<int64_t, V>& a, spmv_options_t& o);
+// The symmetric matrix whose lower triangle is a's (rows sorted when a's are); hermitian: its
+// mirrors conjugated and its diagonal real (complex values).
+template <class V>
+HostCsr<int64_t, V> symmetric_from_lower(const HostCsr<int64_t, V>& a, bool hermitian = false);
 // The generated benchmark suite (name, spec) used by `bench --suite`.
 std::vector<std::pair<std::string, std::string>> default_suite(bool large);
 

@@ -44,8 +44,10 @@ const char* kHelp =
     "                            auto, device and the formats that take several vectors\n"
     "  --transpose               y = A^T x: plans of A^T (built at plan time); cuSPARSE with its\n"
     "                            transpose operation; Eigen and librsb on A^T built apart\n"
-    "  --symmetric, --general    as for run; with a symmetric matrix, --formats general is the\n"
-    "                            planner's choice for the same matrix planned as a general one\n"
+    "  --symmetric, --hermitian, --general\n"
+    "                            as for run; with a symmetric or Hermitian matrix, --formats\n"
+    "                            general is the planner's choice for the same matrix planned as a\n"
+    "                            general one\n"
     "                            (full storage), beside auto's\n"
     "  --iters N                 minimum timed SpMVs per format (default 20)\n"
     "  --no-peers                skip the peer libraries (Eigen, librsb on the CPU; cuSPARSE on CUDA)\n"
@@ -263,7 +265,8 @@ int bench_cpu(const Args& args, const std::vector<std::pair<std::string, HostCsr
 
 int cmd_bench(int argc, char** argv) {
   Args args(argc, argv, 2,
-            {"help", "suite", "large", "no-peers", "deterministic", "transpose", "symmetric", "general"},
+            {"help", "suite", "large", "no-peers", "deterministic", "transpose", "symmetric", "hermitian",
+             "general"},
             {"formats", "backend", "index", "value", "threads", "device", "cache-dir", "iters", "json", "gen",
              "seed", "values", "timing", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
@@ -290,16 +293,13 @@ int cmd_bench(int argc, char** argv) {
   // One index type for every matrix (the GPU bench takes one): int64 when any needs it.
   IndexType index = IndexType::i32;
   if (is_complex(value)) {
-    // Complex values: a complex file as it is (symmetric or hermitian triangles mirrored, planned as
-    // a general matrix), else each matrix's values as real parts with random imaginary parts.
-    if (args.has("symmetric"))
-      usage_error(
-          "--symmetric: complex matrices are planned as general ones for now (Hermitian plans: stage 2)");
+    // Complex values: a complex file as it is (symmetric or hermitian ones declared so unless
+    // --general), else each matrix's values as real parts with random imaginary parts.
     std::vector<std::pair<std::string, HostCsr<int64_t, std::complex<double>>>> matrices;
+    Symmetry file = Symmetry::general;
     if (complex_file) {
       std::string name;
-      bool mirrored = false;
-      matrices.emplace_back(std::string(), load_matrix_complex(args, &name, &mirrored));
+      matrices.emplace_back(std::string(), load_matrix_complex(args, &name, &file));
       matrices.back().first = name;
     } else {
       bool file_symmetric = false;
@@ -307,6 +307,7 @@ int cmd_bench(int argc, char** argv) {
       for (const auto& [name, a] : bench_matrices(args, &file_symmetric))
         matrices.emplace_back(name, with_random_imaginary(a, seed));
     }
+    for (auto& m : matrices) apply_symmetry(args, file, m.second, o);
     for (const auto& [name, a] : matrices)
       if (index_for(args, a.rows, a.cols, a.nnz()) == IndexType::i64) index = IndexType::i64;
     for (const auto& [name, a] : matrices) check_run_memory(a.rows, a.cols, a.nnz(), index, value);
@@ -316,7 +317,8 @@ int cmd_bench(int argc, char** argv) {
   }
   bool file_symmetric = false;
   auto matrices = bench_matrices(args, &file_symmetric);
-  for (auto& m : matrices) apply_symmetry(args, file_symmetric, m.second, o);
+  for (auto& m : matrices)
+    apply_symmetry(args, file_symmetric ? Symmetry::symmetric : Symmetry::general, m.second, o);
   for (const auto& m : matrices)
     if (index_for(args, m.second) == IndexType::i64) index = IndexType::i64;
   for (const auto& m : matrices) check_run_memory(m.second, index, value);

@@ -30,7 +30,10 @@ const char* kHelp =
     "  --symmetric               declare the matrix symmetric, read from its lower triangle (a\n"
     "                            matrix that is not is made so from that triangle first); a\n"
     "                            symmetric Matrix Market file is declared so without it\n"
-    "  --general                 plan a symmetric file's matrix as a general one\n"
+    "  --hermitian               the same for a Hermitian matrix (complex values: the other\n"
+    "                            triangle conjugated, the diagonal real); a hermitian file is\n"
+    "                            declared so without it\n"
+    "  --general                 plan a symmetric or hermitian file's matrix as a general one\n"
     "  --iters N                 minimum timed SpMVs (default 20)\n"
     "  --seed N                  generator seed\n"
     "  --duplicates sum|error    a file's repeated entries: summed with a warning (default) or refused\n"
@@ -42,7 +45,7 @@ const char* kHelp =
 int cmd_run(int argc, char** argv) {
   Args args(argc, argv, 2,
             {"help", "describe", "measure", "deterministic", "transpose", "conjugate-transpose", "symmetric",
-             "general"},
+             "hermitian", "general"},
             {"backend", "format", "index", "value", "threads", "device", "cache-dir", "iters", "seed", "json",
              "gen", "duplicates", "vectors", "layout"});
   if (args.has("help")) {
@@ -61,21 +64,20 @@ int cmd_run(int argc, char** argv) {
   if (args.has("cache-dir")) o.cache_dir = cache_dir.c_str();
   const std::string format = args.has("measure") ? "measure" : args.get("format");
   const int iters = int(args.get_int("iters", 20, 1, 1000000000));
-  bool symmetric = false, mirrored = false;
+  Symmetry file = Symmetry::general, declared = Symmetry::general;
   int64_t n_rows = 0, n_cols = 0, nnz = 0;
   MeasureResult r;
   if (is_complex(value)) {
-    if (args.has("symmetric"))
-      usage_error(
-          "--symmetric: complex matrices are planned as general ones for now (Hermitian plans: stage 2)");
-    const auto a = load_matrix_complex(args, &name, &mirrored);
+    auto a = load_matrix_complex(args, &name, &file);
+    declared = apply_symmetry(args, file, a, o);
     n_rows = a.rows, n_cols = a.cols, nnz = a.nnz();
     const IndexType index = index_for(args, n_rows, n_cols, nnz);
     check_run_memory(n_rows, n_cols, nnz, index, value);
     r = measure(a, index, value, o, format, iters, 0.2);
   } else {
     auto a = load_matrix(args, &name, &file_symmetric);
-    symmetric = apply_symmetry(args, file_symmetric, a, o);
+    if (file_symmetric) file = Symmetry::symmetric;
+    declared = apply_symmetry(args, file, a, o);
     n_rows = a.rows, n_cols = a.cols, nnz = a.nnz();
     const IndexType index = index_for(args, a);
     check_run_memory(a, index, value);
@@ -83,8 +85,9 @@ int cmd_run(int argc, char** argv) {
   }
   std::printf("matrix   %s: %lld x %lld, %lld nonzeros, %s values\n", name.c_str(), (long long)n_rows,
               (long long)n_cols, (long long)nnz, to_string(value));
-  if (mirrored)
-    std::printf("matrix   symmetric or hermitian file: both triangles stored, planned as a general matrix\n");
+  if (file != Symmetry::general && declared == Symmetry::general)
+    std::printf("matrix   %s file: both triangles stored, planned as a general matrix (--general)\n",
+                file == Symmetry::hermitian ? "hermitian" : "symmetric");
   if (!r.ok) {
     std::fprintf(stderr, "spmvjit run: %s\n", r.error.c_str());
     return 1;
@@ -103,10 +106,11 @@ int cmd_run(int argc, char** argv) {
     std::printf("op       %s: its layout built at plan time in %s ms (the plan total includes it)\n",
                 r.describe["operation"].as_string().c_str(),
                 fmt(r.describe["timings"]["transpose"].as_double() * 1e3).c_str());
-  if (symmetric) {
+  if (declared != Symmetry::general) {
     const Json& sym = r.describe["symmetric"];
-    std::printf("matrix   symmetric%s: %s stored (%s), the full matrix built in %s ms\n",
-                file_symmetric ? " (the file says so)" : " (made so from its lower triangle)",
+    std::printf("matrix   %s%s: %s stored (%s), the full matrix built in %s ms\n",
+                declared == Symmetry::hermitian ? "hermitian" : "symmetric",
+                file == declared ? " (the file says so)" : " (made so from its lower triangle)",
                 sym["storage"].as_string().c_str(), r.format.c_str(),
                 fmt(r.describe["timings"]["symmetric"].as_double() * 1e3).c_str());
   }

@@ -114,7 +114,8 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
   r.load_s = t.load;
   Backend& backend = get_backend(p.backend_kind(), options.device);
   // op(A), what the plan computes and is judged by (A's transpose built apart, engine/reference.hpp).
-  const bool transposed = p.transposed();
+  // (A symmetric or Hermitian plan builds no transpose, but may compute conj(A).)
+  const bool transposed = p.transposed() || p.conjugated_symmetric();
   // A itself when not transposed (no copy of a matrix that may be gigabytes).
   // A^H from what was asked, not from the plan under test (the real transpose for real values).
   const bool conjugate = is_complex_v<V> && options.operation == SPMV_OPERATION_CONJUGATE_TRANSPOSE;

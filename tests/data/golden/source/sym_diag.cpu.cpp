@@ -5,7 +5,8 @@
 // CPU symmetric diagonal kernel: rows in blocks of SYM_DIAG_CPU_ROWS accumulators; each kept upper
 // diagonal d adds two contiguous runs, A(i, i + d) x[i + d] and the mirror A(i - d, i) x[i - d]
 // (values of rows i - d, in cache when the band fits), both vectorized (two diagonals per pass in
-// blocks away from the matrix's ends); then the CSR remainder, when there is one.
+// blocks away from the matrix's ends); then the CSR remainder, when there is one. HERMITIAN (complex
+// values): the mirror is conj(A(i - d, i)).
 #line 1 "cpu/prelude.h"
 // CPU kernel prelude: the argument block, types and epilogue shared by every CPU template.
 // Self-contained (no system headers) so the in-process compile needs no include paths.
@@ -269,7 +270,7 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 #endif
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 6 "cpu/sym_diag.cpp"
+#line 7 "cpu/sym_diag.cpp"
 #line 1 "contract/sym_diag.h"
 // Symmetric diagonal storage kernel contract (engine/formats/sym_diag.cpp fills it,
 // templates/*/sym_diag.* read it). A matrix declared symmetric (spmv_options_t::matrix_type) keeps
@@ -335,9 +336,21 @@ enum {
 };
 
 #endif  // SPMVJIT_CONTRACT_SYM_DIAG_H
-#line 7 "cpu/sym_diag.cpp"
+#line 8 "cpu/sym_diag.cpp"
 
 enum { SYM_DIAG_CPU_ROWS = 256 };
+
+#ifndef SPMVJIT_HERMITIAN
+#define SPMVJIT_HERMITIAN 0
+#endif
+// The mirrored entry A(i, i - d) from the stored A(i - d, i).
+static inline V sym_diag_mirror(V v) {
+#if SPMVJIT_HERMITIAN
+  return V(v.re, -v.im);
+#else
+  return v;
+#endif
+}
 
 template <int E>
 static void sym_diag_part(const SpmvArgs& a, i64 p) {
@@ -373,7 +386,8 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
         const V *xu0 = x + r0 + d0, *xu1 = x + r0 + d1, *xm0 = x + r0 - d0, *xm1 = x + r0 - d1;
 #pragma clang loop vectorize(enable)
         for (i64 i = 0; i < len; ++i)
-          acc[i] += (u0[i] * xu0[i] + m0[i] * xm0[i]) + (u1[i] * xu1[i] + m1[i] * xm1[i]);
+          acc[i] += (u0[i] * xu0[i] + sym_diag_mirror(m0[i]) * xm0[i]) +
+                    (u1[i] * xu1[i] + sym_diag_mirror(m1[i]) * xm1[i]);
       }
     }
     for (; j < diags; ++j) {
@@ -393,7 +407,7 @@ static void sym_diag_part(const SpmvArgs& a, i64 p) {
         const V* xs = x + lb - d;
         V* as = acc + (lb - r0);
 #pragma clang loop vectorize(enable)
-        for (i64 i = 0; i < r1 - lb; ++i) as[i] += v[i] * xs[i];
+        for (i64 i = 0; i < r1 - lb; ++i) as[i] += sym_diag_mirror(v[i]) * xs[i];
       }
     }
     for (i64 r = r0; r < r1; ++r) {
