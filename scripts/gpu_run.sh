@@ -19,7 +19,8 @@
 # list: `run --vectors K` for K in $SPMM_K, default 1 8 32, both layouts, on $SPMM_MATRICES; the
 # time of one SpMM against K SpMVs), spmmbench (not in the default list: `bench --gen M --vectors K`
 # on $SPMM_GEN for K in $SPMM_K (default 8 32), both layouts, against cuSPARSE SpMM), symmetric (not
-# in the default list: symmetric storage against full storage and cuSPARSE, below). BASELINE_TREE=dir (a source tree of an older commit) is
+# in the default list: symmetric storage against full storage and cuSPARSE, below), symab (not in
+# the default list: compile-option variants of the symmetric kernel, below). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call;
 # MEMCHECK_FILTER replaces the memcheck stage's Catch2 filter.
@@ -63,7 +64,7 @@ if [ -n "${BASELINE_TREE:-}" ]; then
   BASE_PID=$!
 fi
 needs_main=0  # the hip and python stages build their own
-for s in build tests auto all shared warm cold small memcheck sanitize det values trace spmm spmmbench symmetric; do has $s && needs_main=1; done
+for s in build tests auto all shared warm cold small memcheck sanitize det values trace spmm spmmbench symmetric symab; do has $s && needs_main=1; done
 if [ $needs_main = 1 ]; then configure_build "$ROOT" "$BUILD" "$JOBS" || exit 3; fi
 if [ -n "${BASELINE_TREE:-}" ]; then
   if wait $BASE_PID; then BASE_CLI=$BUILD-base/tools/spmvjit; else echo "baseline build failed"; tail -20 /tmp/base_build.log; fi
@@ -241,6 +242,25 @@ for v in ${SYM_VALUES:-random}; do
     echo "## $m@$v" >> "$OUT/symmetric.txt"
     grep -v "^bench:" /tmp/sym_one.txt >> "$OUT/symmetric.txt"
     grep -E "auto|general|device:|alg|WRONG|error" /tmp/sym_one.txt | cut -c1-150
+  done
+done
+fi
+
+if has symab; then
+# An A/B of compile-option variants of the symmetric kernels ($SYMAB_OPTIONS: space-separated,
+# commas inside one variant stand for spaces; "-" is none), each matrix of $SYM_GEN with random
+# values declared symmetric, auto's sym_diag warm and cold, one process per variant (general: the
+# full-storage plan, once). Tables in $OUT/symab.txt.
+for m in ${SYM_GEN:-stencil27:100 poisson3d:160 poisson2d:2000}; do
+  for opt in ${SYMAB_OPTIONS:--}; do
+    extra=""; [ "$opt" != "-" ] && extra="${opt//,/ }"
+    fmts=auto; [ "$opt" = "-" ] && fmts=auto,general
+    step "symab: $m@random, options '${extra}'"
+    SPMVJIT_CUDA_EXTRA_OPTIONS="$extra" timeout "${T_SYM:-120}" "$CLI" bench --gen "$m@random" --symmetric --backend cuda \
+      --formats $fmts --no-peers --iters 50 --cache-dir /tmp/spmvjit-symab-cache > /tmp/symab_one.txt 2>&1 || status=1
+    echo "## $m options '${extra}'" >> "$OUT/symab.txt"
+    grep -v "^bench:" /tmp/symab_one.txt >> "$OUT/symab.txt"
+    grep -E "auto|general|WRONG|error" /tmp/symab_one.txt | cut -c1-150
   done
 done
 fi
