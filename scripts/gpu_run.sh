@@ -12,8 +12,9 @@
 # on every format; not in the default list), det (deterministic mode's cost; not in the default
 # list), hip (not in the default list: the HIP backend built for HIP's NVIDIA platform from
 # .deps/libamdhip64-dev_*.deb, `apt-get download libamdhip64-dev`; the whole [cuda] device suite
-# run through it, the [hip] tests, and the large suite benched with --backend hip beside
-# --backend cuda and cuSPARSE from the same build), python (not in the default list: the Python
+# run through it (HIP_TEST_FILTER: another filter), the [hip] tests (HIP_SKIP_HIP_TESTS=1: not),
+# and the large suite benched with --backend hip beside --backend cuda and cuSPARSE from the same
+# build; HIP_BENCH_BACKENDS= (empty): no bench), python (not in the default list: the Python
 # module, with pybind11 from .deps/pybind11-dev_*.deb, and its GPU tests: device arrays through
 # __cuda_array_interface__, DLPack, CuPy and PyTorch where installed), spmm (not in the default
 # list: `run --vectors K` for K in $SPMM_K, default 1 8 32, both layouts, on $SPMM_MATRICES; the
@@ -305,10 +306,10 @@ if has hip; then
   grep -E "SPMVJIT_HIP_PLATFORM|SPMVJIT_HIP_INCLUDE" "$HIPB/CMakeCache.txt"
   step "[cuda] device tests through the HIP backend (SPMVJIT_TEST_GPU=hip)"
   SPMVJIT_TEST_GPU=hip SPMVJIT_CACHE_DIR=/tmp/spmvjit-hip-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" \
-    timeout "${T_TESTS:-240}" "$HIPB/tests/spmvjit_tests" "[cuda]~cuda: every GPU kernel spec compiles*" -d yes 2>&1 \
+    timeout "${T_TESTS:-240}" "$HIPB/tests/spmvjit_tests" "${HIP_TEST_FILTER:-[cuda]~cuda: every GPU kernel spec compiles*}" -d yes 2>&1 \
     | grep -Ev "^\s*$|^[0-9.]+ s: " | tail -n 60 || status=1
   step "[hip] tests (device tests, the NVIDIA platform's compiler facts; the sm_90 compile-everything skipped here)"
-  SPMVJIT_CACHE_DIR=/tmp/spmvjit-hip-test-cache timeout 120 "$HIPB/tests/spmvjit_tests" "[hip]" \
+  [ -n "${HIP_SKIP_HIP_TESTS:-}" ] || SPMVJIT_CACHE_DIR=/tmp/spmvjit-hip-test-cache timeout 120 "$HIPB/tests/spmvjit_tests" "[hip]" \
     "~hip: every GPU kernel spec compiles*" -d yes 2>&1 | grep -Ev "^\s*$|^[0-9.]+ s: |SKIPPED|^-+$|^\.+$" | tail -n 60 || status=1
   for b in ${HIP_BENCH_BACKENDS-hip cuda}; do  # HIP_BENCH_BACKENDS= (empty): no bench
     step "bench: large suite, auto + device input, --backend $b (HIP build; warm kernel cache after a first pass)"
