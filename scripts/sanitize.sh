@@ -30,8 +30,9 @@ if [ -d "$normal_cache" ] && [ ! -e "$build_dir/test-cache" ]; then
 fi
 cd "$build_dir"
 # Left out: the compile of every GPU kernel spec for two targets through NVRTC (about 1,800
-# compiles), through hipRTC (about 1,700, in four tests) and through clang for gfx942 (about 830):
+# compiles, and 600 complex ones), through hipRTC (about 1,700, in four tests) and through clang
+# for gfx942 (about 830):
 # no compiler is instrumented, the normal run already checks them, and under the sanitizers the
 # NVRTC one alone took 20 of the run's minutes. Every kernel correctness test runs, and so do the
 # clang/hipRTC cross-check and the compiler-choice tests (the plugin's link path instrumented).
-ctest --output-on-failure -j "$jobs" --timeout 1800 -E "every GPU kernel spec compiles through (NVRTC|hipRTC|clang)"
+ctest --output-on-failure -j "$jobs" --timeout 1800 -E "every (GPU|complex) kernel spec compiles through (NVRTC|hipRTC|clang)"
