@@ -318,6 +318,10 @@ void Plan::convert_with_fallback(const Format* forced, Convert&& convert) {
   for (size_t i = 0;; ++i) {
     try {
       data_ = convert(*choice_.format, choice_.params);
+      // The converter has the last word on kernel constants it derives from the whole matrix
+      // (sym_diag's DIAGS): the plan's kernel is the one of the arrays built. A lookup started
+      // with the planner's guess finds another spec and is redone (load_kernels).
+      choice_.params = data_.params;
       break;
     } catch (const Error& e) {
       if (e.status() != SPMV_STATUS_UNSUPPORTED) throw;

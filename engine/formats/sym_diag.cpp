@@ -30,6 +30,15 @@ constexpr const char* kSymmetricParam = "SYMMETRIC";
 // (complex values declared Hermitian); 0 (absent) for symmetric ones, A(i, i - d) = A(i - d, i).
 constexpr const char* kHermitianParam = "HERMITIAN";
 bool hermitian(const FormatParams& p) { return p.count(kHermitianParam) && p.at(kHermitianParam) != 0; }
+// A kernel constant on GPUs for real values: the number of kept diagonals, so the interior loop
+// unrolls fully and issues all its loads at once (3-5% off the stencils on an H100,
+// docs/PERFORMANCE.md). The converter sets it from the whole matrix, overriding whatever it was
+// given (the planner's guess from the row sample, which lets the kernel compile beside the
+// conversion); absent, the kernel reads the count at run time (CPUs, complex values, more than
+// kMaxBakedDiags diagonals).
+constexpr const char* kDiagsParam = "DIAGS";
+constexpr int64_t kMaxBakedDiags = 16;  // a 27-point stencil keeps 14
+bool bakes_diags(const TargetInfo& t, ValueType v) { return t.gpu() && !is_complex(v); }
 
 // A diagonal is kept when storing it whole (its values once, mirrored reads free) costs fewer
 // bytes than its entries of both triangles in the remainder: count * 2 (is + vs) >= span * vs.
@@ -69,15 +78,23 @@ class SymDiagFormat final : public Format {
   // SYMMETRIC = 1 (not a kernel constant): the planner's word that the matrix is declared
   // symmetric and built whole from one triangle (the converter keeps only the upper entries of the
   // kept diagonals); without it the estimate says why not and the converter refuses.
-  std::vector<FormatParams> candidates(const CsrRef&, const MatrixStats& s,
-                                       const TargetInfo&) const override {
+  std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
+                                       const TargetInfo& t) const override {
     if (!s.symmetric) return {FormatParams{}};
     if (s.hermitian) return {FormatParams{{kSymmetricParam, 1}, {kHermitianParam, 1}}};
-    return {FormatParams{{kSymmetricParam, 1}}};
+    FormatParams p{{kSymmetricParam, 1}};
+    if (bakes_diags(t, a.value) && s.sample) {
+      const SampleOffsets so = sample_offsets(a, s);
+      set_diags(p, so.ok ? int64_t(so.offsets.size()) : 0);
+    }
+    return {p};
   }
-  std::vector<FormatParams> kernel_variants(const TargetInfo&, ValueType v) const override {
+  std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
     if (is_complex(v)) return {FormatParams{}, FormatParams{{kHermitianParam, 1}}};
-    return {FormatParams{}};
+    std::vector<FormatParams> out{FormatParams{}};
+    if (bakes_diags(t, v))
+      for (int64_t k = 2; k <= kMaxBakedDiags; ++k) out.push_back(FormatParams{{kDiagsParam, k}});
+    return out;
   }
   FormatParams kernel_constants(const FormatParams& p) const override {
     FormatParams k = p;
@@ -101,25 +118,18 @@ class SymDiagFormat final : public Format {
       return e;
     }
     const int64_t is = int64_t(size_of(a.index)), vs = int64_t(size_of(a.value));
-    // The sample's rows keep the matrix's offsets col - row: count the upper ones.
-    const CsrRef smp = s.sample->ref();
-    const int64_t* srp = smp.rp<int64_t>();
-    const int64_t* sci = smp.ci<int64_t>();
-    std::map<int64_t, int64_t> count;
-    int64_t upper = 0;
-    for (int64_t r = 0; r < smp.rows && count.size() <= 4 * SYM_DIAG_MAX; ++r)
-      for (int64_t k = srp[r]; k < srp[r + 1]; ++k)
-        if (sci[k] >= r) ++count[sci[k] - r], ++upper;
-    if (count.size() > 4 * SYM_DIAG_MAX) {
+    SampleOffsets so = sample_offsets(a, s);
+    if (!so.ok) {
       e.applicable = false;
       e.reason =
           "not banded: more than " + std::to_string(4 * SYM_DIAG_MAX) + " upper diagonals in the row sample";
       return e;
     }
     const double scale = s.sample->scale(a.rows);
-    const std::vector<int64_t> off = keep_offsets(count, a.rows, smp.rows, is, vs);
+    const std::vector<int64_t>& off = so.offsets;
+    const int64_t upper = so.upper;
     double on_diag = 0, on_main = 0;
-    for (int64_t d : off) (d ? on_diag : on_main) += double(count[d]);
+    for (int64_t d : off) (d ? on_diag : on_main) += double(so.count[d]);
     // Remainder: the upper entries off the kept diagonals, stored for both triangles.
     const double rem = std::max(0.0, 2 * (double(upper) - on_diag - on_main) * scale);
     const int64_t k = int64_t(off.size()),
@@ -173,6 +183,36 @@ class SymDiagFormat final : public Format {
   }
 
  private:
+  // The upper offsets in the row sample (its rows keep the matrix's offsets col - row): their
+  // entry counts and the ones keep_offsets keeps; not ok when the sample has too many to be banded.
+  struct SampleOffsets {
+    bool ok = false;
+    std::map<int64_t, int64_t> count;
+    int64_t upper = 0;
+    std::vector<int64_t> offsets;
+  };
+  static SampleOffsets sample_offsets(const CsrRef& a, const MatrixStats& s) {
+    SampleOffsets so;
+    const CsrRef smp = s.sample->ref();
+    const int64_t* srp = smp.rp<int64_t>();
+    const int64_t* sci = smp.ci<int64_t>();
+    for (int64_t r = 0; r < smp.rows && so.count.size() <= 4 * SYM_DIAG_MAX; ++r)
+      for (int64_t k = srp[r]; k < srp[r + 1]; ++k)
+        if (sci[k] >= r) ++so.count[sci[k] - r], ++so.upper;
+    if (so.count.size() > 4 * SYM_DIAG_MAX) return so;
+    so.offsets =
+        keep_offsets(so.count, a.rows, smp.rows, int64_t(size_of(a.index)), int64_t(size_of(a.value)));
+    so.ok = true;
+    return so;
+  }
+  // DIAGS = k when the kernel bakes that count, else absent.
+  static void set_diags(FormatParams& p, int64_t k) {
+    if (k >= 2 && k <= kMaxBakedDiags)
+      p[kDiagsParam] = k;
+    else
+      p.erase(kDiagsParam);
+  }
+
   // The upper offsets of the whole matrix, counted per block of rows in the contract's small
   // table (a stencil's rows share a handful); a block with more distinct ones is not banded.
   template <class I>
@@ -221,8 +261,10 @@ class SymDiagFormat final : public Format {
     const int64_t k = int64_t(offs.size());
     const int64_t stride = ceil_div(a.rows, SYM_DIAG_STRIDE_ALIGN) * SYM_DIAG_STRIDE_ALIGN;
     slice_util::check_padding("sym_diag", k * stride, a.nnz, stride, double(sizeof(V)), sizeof(I) == 4);
+    FormatParams kp = p;  // the kernel's DIAGS from this matrix, whatever the caller guessed
+    set_diags(kp, bakes_diags(tg, a.value) ? k : 0);
     FormatData d;
-    d.declare(name(), p, contract_arrays(), a.index, a.value);
+    d.declare(name(), kp, contract_arrays(), a.index, a.value);
     I* off = d.make<I>(SYM_DIAG_OFFSET, k);
     for (int64_t j = 0; j < k; ++j) off[j] = I(offs[size_t(j)]);
     V* dv = d.make<V>(SYM_DIAG_VALUES, k * stride);

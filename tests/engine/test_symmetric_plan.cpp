@@ -3,6 +3,7 @@
 // measure mode, k vectors, and GPU plans from host and device memory. Every CPU format on every
 // test matrix: test_kernels_all.cpp; the full matrix built from a triangle: test_symmetric.cpp.
 #include <catch2/catch.hpp>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "engine/gen/generators.hpp"
 #include "engine/plan.hpp"
 #include "engine/reference.hpp"
+#include "engine/stats.hpp"
 #include "runtime/device_buffer.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tests/test_support.hpp"
@@ -120,6 +122,53 @@ TEST_CASE("symmetric: a banded matrix gets sym_diag, one triangle stored, and sa
   CHECK(std::string(spmv_last_error()).find("not declared symmetric") != std::string::npos);
 }
 
+TEST_CASE("symmetric: sym_diag bakes its diagonal count into GPU kernels of real values", "[symmetric]") {
+  const Format* f = find_format("sym_diag");
+  REQUIRE(f);
+  TargetInfo gpu;
+  gpu.backend = BackendKind::cuda, gpu.target = "sm_90", gpu.sm_count = 132;
+  TargetInfo cpu;
+  cpu.target = "x86_64-test", cpu.threads = 2;
+  CHECK(f->kernel_variants(gpu, ValueType::f64).size() == 16);  // run-time count, DIAGS 2 to 16
+  CHECK(f->kernel_variants(gpu, ValueType::f32).back() == FormatParams{{"DIAGS", 16}});
+  CHECK(f->kernel_variants(cpu, ValueType::f64).size() == 1);
+  CHECK(f->kernel_variants(gpu, ValueType::c64).size() == 2);  // symmetric and Hermitian
+  struct Case {
+    const char* spec;
+    int64_t diagonals;  // kept upper ones, the main one included
+  };
+  for (const Case& c :
+       {Case{"stencil27:8", 14}, Case{"poisson2d:30", 3}, Case{"diag:400:41", 21}, Case{"diag:50:1", 1}}) {
+    const Csr64 a = generate_matrix(c.spec, 1);
+    std::vector<std::complex<double>> cv(a.val.begin(), a.val.end());
+    CsrRef complex_ref = a.ref();
+    complex_ref.value = ValueType::c64, complex_ref.val = cv.data();
+    const bool bakes = c.diagonals >= 2 && c.diagonals <= 16;
+    for (const CsrRef& ref : {a.ref(), complex_ref})
+      for (const TargetInfo& t : {gpu, cpu}) {
+        const bool real = !is_complex(ref.value), baked = bakes && real && t.gpu();
+        INFO(c.spec << (real ? " real" : " complex") << " on " << (t.gpu() ? "sm_90" : "the CPU"));
+        MatrixStats s = compute_stats(ref);
+        s.symmetric = true;
+        const std::vector<FormatParams> cands = f->candidates(ref, s, t);
+        REQUIRE(cands.size() == 1);
+        // The planner's guess from the row sample (these small matrices' samples hold every row but
+        // the band's), then the converter's count from the whole matrix, whatever it was given.
+        if (c.diagonals != 21) CHECK(cands[0].count("DIAGS") == size_t(baked));
+        if (baked && c.diagonals != 21) CHECK(cands[0].at("DIAGS") == c.diagonals);
+        for (int64_t guess : {int64_t(0), int64_t(7), int64_t(40)}) {
+          FormatParams p = cands[0];
+          if (guess) p["DIAGS"] = guess;
+          const FormatData d = f->convert(ref, p, t);
+          CHECK(d.facts["diagonals"].as_int() == c.diagonals);
+          CHECK(d.params.count("DIAGS") == size_t(baked));
+          if (baked) CHECK(d.params.at("DIAGS") == c.diagonals);
+          CHECK(d.params.at("SYMMETRIC") == 1);
+        }
+      }
+  }
+}
+
 TEST_CASE("symmetric: unknown matrix types and fill modes, non-square matrices are refused", "[symmetric]") {
   if (!test::require_cpu_backend()) return;
   const Csr64 a = generate_matrix("random:40:1:5", 2);
@@ -200,7 +249,9 @@ TEST_CASE("symmetric device: plans from host and device memory, every device for
   }
   Backend& b = test::gpu_backend();
   uint64_t seed = 70;
-  for (const char* spec : {"poisson2d:60", "stencil27:9", "random:3000:0:9", "diag:50"}) {
+  // diag:400:41 keeps 21 diagonals, past what sym_diag's GPU kernels bake (DIAGS): its loop counts at run
+  // time.
+  for (const char* spec : {"poisson2d:60", "stencil27:9", "random:3000:0:9", "diag:50", "diag:400:41"}) {
     const Csr64 a = lopsided(spec, 12);
     const spmv_csr_t host = view(a);
     DeviceBuffer d[3];
@@ -228,7 +279,15 @@ TEST_CASE("symmetric device: plans from host and device memory, every device for
         const spmv_status_t st = spmv_plan(&plan, desc, &o);
         if (st == SPMV_STATUS_UNSUPPORTED) continue;
         REQUIRE(st == SPMV_STATUS_SUCCESS);
-        one_triangle += plan_impl(plan).data().format == "sym_diag";
+        const FormatData& data = plan_impl(plan).data();
+        if (data.format == "sym_diag") {  // the kernel's baked count is the arrays'
+          ++one_triangle;
+          const int64_t k = data.facts["diagonals"].as_int();
+          CHECK(data.params.count("DIAGS") == size_t(k >= 2 && k <= 16));
+          if (data.params.count("DIAGS")) CHECK(data.params.at("DIAGS") == k);
+          const std::string kernel = plan_impl(plan).describe_json()["kernel"]["spec"].as_string();
+          CHECK((kernel.find(";DIAGS=" + std::to_string(k)) != std::string::npos) == (k >= 2 && k <= 16));
+        }
         CHECK(check_symmetric(plan, a, upper, &b, ++seed) == "");
         const Csr64 fresh = lopsided(spec, seed);
         DeviceBuffer dv(b, fresh.val.size() * 8);

@@ -145,7 +145,8 @@ std::vector<HipCompileJob> hip_compile_all(Backend& b, const std::string& dir, V
                                            bool plain_only, size_t batch, size_t* code_bytes) {
   std::vector<HipCompileJob> jobs;
   for (const KernelSpec& s : all_kernel_specs(b.target()))
-    if (s.value == value && (!plain_only || !s.constants.count(kValueCodecParam))) jobs.push_back({s});
+    if (s.value == value && (!plain_only || !s.constants.count(kValueCodecParam)) && compile_test_takes(s))
+      jobs.push_back({s});
   *code_bytes = 0;
   std::set<std::pair<std::string, int64_t>> firsts;  // (template, value codec)
   std::vector<size_t> batched;

