@@ -31,7 +31,7 @@ constexpr const char* kSymmetricParam = "SYMMETRIC";
 constexpr const char* kHermitianParam = "HERMITIAN";
 bool hermitian(const FormatParams& p) { return p.count(kHermitianParam) && p.at(kHermitianParam) != 0; }
 // A kernel constant on GPUs for real values: the number of kept diagonals, so the interior loop
-// unrolls fully and issues all its loads at once (3-5% off the stencils on an H100,
+// unrolls fully and issues all its loads at once (2-5% off the stencils on an H100,
 // docs/PERFORMANCE.md). The converter sets it from the whole matrix, overriding whatever it was
 // given (the planner's guess from the row sample, which lets the kernel compile beside the
 // conversion); absent, the kernel reads the count at run time (CPUs, complex values, more than

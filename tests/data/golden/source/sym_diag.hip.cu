@@ -161,7 +161,7 @@ static __device__ __forceinline__ int __clzll(long long v) {
 // rem_ptr unread (4 bytes a row in int32). Both took 7-13% off the stencils' time on an H100
 // (docs/PERFORMANCE.md).
 // DIAGS (real values, 2 to 16 diagonals): their count baked in, the interior loop fully unrolled
-// (3-5% off the stencils on an H100).
+// (2-5% off the stencils on an H100).
 // HERMITIAN (complex values): the mirror is conj(A(i - d, i)).
 // Launch: grid = ceil(rows / SYM_DIAG_GPU_BLOCK), block = SYM_DIAG_GPU_BLOCK.
 #line 1 "gpu/prelude_hip.h"
