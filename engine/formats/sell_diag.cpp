@@ -36,7 +36,7 @@ struct SliceLayout {
 // kept offset is in at least one of the first r1 - r0 - min_count + 1 rows: only their offsets
 // are candidates, counted by merging each further row (its offsets ascend too) against them.
 // O(entries), against a sort of the slice's entries: sell_diag's estimate on scattered rows took
-// 40-60% less time this way. Sets sort_first when the leading rows share few offsets.
+// 35-50% less time this way (docs/PERFORMANCE.md). Sets sort_first when the leading rows share few offsets.
 template <class I>
 bool choose_diagonals_sorted(const I* rp, const I* ci, int64_t r0, int64_t r1, int64_t min_count,
                              SliceLayout& lay, std::vector<int64_t>& scratch) {
