@@ -75,6 +75,10 @@ class Plan {
   // How spmv_plan_update_values renews the values: "not yet updated", "gather through a value
   // map" (after a first update that reconverted and found the map), or "reconversion".
   std::string values_update() const;
+  // Where update_values finds the pattern: "format arrays" (the format's own CSR arrays), "copy"
+  // (kept at plan time), "layout" (rebuilt from the format's arrays by the first update: kept no
+  // copy) or "device copy".
+  std::string pattern_source() const;
   // Measure-mode planning records what it timed (or the wisdom it used) in describe's planner section.
   void set_measurements(Json measured, std::string why) {
     measured_ = std::move(measured);
@@ -158,6 +162,11 @@ class Plan {
   // lacks a value; plain values and kernels when no table fits), put in place of the old ones.
   void install_values(FormatData fresh, const void* values, spmv_memory_t memory);
   void set_values_table();
+  // Stored slots holding a nonzero value, over every value array of data_ (host arrays).
+  int64_t nonzero_slots() const;
+  // The first host update of a plan that kept no pattern copy (pattern_in_layout_): rebuilds the
+  // zero-based CSR pattern from data_ into pattern_row_ptr_ / pattern_col_idx_.
+  void derive_pattern();
   // The first update's attempt at a value map (engine/plan_update.cpp): true when `build` gives one
   // that reproduces `fresh`, this update's conversion of `values`, which then serves later updates.
   bool try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build, const void* values,
@@ -223,6 +232,9 @@ class Plan {
   int64_t device_bytes_ = 0;  // device memory the plan holds
   AlignedBuffer host_scratch_;
   AlignedBuffer pattern_row_ptr_, pattern_col_idx_;  // zero-based pattern, for update_values
+  // No copy of the pattern was made: data_'s nonzero slots are the input's entries and its rows
+  // strictly ascend, so the first update rebuilds the pattern from the layout (derive_pattern).
+  bool pattern_in_layout_ = false;
   // The same in device memory, for plans converted there; empty when the format's own slots 0 and 1
   // are the pattern (keeps_csr_pattern), which device_pattern() then borrows.
   DeviceBuffer device_pattern_[2];

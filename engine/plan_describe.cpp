@@ -70,6 +70,7 @@ Json Plan::describe_json() const {
                                                   {"tier", kernel_tier()},
                                                   {"note", k.note}})},
                          {"update_values", values_update()},
+                         {"pattern", pattern_source()},
                          {"values", Json::object({{"codec", to_string(value_codec())},
                                                   {"table", value_codec() == ValueCodec::plain
                                                                 ? int64_t(0)

@@ -1,9 +1,12 @@
 // A plan's values: compression of the converted value arrays (engine/value_codec.hpp) and
 // spmv_plan_update_values (new values for the plan's pattern, through a value map, one gather,
 // once the first update has found one that reproduces a full reconversion).
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/log.hpp"
+#include "core/parallel.hpp"
 #include "engine/device_plan.hpp"
 #include "engine/plan.hpp"
 #include "engine/value_map.hpp"
@@ -162,6 +165,7 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     fresh = plain_value_arrays(data_, nullptr);
     value_map_->gather(values, fresh);
   } else {
+    if (pattern_in_layout_ && !pattern_row_ptr_.data() && nnz_) derive_pattern();
     const bool own_pattern = pattern_row_ptr_.data() != nullptr;
     const CsrRef csr{rows_,
                      cols_,
@@ -176,8 +180,11 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     for (size_t i = 0; i < data_.arrays.size(); ++i)
       if (data_.arrays[i].is_values())
         SPMVJIT_ASSERT(fresh.arrays[i].count == data_.arrays[i].count, "reconversion changed a size");
-    try_value_map([&] { return ValueMap::build_host(*choice_.format, choice_.params, target_, csr); }, values,
-                  fresh);
+    // A pattern rebuilt from the layout is not needed once a value map gathers the updates.
+    if (try_value_map([&] { return ValueMap::build_host(*choice_.format, choice_.params, target_, csr); },
+                      values, fresh) &&
+        pattern_in_layout_)
+      pattern_row_ptr_ = AlignedBuffer(), pattern_col_idx_ = AlignedBuffer();
   }
   install_values(std::move(fresh), values, SPMV_MEMORY_HOST);
 }
@@ -303,6 +310,124 @@ void Plan::install_values(FormatData fresh, const void* values, spmv_memory_t me
     set_values_table();
   }
   if (device_built) backend_->synchronize(nullptr);  // the caller may free or change `values` on return
+}
+
+namespace {
+
+// The nonzero marks of one value array: for each stored slot, whether it holds a nonzero value
+// (either zero's sign, and both parts of a complex value, count as zero). `table` holds the codes'
+// values for CODE8 arrays; an array without a buffer (UNIFORM) holds the table's one value.
+template <class V>
+bool slot_nonzero(const HostArray& h, const V* table, int64_t k) {
+  if (!h.buf.data()) return table[0] != V(0);
+  if (h.elem == 1) return table[h.buf.as<uint8_t>()[k]] != V(0);
+  return h.buf.as<V>()[k] != V(0);
+}
+
+}  // namespace
+
+int64_t Plan::nonzero_slots() const {
+  const AlignedBuffer table =
+      value_codec() == ValueCodec::plain ? AlignedBuffer() : value_table_.table_values();
+  return dispatch_types_complex(index_, value_, [&]<class I, class V>() {
+    const V* t = table.as<V>();
+    int64_t total = 0;
+    for (const HostArray& h : data_.arrays) {
+      if (!h.is_values() || !h.count) continue;
+      SPMVJIT_ASSERT(h.buf.data() || t, "a value array without values or a table");
+      if (!h.buf.data()) {
+        total += slot_nonzero<V>(h, t, 0) ? h.count : 0;
+        continue;
+      }
+      std::atomic<int64_t> sum{0};
+      parallel_for(h.count, plan_threads(h.count), [&](int64_t b, int64_t e, int) {
+        int64_t n = 0;
+        for (int64_t k = b; k < e; ++k) n += slot_nonzero<V>(h, t, k);
+        sum += n;
+      });
+      total += sum;
+    }
+    return total;
+  });
+}
+
+void Plan::derive_pattern() {
+  // A copy of the layout whose value slots hold one (a nonzero value) or zero: to_triplets then
+  // gives the input's entries, whatever codec the values have.
+  const AlignedBuffer table =
+      value_codec() == ValueCodec::plain ? AlignedBuffer() : value_table_.table_values();
+  std::vector<Triplet> entries;
+  dispatch_types_complex(index_, value_, [&]<class I, class V>() {
+    FormatData marks;
+    marks.format = data_.format;
+    marks.params = data_.params;
+    marks.index = data_.index;
+    marks.value = data_.value;
+    std::copy(std::begin(data_.ints), std::end(data_.ints), std::begin(marks.ints));
+    marks.stored_entries = data_.stored_entries;
+    marks.arrays.resize(data_.arrays.size());
+    for (size_t i = 0; i < data_.arrays.size(); ++i) {
+      const HostArray& h = data_.arrays[i];
+      HostArray& m = marks.arrays[i];
+      m.name = h.name;
+      m.kind = h.kind;
+      m.count = h.count;
+      if (!h.is_values()) {
+        m.elem = h.elem;
+        m.buf = AlignedBuffer(h.buf.bytes());
+        if (h.buf.bytes()) std::memcpy(m.buf.data(), h.buf.data(), h.buf.bytes());
+        continue;
+      }
+      m.elem = sizeof(V);
+      m.buf = AlignedBuffer(sizeof(V) * size_t(h.count));
+      V* out = m.buf.as<V>();
+      parallel_for(h.count, plan_threads(h.count), [&](int64_t b, int64_t e, int) {
+        for (int64_t k = b; k < e; ++k) out[k] = slot_nonzero<V>(h, table.as<V>(), k) ? V(1) : V(0);
+      });
+    }
+    entries.reserve(size_t(nnz_));
+    const CsrRef shape{rows_, cols_, nnz_, index_, value_, nullptr, nullptr, nullptr};
+    choice_.format->to_triplets(marks, shape, entries);
+  });
+  SPMVJIT_ASSERT(int64_t(entries.size()) == nnz_, "the layout's nonzero slots are not the pattern");
+  // Rows by a counting sort (stable), then each row's columns in order (to_triplets' order is the
+  // layout's: most formats give a row's columns ascending already).
+  std::vector<int64_t> start(size_t(rows_) + 1, 0);
+  for (const Triplet& t : entries) ++start[size_t(t.row) + 1];
+  for (int64_t r = 0; r < rows_; ++r) start[size_t(r) + 1] += start[size_t(r)];
+  std::vector<int64_t> cols(static_cast<size_t>(nnz_));
+  {
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
+    for (const Triplet& t : entries) cols[size_t(next[size_t(t.row)]++)] = t.col;
+  }
+  entries = std::vector<Triplet>();
+  AlignedBuffer rp(size_of(index_) * size_t(rows_ + 1)), ci(size_of(index_) * size_t(nnz_));
+  dispatch_types_complex(index_, value_, [&]<class I, class V>() {
+    I* prow = rp.as<I>();
+    I* pcol = ci.as<I>();
+    parallel_for(rows_ + 1, plan_threads(nnz_ + rows_), [&](int64_t r0, int64_t r1, int) {
+      for (int64_t r = r0; r < r1; ++r) {
+        prow[r] = I(start[size_t(r)]);
+        if (r == rows_) break;
+        int64_t* b = cols.data() + start[size_t(r)];
+        int64_t* e = cols.data() + start[size_t(r) + 1];
+        if (!std::is_sorted(b, e)) std::sort(b, e);
+        for (int64_t* c = b; c < e; ++c) {
+          SPMVJIT_ASSERT(c == b || c[-1] < *c, "a rebuilt row repeats a column");
+          pcol[c - cols.data()] = I(*c);
+        }
+      }
+    });
+  });
+  pattern_row_ptr_ = std::move(rp);
+  pattern_col_idx_ = std::move(ci);
+  log_debug("update_values: the pattern rebuilt from the plan's layout");
+}
+
+std::string Plan::pattern_source() const {
+  if (choice_.format && choice_.format->keeps_csr_pattern(choice_.params)) return "format arrays";
+  if (converted_on_device_) return "device copy";
+  return pattern_in_layout_ ? "layout" : "copy";
 }
 
 std::string Plan::values_update() const {

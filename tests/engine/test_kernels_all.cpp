@@ -344,14 +344,18 @@ TEST_CASE("every format's run-time epilogue variant", "[kernels]") {
 namespace {
 
 // `op`: plans of op(A), judged against the reference's transpose of the matrix of each update.
+// `explicit_zeros`: the matrices hold some (plans then keep a copy of the pattern); without, plans
+// whose format does not keep the CSR arrays rebuild the pattern from their layout.
 template <class I, class V>
-void run_update_values(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE) {
+void run_update_values(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE, bool explicit_zeros = true) {
   auto judged = [&](const HostCsr<I, V>& a) {
     return op == SPMV_OPERATION_NON_TRANSPOSE ? a : reference_transpose(a);
   };
+  int from_layout = 0;
   // Explicit zeros that become nonzero (and nonzeros that become zero) keep the pattern.
   for (const char* spec : {"random:500:0:15", "powerlaw:2000:2:200", "random:20000:1:8"}) {
-    TestMatrix m{spec, with_explicit_zeros(generate_matrix(spec, 21))};
+    const auto generated = generate_matrix(spec, 21);
+    TestMatrix m{spec, explicit_zeros ? with_explicit_zeros(generated) : generated};
     Typed<I, V> t(m);
     std::vector<V> fresh = random_vector<V>(t.a.nnz(), 22);
     for (size_t k = 1; k < fresh.size(); k += 3) fresh[k] = V(0);            // some become zero
@@ -369,6 +373,9 @@ void run_update_values(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE) {
       t.scribble();  // update_values must not need the caller's pattern either
       REQUIRE(check_plan(g.p, judged(t.a), 31) == "");
       const std::string before = describe(g.p);
+      const std::string pattern = test::json_string_field(before, "pattern");
+      if (explicit_zeros) CHECK(pattern != "layout");
+      from_layout += pattern == "layout";
       REQUIRE(spmv_plan_update_values(g.p, fresh.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
       HostCsr<I, V> updated = t.a;
       updated.val = fresh;
@@ -385,9 +392,16 @@ void run_update_values(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE) {
       CHECK(test::json_string_field(describe(g.p), "update_values") == "gather through a value map");
     }
   }
+  if (!explicit_zeros && op == SPMV_OPERATION_NON_TRANSPOSE) CHECK(from_layout > 10);
 }
 
 }  // namespace
+
+TEST_CASE("update_values rebuilds the pattern from a layout that holds it", "[kernels]") {
+  // Rows strictly ascending, no explicit zeros: plans keep no copy of the pattern.
+  run_update_values<int32_t, double>(SPMV_OPERATION_NON_TRANSPOSE, false);
+  run_update_values<int64_t, float>(SPMV_OPERATION_NON_TRANSPOSE, false);
+}
 
 TEST_CASE("update_values gives the new product without re-planning", "[kernels]") {
   if (!test::require_cpu_backend()) return;
