@@ -227,7 +227,8 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   // a copy, unless the format's own arrays are the CSR pattern, or the layout holds it. It does
   // when rows strictly ascend and every value is nonzero: then the stored slots with a nonzero
   // value are exactly the input's entries, and the first update rebuilds the pattern from them.
-  // A copy cost 17-33 ms of poisson2d:1000's 54-90 ms plan on the 2-vCPU VM (fresh pages).
+  // poisson2d:1000's plan then holds 5 MB instead of 29 (its sell_diag codes, not the 24 MB
+  // pattern); its time did not change measurably on the 2-vCPU VM (docs/PERFORMANCE.md).
   pattern_in_layout_ = !copy_input && ascending && backend_->is_host() &&
                        !choice_.format->keeps_csr_pattern(choice_.params) && nonzero_slots() == nnz_;
   if (!copy_input && !pattern_in_layout_ && !choice_.format->keeps_csr_pattern(choice_.params)) {
