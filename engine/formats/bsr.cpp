@@ -453,20 +453,46 @@ class BsrFormat final : public Format {
     }
   }
 
+  // Block rows whose rows all strictly ascend (nearly every matrix) take a marks pass: each
+  // thread tags the block columns it meets with the block row's number, so a block column's
+  // first entry counts it and, in the write pass, gives its place. The rest go through
+  // walk_blocks, which sorts rows and keeps repeated columns apart. Both give the same layout;
+  // the marks made blockfem:20:3's conversion (1.8M entries, 3 x 3) about twice as fast on the
+  // 2-vCPU VM (docs/PERFORMANCE.md).
   template <int64_t C, class I, class V>
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
     check_params(a, p, t);
     const int64_t r = p.at("R"), rc = r * C;
-    const int64_t block_rows = ceil_div(a.rows, r);
+    const int64_t block_rows = ceil_div(a.rows, r), block_cols = ceil_div(a.cols, C);
     const int threads = plan_threads(a.nnz + a.rows);
-    // Pass 1: blocks per block row.
+    const I* rp = a.rp<I>();
+    const I* ci = a.ci<I>();
+    const V* av = a.vals<V>();
+    // Pass 1: blocks per block row; `merged` marks the block rows walk_blocks must take.
     std::vector<int64_t> count(size_t(block_rows) + 1, 0);
+    std::vector<uint8_t> merged(size_t(block_rows), 0);
     parallel_for(block_rows, threads, [&](int64_t b0, int64_t b1, int) {
+      std::vector<int64_t> tag(static_cast<size_t>(block_cols), -1);
       BlockRowView<I, V> w;
       for (int64_t b = b0; b < b1; ++b) {
-        w.load(a, b * r, r);
-        count[size_t(b) + 1] = walk_blocks<C>(
-            w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
+        int64_t n = 0;
+        bool ascending = true;
+        for (int64_t row = b * r; row < std::min(a.rows, (b + 1) * r); ++row) {
+          const int64_t k0 = int64_t(rp[row]), k1 = int64_t(rp[row + 1]);
+          for (int64_t k = k0; k < k1; ++k) {
+            ascending &= k == k0 || ci[k - 1] < ci[k];
+            const int64_t bc = int64_t(ci[k]) / C;
+            n += tag[size_t(bc)] != b;
+            tag[size_t(bc)] = b;
+          }
+        }
+        if (!ascending) {
+          merged[size_t(b)] = 1;
+          w.load(a, b * r, r);
+          n = walk_blocks<C>(
+              w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
+        }
+        count[size_t(b) + 1] = n;
       }
     });
     for (int64_t b = 0; b < block_rows; ++b) count[size_t(b) + 1] += count[size_t(b)];
@@ -482,6 +508,8 @@ class BsrFormat final : public Format {
     // Pass 2: each block row zeroes its own values (first touch by the thread that fills them),
     // then scatters its entries.
     parallel_for(block_rows + 1, threads, [&](int64_t b0, int64_t b1, int) {
+      std::vector<int64_t> tag(static_cast<size_t>(block_cols), -1), place(static_cast<size_t>(block_cols));
+      std::vector<int64_t> cols;
       BlockRowView<I, V> w;
       for (int64_t b = b0; b < b1; ++b) {
         bp[b] = I(count[size_t(b)]);
@@ -489,10 +517,35 @@ class BsrFormat final : public Format {
         I* col = bc + count[size_t(b)];
         V* val = bv + count[size_t(b)] * rc;
         std::fill(val, val + (count[size_t(b) + 1] - count[size_t(b)]) * rc, V(0));
-        w.load(a, b * r, r);
-        walk_blocks<C>(
-            w, [&](int64_t k, int i, int64_t j, V v) { val[k * rc + i * C + j] = v; },
-            [&](int64_t k, int64_t c) { col[k] = I(c); });
+        if (merged[size_t(b)]) {
+          w.load(a, b * r, r);
+          walk_blocks<C>(
+              w, [&](int64_t k, int i, int64_t j, V v) { val[k * rc + i * C + j] = v; },
+              [&](int64_t k, int64_t c) { col[k] = I(c); });
+          continue;
+        }
+        const int64_t first = b * r, last = std::min(a.rows, first + r);
+        // The block columns in order of appearance: each row's ascend, so the list is a few
+        // ascending runs (usually one); short lists finish with an insertion sort.
+        cols.clear();
+        for (int64_t k = int64_t(rp[first]); k < int64_t(rp[last]); ++k) {
+          const int64_t c = int64_t(ci[k]) / C;
+          if (tag[size_t(c)] != b) tag[size_t(c)] = b, cols.push_back(c);
+        }
+        if (cols.size() > 64)
+          std::sort(cols.begin(), cols.end());
+        else
+          for (size_t i = 1; i < cols.size(); ++i)
+            for (size_t j = i; j > 0 && cols[j - 1] > cols[j]; --j) std::swap(cols[j - 1], cols[j]);
+        for (size_t j = 0; j < cols.size(); ++j)
+          col[j] = I(cols[j]), place[size_t(cols[j])] = int64_t(j) * rc;
+        for (int64_t row = first; row < last; ++row) {
+          V* out = val + (row - first) * C;
+          for (int64_t k = int64_t(rp[row]); k < int64_t(rp[row + 1]); ++k) {
+            const int64_t c = int64_t(ci[k]), q = c / C;
+            out[place[size_t(q)] + (c - q * C)] = av[k];
+          }
+        }
       }
     });
     finish(d, a, p, block_rows, blocks, t);
