@@ -1,8 +1,8 @@
 // GPU CSR-adaptive kernels (CSR arrays + plan-time row blocks, Greathouse & Daga style).
 // spmvjit_part_<e>: one block per row block (<= ROWS rows, <= S nonzeros). A row block averaging
 // under 2 nonzeros per row is summed thread-per-row straight from global memory (each thread up
-// to ROWS / BLOCK rows, loads issued before the sums): for rows that short, neighbouring threads
-// read neighbouring nonzeros, so the loads are coalesced without the shared-memory round trip.
+// to ROWS / BLOCK rows, their first two entries loaded before the sums): for rows that short, neighbouring
+// threads read neighbouring nonzeros, so the loads are coalesced without the shared-memory round trip.
 // Otherwise the block streams the block's nonzeros with 16-byte loads (fully coalesced whatever
 // the row lengths), stores the products in shared memory, then sums each row with a lane group
 // sized to the rows per block (1..32 lanes; the whole block when the row block is one row; one
@@ -136,7 +136,7 @@ SPMVJIT_DEVICE V block_sum(V s, V* ws) {
 }  // namespace adaptive
 
 // Rows [r0, r0 + nrows) thread-per-row from global memory (the row block averages < 2 nonzeros
-// per row): all row bounds, then all first entries, are loaded before any sum.
+// per row): all row bounds, then all first two entries, are loaded before any sum.
 template <int E>
 SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 cb, i64 r0, i64 nrows) {
   using namespace adaptive;
@@ -154,14 +154,28 @@ SPMVJIT_DEVICE void adaptive_thin(const SpmvArgs& a, i64 cb, i64 r0, i64 nrows) 
     if (row < nrows) kb[j] = spmvjit_ldg(rp + r0 + row), ke[j] = spmvjit_ldg(rp + r0 + row + 1);
   }
   V s[kRowsPerThread];
+  // Every row's first two entries (most rows of a thin block have at most two), all loads issued
+  // before the first product (3.5% off short:8000000:2 on an H100 against the first entry alone).
+  V v[kRowsPerThread][2], xv[kRowsPerThread][2];
+  col_t c[kRowsPerThread][2];
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j)
-    s[j] = kb[j] < ke[j]
-               ? spmvjit_ld_stream(va + kb[j]) * spmvjit_ldg(x + (cb + i64(spmvjit_ld_stream(ci + kb[j]))))
-               : V(0);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (kb[j] + h < ke[j])
+        v[j][h] = spmvjit_ld_stream(va + kb[j] + h), c[j][h] = spmvjit_ld_stream(ci + kb[j] + h);
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) xv[j][h] = kb[j] + h < ke[j] ? spmvjit_ldg(x + (cb + i64(c[j][h]))) : V(0);
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j) {
-    for (i64 k = kb[j] + 1; k < ke[j]; ++k)
+    s[j] = kb[j] < ke[j] ? v[j][0] * xv[j][0] : V(0);
+    if (kb[j] + 1 < ke[j]) s[j] += v[j][1] * xv[j][1];
+  }
+#pragma unroll
+  for (int j = 0; j < kRowsPerThread; ++j) {
+    for (i64 k = kb[j] + 2; k < ke[j]; ++k)
       s[j] += spmvjit_ld_stream(va + k) * spmvjit_ldg(x + (cb + i64(spmvjit_ld_stream(ci + k))));
     const i64 row = i64(threadIdx.x) + i64(j) * kBlock;
     if (row < nrows) y[r0 + row] = spmvjit_epilogue<E>(s[j], y, r0 + row, alpha, beta);
