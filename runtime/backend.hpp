@@ -58,6 +58,8 @@ class Backend {
   // Memory where kernels read and write. The CPU backend returns host memory.
   virtual void* alloc(size_t bytes) = 0;
   virtual void free(void* p) = 0;
+  // Both return once the bytes are where they go: a kernel queued next on any stream, blocking
+  // or not, sees an upload's bytes.
   virtual void upload(void* dst, const void* src, size_t bytes) = 0;
   virtual void download(void* dst, const void* src, size_t bytes) = 0;
   virtual bool is_host() const = 0;

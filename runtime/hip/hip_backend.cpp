@@ -249,6 +249,9 @@ class HipBackend final : public HipBackendBase {
     if (!bytes) return;
     make_current();
     check(api_->hipMemcpyHtoD(device_ptr(dst), const_cast<void*>(src), bytes), "hipMemcpyHtoD");
+    // As on CUDA: a pageable copy may return before its DMA lands; non-blocking streams would
+    // not wait for it.
+    check(api_->hipStreamSynchronize(nullptr), "hipStreamSynchronize");
   }
   void download(void* dst, const void* src, size_t bytes) override {
     if (!bytes) return;
