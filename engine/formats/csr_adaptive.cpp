@@ -74,8 +74,8 @@ Shape layout_shape(const MatrixStats& s, const TargetInfo& t) {
   // when the next row does not fit: about 85% full on nonzeros); a long row cuts a block in two
   // and takes one of its own; every window restarts.
   const double rows = double(s.rows) - sh.long_rows, nnz = double(s.nnz) - long_nnz;
-  sh.blocks = std::ceil(std::max(rows / double(max_block_rows(t)), nnz / (0.85 * kS))) +
-              2 * sh.long_rows + std::ceil(double(s.rows) / double(ADAPTIVE_WINDOW));
+  sh.blocks = std::ceil(std::max(rows / double(max_block_rows(t)), nnz / (0.85 * kS))) + 2 * sh.long_rows +
+              std::ceil(double(s.rows) / double(ADAPTIVE_WINDOW));
   if (s.rows == 0) sh.blocks = 0;
   return sh;
 }
@@ -217,7 +217,13 @@ class CsrAdaptiveFormat final : public Format {
     }
     // Every load coalesced and the work split in equal nonzero blocks (imbalance 1); per row
     // block a barrier and the shared-memory reduction, per chunk a block sum and an atomic.
-    e.cost_bytes = double(e.matrix_bytes) + 2.0 * double(a.rows) + 128.0 * sh.blocks + 256.0 * sh.chunks;
+    // Rows of a few entries cost more than that: on an H100 (2026-11-28, docs/PERFORMANCE.md),
+    // short:8000000:{1,2,3} and short:4000000:4 (mean 0.5-2 entries a row) ran 4-22% slower
+    // than ell, sellp or csr_vector, which the bytes alone rank below. 8 more per row at a mean
+    // of 2 or less, none from a mean of 4 (random, power-law, R-MAT, circuit rows are longer).
+    const double thin = std::clamp((4.0 - s.row_mean) / 2.0, 0.0, 1.0);
+    e.cost_bytes =
+        double(e.matrix_bytes) + (2.0 + 8.0 * thin) * double(a.rows) + 128.0 * sh.blocks + 256.0 * sh.chunks;
     if (c16) e.cost_bytes += kCol16Bytes * double(a.nnz);
     return e;
   }
