@@ -165,7 +165,7 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     fresh = plain_value_arrays(data_, nullptr);
     value_map_->gather(values, fresh);
   } else {
-    if (pattern_in_layout_ && !pattern_row_ptr_.data() && nnz_) derive_pattern();
+    if (pattern_in_layout_ && !pattern_row_ptr_.data()) derive_pattern();
     const bool own_pattern = pattern_row_ptr_.data() != nullptr;
     const CsrRef csr{rows_,
                      cols_,

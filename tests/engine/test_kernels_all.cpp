@@ -401,6 +401,29 @@ TEST_CASE("update_values rebuilds the pattern from a layout that holds it", "[ke
   // Rows strictly ascending, no explicit zeros: plans keep no copy of the pattern.
   run_update_values<int32_t, double>(SPMV_OPERATION_NON_TRANSPOSE, false);
   run_update_values<int64_t, float>(SPMV_OPERATION_NON_TRANSPOSE, false);
+  // The edge cases: no entries at all, empty rows, one entry, a huge row.
+  for (const TestMatrix& m : test_matrices()) {
+    if (m.base != 0 || !(m.name == "empty_rows" || m.name == "huge_row" || m.name == "1x1" ||
+                         m.name == "0x0" || m.name == "0x5" || m.name == "5x0" || m.name == "all_empty_5x5"))
+      continue;
+    Typed<int32_t, double> t(m);
+    const std::vector<double> fresh = random_vector<double>(t.a.nnz(), 23);
+    for (const Format* f : cpu_formats()) {
+      INFO("format " << f->name() << ", matrix " << m.name);
+      const std::string name = f->name();
+      const spmv_options_t o = cpu_options(name.c_str());
+      PlanGuard g;
+      t.reset();
+      const spmv_status_t st = spmv_plan(&g.p, &t.desc, &o);
+      if (st == SPMV_STATUS_UNSUPPORTED) continue;
+      REQUIRE(st == SPMV_STATUS_SUCCESS);
+      t.scribble();
+      REQUIRE(spmv_plan_update_values(g.p, fresh.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
+      HostCsr<int32_t, double> updated = t.a;
+      updated.val = fresh;
+      CHECK(check_plan(g.p, updated, 34) == "");
+    }
+  }
 }
 
 TEST_CASE("update_values gives the new product without re-planning", "[kernels]") {
