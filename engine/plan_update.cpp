@@ -358,28 +358,19 @@ void Plan::derive_pattern() {
       value_codec() == ValueCodec::plain ? AlignedBuffer() : value_table_.table_values();
   std::vector<Triplet> entries;
   dispatch_types_complex(index_, value_, [&]<class I, class V>() {
-    FormatData marks;
-    marks.format = data_.format;
-    marks.params = data_.params;
-    marks.index = data_.index;
-    marks.value = data_.value;
+    FormatData marks = plain_value_arrays(data_, nullptr);
     std::copy(std::begin(data_.ints), std::end(data_.ints), std::begin(marks.ints));
     marks.stored_entries = data_.stored_entries;
-    marks.arrays.resize(data_.arrays.size());
     for (size_t i = 0; i < data_.arrays.size(); ++i) {
       const HostArray& h = data_.arrays[i];
       HostArray& m = marks.arrays[i];
-      m.name = h.name;
-      m.kind = h.kind;
-      m.count = h.count;
-      if (!h.is_values()) {
+      if (!h.is_values()) {  // index arrays as they are
+        m.count = h.count;
         m.elem = h.elem;
         m.buf = AlignedBuffer(h.buf.bytes());
         if (h.buf.bytes()) std::memcpy(m.buf.data(), h.buf.data(), h.buf.bytes());
         continue;
       }
-      m.elem = sizeof(V);
-      m.buf = AlignedBuffer(sizeof(V) * size_t(h.count));
       V* out = m.buf.as<V>();
       parallel_for(h.count, plan_threads(h.count), [&](int64_t b, int64_t e, int) {
         for (int64_t k = b; k < e; ++k) out[k] = slot_nonzero<V>(h, table.as<V>(), k) ? V(1) : V(0);
