@@ -339,10 +339,21 @@ int64_t Plan::nonzero_slots() const {
         total += slot_nonzero<V>(h, t, 0) ? h.count : 0;
         continue;
       }
+      // One branch-free loop per kind (codes through a 256-entry flag table): 5M CODE8 slots took
+      // 2.4-3.4 ms through slot_nonzero's per-slot branches.
+      uint8_t code_nonzero[256] = {};
+      if (h.elem == 1)
+        for (size_t c = 0; c < value_table_.bits.size(); ++c) code_nonzero[c] = t[c] != V(0);
       std::atomic<int64_t> sum{0};
       parallel_for(h.count, plan_threads(h.count), [&](int64_t b, int64_t e, int) {
         int64_t n = 0;
-        for (int64_t k = b; k < e; ++k) n += slot_nonzero<V>(h, t, k);
+        if (h.elem == 1) {
+          const uint8_t* codes = h.buf.as<uint8_t>();
+          for (int64_t k = b; k < e; ++k) n += code_nonzero[codes[k]];
+        } else {
+          const V* v = h.buf.as<V>();
+          for (int64_t k = b; k < e; ++k) n += v[k] != V(0);
+        }
         sum += n;
       });
       total += sum;
