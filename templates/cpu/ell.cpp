@@ -19,7 +19,7 @@ static void ell_part(const SpmvArgs& a, i64 p) {
     V acc[B];
     for (i64 i = 0; i < B; ++i) acc[i] = 0;
     ell_block_sum(col, val, x, a.n[ELL_N_WIDTH], a.n[ELL_N_STRIDE], rb, n, acc);
-    for (i64 i = 0; i < n; ++i) y[rb + i] = spmvjit_epilogue<E>(acc[i], y, rb + i, alpha, beta);
+    spmvjit_store_block<E, B>(acc, y, rb, n, alpha, beta);
   }
 }
 

@@ -28,7 +28,7 @@ static void hyb_part(const SpmvArgs& a, i64 p) {
     for (i64 i = 0; i < B; ++i) acc[i] = 0;
     ell_block_sum(col, val, x, k, stride, rb, n, acc);
     for (; t < tend && (i64)trow[t] < rb + n; ++t) acc[(i64)trow[t] - rb] += tval[t] * x[tcol[t]];
-    for (i64 i = 0; i < n; ++i) y[rb + i] = spmvjit_epilogue<E>(acc[i], y, rb + i, alpha, beta);
+    spmvjit_store_block<E, B>(acc, y, rb, n, alpha, beta);
   }
 }
 

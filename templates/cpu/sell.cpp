@@ -33,9 +33,13 @@ static void sell_part(const SpmvArgs& a, i64 p) {
     }
     const i64 row0 = s * C;
     const i64 lim = a.rows - row0 < C ? a.rows - row0 : C;
-    for (i64 i = 0; i < lim; ++i) {
-      const i64 r = SPMVJIT_PERMUTED ? (i64)perm[row0 + i] : row0 + i;
-      y[r] = spmvjit_epilogue<E>(acc[i], y, r, alpha, beta);
+    if (SPMVJIT_PERMUTED) {
+      for (i64 i = 0; i < lim; ++i) {
+        const i64 r = (i64)perm[row0 + i];
+        y[r] = spmvjit_epilogue<E>(acc[i], y, r, alpha, beta);
+      }
+    } else {
+      spmvjit_store_block<E, C>(acc, y, row0, lim, alpha, beta);
     }
   }
 }

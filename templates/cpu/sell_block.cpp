@@ -35,8 +35,7 @@ static void sell_block_part(const SpmvArgs& a, i64 p) {
       }
     }
     const i64 row0 = s * C;
-    const i64 lim = a.rows - row0 < C ? a.rows - row0 : C;
-    for (i64 i = 0; i < lim; ++i) y[row0 + i] = spmvjit_epilogue<E>(acc[i], y, row0 + i, alpha, beta);
+    spmvjit_store_block<E, C>(acc, y, row0, a.rows - row0 < C ? a.rows - row0 : C, alpha, beta);
   }
 }
 

@@ -47,8 +47,7 @@ static void sell_diag_part(const SpmvArgs& a, i64 p) {
 #pragma clang loop vectorize(enable)
       for (i64 i = 0; i < C; ++i) acc[i] += vs[j * C + i] * x[cs[j * C + i]];
     }
-    const i64 lim = a.rows - row0 < C ? a.rows - row0 : C;
-    for (i64 i = 0; i < lim; ++i) y[row0 + i] = spmvjit_epilogue<E>(acc[i], y, row0 + i, alpha, beta);
+    spmvjit_store_block<E, C>(acc, y, row0, a.rows - row0 < C ? a.rows - row0 : C, alpha, beta);
   }
 }
 
