@@ -2,6 +2,7 @@
 #include "engine/planner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <limits>
 
 #include "core/log.hpp"
+#include "core/parallel.hpp"
 #include "engine/value_codec.hpp"
 
 namespace spmvjit {
@@ -44,6 +46,13 @@ bool value_compression_enabled() {
 }
 
 namespace {
+
+// Threads that share out the formats' estimates: bsr's census alone takes about half of all the
+// estimates' time, so more threads than this shorten nothing. Only on machines with at least
+// kEstimateMinThreads threads: on a 2-vCPU VM two threads took 2.3-5.6 ms where one took 1.3-2.9
+// (inspect of varband:300000, circuit:4000000 and dense:2000 for sm_90; a new thread's stack and
+// malloc arena cost page faults there).
+constexpr int kEstimateThreads = 4, kEstimateMinThreads = 8;
 
 // A candidate whose values are stored with `codec`: the value bytes it no longer reads, and on
 // code8 a lookup per entry in a table that stays in cache.
@@ -90,20 +99,35 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   if (value_compression_enabled() && s.sample && !is_complex(a.value))
     choice.sample_values = sample_values(*s.sample);
   trace.step("sample values");
+  // The formats to estimate, in registry order.
+  std::vector<const Format*> formats;
   for (const Format* f : all_formats()) {
     if (!f->supports(t.backend) || (!automatic && f != forced)) continue;
     // Several vectors: the formats that multiply them; one: the others (a forced one takes k = 1).
     if (automatic && f->multi_vector() != many) continue;
     if (device_input && !f->converts_on_device()) continue;
+    if (!f->supports_value(a.value) && !automatic)
+      fail(SPMV_STATUS_UNSUPPORTED, value_type_refusal(*f, a.value));
+    formats.push_back(f);
+  }
+  // Each format's candidates and estimates, apart: the formats are shared out among a few threads
+  // (they read the statistics and the sample only), then their candidates are kept in registry
+  // order, so the choice does not depend on the thread count. One format's estimates took up to
+  // 0.9 ms (bsr's census on dense:2000), all of them together 0.7-1.8 ms of a 3-5 ms device plan
+  // on the large suite (H200 host, 2026-11-28).
+  std::vector<std::vector<Candidate>> found(formats.size());
+  std::vector<double> seconds(formats.size());
+  auto estimate_format = [&](size_t i) {
+    const auto f0 = std::chrono::steady_clock::now();
+    const Format* f = formats[i];
+    std::vector<Candidate>& out = found[i];
     if (!f->supports_value(a.value)) {  // listed, so describe says why it was not taken
-      if (!automatic) fail(SPMV_STATUS_UNSUPPORTED, value_type_refusal(*f, a.value));
       Candidate c{f, {}, Estimate{}, std::numeric_limits<double>::infinity()};
       c.estimate.applicable = false;
       c.estimate.reason = std::string("no ") + to_string(a.value) + " values";
-      choice.considered.push_back(c);
-      continue;
+      out.push_back(c);
+      return;
     }
-    trace.step("(between formats)");
     for (FormatParams p : f->candidates(a, s, t)) {
       if (f->multi_vector()) {  // k and the layout are kernel constants (k beyond 32: blocks of vectors)
         p[kVectorsParam] = baked_vectors(o.vectors);
@@ -123,7 +147,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
                       ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
                       : std::numeric_limits<double>::infinity();
         c.score *= f->efficiency(s, t);
-        choice.considered.push_back(c);
+        out.push_back(c);
       };
       add(c);
       // The same candidate with compressed values, when the sample says they may be.
@@ -134,8 +158,22 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
               : ValueCodec::plain;
       if (codec != ValueCodec::plain) add(compressed(c, codec, table, t));
     }
-    trace.step(f->name());
+    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+  };
+  const int workers = process_threads() >= kEstimateMinThreads
+                          ? int(std::min<size_t>(formats.size(), size_t(kEstimateThreads)))
+                          : 1;
+  std::atomic<size_t> next{0};
+  parallel_for(workers, workers, [&](int64_t, int64_t, int) {
+    for (size_t i; (i = next.fetch_add(1)) < formats.size();) estimate_format(i);
+  });
+  for (size_t i = 0; i < formats.size(); ++i) {
+    choice.considered.insert(choice.considered.end(), found[i].begin(), found[i].end());
+    if (log_enabled(SPMV_LOG_TRACE))
+      log_message(SPMV_LOG_TRACE,
+                  "estimate: " + formats[i]->name() + " " + std::to_string(seconds[i] * 1e3) + " ms");
   }
+  trace.step("formats (" + std::to_string(workers) + " threads)");
   std::stable_sort(choice.considered.begin(), choice.considered.end(),
                    [](const Candidate& x, const Candidate& y) { return x.score < y.score; });
   if (choice.considered.empty() || !std::isfinite(choice.considered.front().score)) {
