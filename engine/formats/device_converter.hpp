@@ -34,6 +34,9 @@ class DeviceConverter {
   virtual void exclusive_scan(void* v, int64_t n) = 0;
   // One int64 from device memory (waits for the work queued so far).
   virtual int64_t read_i64(const void* p) = 0;
+  // Whether kernels whose threads cooperate inside a block (shared memory, barriers) run: a real
+  // device's do; the CPU emulation of the tests runs threads one by one and leaves them out.
+  virtual bool cooperative() const { return true; }
 };
 
 }  // namespace spmvjit

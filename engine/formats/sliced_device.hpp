@@ -16,24 +16,37 @@ inline constexpr const char* kWindowSortModule = "window_sort";
 inline constexpr const char* kSellBuildModule = "sell_build";
 
 // Sorted position -> row (index type, rows entries): windows of sigma rows sorted by decreasing
-// length, stable (slice_util::window_order's order), in log2(sigma) merge passes.
+// length, stable (slice_util::window_order's order), in log2(sigma) merge passes. Where sigma and
+// WSORT_TILE divide one another, one launch sorts tiles of WSORT_TILE rows in shared memory first
+// and the passes start from runs of a tile: a 1024-row window took 10 passes, 3.2 ms on
+// short:8000000:2 (H200), for an SpMV of 0.18 ms.
 inline HostArray device_window_order(DeviceConverter& dc, int64_t sigma) {
   const CsrRef& a = dc.shape();
   const size_t is = size_of(a.index);
   HostArray order = dc.alloc(a.rows, is);
   if (a.rows == 0) return order;
-  int passes = 1;  // the first merges single rows; a window of one row is copied through
-  while ((int64_t(1) << passes) < std::min(sigma, a.rows)) ++passes;
-  // Ping-pong between the order and a scratch array so that the last pass writes the order.
-  HostArray scratch = passes > 1 ? dc.alloc(a.rows, is) : HostArray{};
+  const int64_t span = std::min(sigma, a.rows);  // rows a window sorts
+  const bool tiled = dc.cooperative() && sigma > 1 && (sigma % WSORT_TILE == 0 || WSORT_TILE % sigma == 0);
+  int first = 0;  // runs of 2^first rows are sorted before the merge passes
+  if (tiled)
+    while ((int64_t(1) << first) < std::min<int64_t>(WSORT_TILE, span)) ++first;
+  int passes = first == 0 ? 1 : 0;  // without the tiles the first merges single rows (and copies
+  while ((int64_t(1) << (first + passes)) < span) ++passes;  // a window of one row through)
+  // Ping-pong between the order and a scratch array so that the last step writes the order.
+  HostArray scratch = passes > 0 ? dc.alloc(a.rows, is) : HostArray{};
   void* buf[2] = {order.device.get(), scratch.device.get()};
   SpmvArgs g = dc.args();
   g.a[WSORT_ROW_PTR] = a.row_ptr;
   g.n[WSORT_N_SIGMA] = sigma;
+  if (tiled) {
+    g.a[WSORT_DST] = buf[passes % 2];
+    dc.launch(kWindowSortModule, "spmvjit_sort_tile",
+              slice_util::ceil_div(a.rows, WSORT_TILE) * (WSORT_TILE / 2), g, WSORT_TILE / 2);
+  }
   for (int p = 0; p < passes; ++p) {
     g.a[WSORT_SRC] = buf[(passes - p) % 2];
     g.a[WSORT_DST] = buf[(passes - 1 - p) % 2];
-    g.n[WSORT_N_RUN] = int64_t(1) << p;
+    g.n[WSORT_N_RUN] = int64_t(1) << (first + p);
     dc.launch(kWindowSortModule, "spmvjit_sort_merge", a.rows, g);
   }
   return order;

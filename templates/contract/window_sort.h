@@ -10,4 +10,10 @@ enum { WSORT_ROW_PTR, WSORT_SRC, WSORT_DST };
 // n[]: rows per window (sigma), rows per sorted run before the pass (1, 2, 4, ...).
 enum { WSORT_N_SIGMA, WSORT_N_RUN };
 
+// spmvjit_sort_tile: one block of WSORT_TILE / 2 threads sorts WSORT_TILE consecutive positions
+// in shared memory, when sigma divides the tile or the tile divides sigma (every GPU sigma the
+// planners offer: 32 slices of a warp or wavefront of rows). It writes what the merge passes with
+// runs up to WSORT_TILE would (a[WSORT_DST]; a[WSORT_SRC] is not read); the passes go on from there.
+#define WSORT_TILE 2048
+
 #endif  // SPMVJIT_CONTRACT_WINDOW_SORT_H

@@ -5,6 +5,8 @@
 // those wrappers out, so a build kernel that uses one fails to compile here.
 #ifndef SPMVJIT_PRELUDE_INCLUDED
 #define SPMVJIT_PRELUDE_INCLUDED
+// Kernels whose threads cooperate (DeviceConverter::cooperative) are left out of the module here.
+#define SPMVJIT_EMULATED 1
 
 #ifndef SPMVJIT_INDEX_T
 #define SPMVJIT_INDEX_T int

@@ -106,6 +106,7 @@ class EmulatedDevice final : public DeviceConverter {
     p[n] = run;
   }
   int64_t read_i64(const void* p) override { return *static_cast<const int64_t*>(p); }
+  bool cooperative() const override { return false; }
   int launches() const { return launches_; }
 
  private:

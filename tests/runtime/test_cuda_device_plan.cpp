@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "engine/device_plan.hpp"
+#include "engine/formats/sliced_device.hpp"
 #include "engine/plan.hpp"
 #include "engine/validate.hpp"
 #include "engine/value_codec.hpp"
@@ -169,6 +170,59 @@ TEST_CASE("cuda device planning: int64 double matches the host", "[cuda]") {
 }
 TEST_CASE("cuda device planning: int64 float matches the host", "[cuda]") {
   device_plans_match_host<int64_t, float>();
+}
+
+namespace {
+
+// The device's row order for SELL-C-sigma (tiles sorted in shared memory, then merge passes)
+// against the host's, for one index type: windows that divide the tile, that the tile divides,
+// and neither (merge passes only), on row counts around the tile size, with many equal lengths
+// (ties keep the row order) and with spread ones.
+template <class I>
+void window_order_matches_host() {
+  Backend& b = test::gpu_backend();
+  uint64_t z = 0x2545F4914F6CDD1DULL;
+  for (int64_t rows :
+       {int64_t(1), int64_t(5), int64_t(2047), int64_t(2048), int64_t(2049), int64_t(10000), int64_t(70001)})
+    for (int64_t spread : {int64_t(3), int64_t(20000)}) {  // nnz stays below 2^31 (int32 row_ptr)
+      std::vector<I> rp(static_cast<size_t>(rows) + 1, 0);
+      for (int64_t r = 0; r < rows; ++r)
+        rp[size_t(r + 1)] =
+            rp[size_t(r)] + I((z = z * 6364136223846793005ULL + 1442695040888963407ULL) >> 33) % I(spread);
+      CsrRef host{};
+      host.rows = rows;
+      host.cols = 1;
+      host.nnz = int64_t(rp.back());
+      host.index = sizeof(I) == 4 ? IndexType::i32 : IndexType::i64;
+      host.row_ptr = rp.data();
+      DeviceBuffer d(b, rp.size() * sizeof(I));
+      b.upload(d.get(), rp.data(), rp.size() * sizeof(I));
+      CsrRef dev = host;
+      dev.row_ptr = d.get();
+      DevicePlanner dp(b, dev, 0, "");
+      for (int64_t sigma : {int64_t(2), int64_t(64), int64_t(1024), int64_t(2048), int64_t(4096),
+                            int64_t(16384), int64_t(1000), int64_t(3000)}) {
+        INFO("rows " << rows << ", lengths below " << spread << ", sigma " << sigma);
+        const HostArray order = device_window_order(dp, sigma);
+        std::vector<I> got(static_cast<size_t>(rows));
+        b.download(got.data(), order.device.get(), got.size() * sizeof(I));
+        const HostVector<int64_t> want = slice_util::window_order(host, sigma);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < rows && bad < 0; ++i)
+          if (int64_t(got[size_t(i)]) != want[size_t(i)]) bad = i;
+        CHECK(bad == -1);
+      }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("cuda device planning: the window sort gives the host's row order for every sigma", "[cuda]") {
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
+  }
+  window_order_matches_host<int32_t>();
+  window_order_matches_host<int64_t>();
 }
 
 TEST_CASE("cuda device planning: the exclusive scan at tile boundaries and beyond", "[cuda]") {

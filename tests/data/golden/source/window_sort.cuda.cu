@@ -7,7 +7,8 @@
 // one bottom-up merge pass per launch, one thread per row, no cooperation. A row's place in the
 // merge of its run with the neighbouring one is its place in its own run plus the rows of the
 // other run that go first, found by binary search: longer rows, and from the left run equal ones
-// too (stability). log2(sigma) passes sort every window. Grid-stride: any grid works.
+// too (stability). log2(sigma) passes sort every window. Grid-stride: any grid works. Where the
+// windows allow, spmvjit_sort_tile (below) does the first 11 passes' work in one launch.
 #line 1 "contract/window_sort.h"
 // Device sort of row windows by decreasing length, stable (templates/gpu/window_sort.cu; launched
 // by engine/formats/sliced_device.hpp for the SELL-C-sigma builds of sell and sellp): the order
@@ -21,8 +22,14 @@ enum { WSORT_ROW_PTR, WSORT_SRC, WSORT_DST };
 // n[]: rows per window (sigma), rows per sorted run before the pass (1, 2, 4, ...).
 enum { WSORT_N_SIGMA, WSORT_N_RUN };
 
+// spmvjit_sort_tile: one block of WSORT_TILE / 2 threads sorts WSORT_TILE consecutive positions
+// in shared memory, when sigma divides the tile or the tile divides sigma (every GPU sigma the
+// planners offer: 32 slices of a warp or wavefront of rows). It writes what the merge passes with
+// runs up to WSORT_TILE would (a[WSORT_DST]; a[WSORT_SRC] is not read); the passes go on from there.
+#define WSORT_TILE 2048
+
 #endif  // SPMVJIT_CONTRACT_WINDOW_SORT_H
-#line 7 "gpu/window_sort.cu"
+#line 8 "gpu/window_sort.cu"
 #line 1 "gpu/prelude_cuda.h"
 // GPU kernel prelude for CUDA (NVRTC): argument block, types, warp intrinsics, epilogue.
 // GPU templates use only what this prelude defines, so a HIP prelude can serve them too.
@@ -430,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 8 "gpu/window_sort.cu"
+#line 9 "gpu/window_sort.cu"
 
 SPMVJIT_DEVICE i64 wsort_len(const I* SPMVJIT_RESTRICT rp, i64 r) {
   return i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
@@ -463,3 +470,45 @@ extern "C" __global__ void spmvjit_sort_merge(const SpmvArgs a) {
     dst[pos - (left ? 0 : run) + (lo - first)] = I(row);
   }
 }
+
+#ifndef SPMVJIT_EMULATED  // a block's threads cooperate: the CPU emulation runs them one by one
+// The tile's positions sorted by one 64-bit key each, in a bitonic network over shared memory:
+// the window inside the tile (10 bits: sigma >= 2), the length inverted (43 bits, so longer rows
+// come first) and the position inside the tile (11 bits: ties keep the input order, which makes
+// the order the stable merge's). Positions past the last row get the largest key and stay last.
+extern "C" __global__ void __launch_bounds__(WSORT_TILE / 2) spmvjit_sort_tile(const SpmvArgs a) {
+  SPMVJIT_SHARED unsigned long long key[WSORT_TILE];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[WSORT_ROW_PTR];
+  I* dst = (I*)a.a[WSORT_DST];
+  const i64 sigma = a.n[WSORT_N_SIGMA];
+  const unsigned long long kLenMax = (1ull << 43) - 1;
+  const i64 tiles = (a.rows + WSORT_TILE - 1) / WSORT_TILE;
+  for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const i64 base = tile * WSORT_TILE;
+    for (int k = threadIdx.x; k < WSORT_TILE; k += blockDim.x) {
+      const i64 pos = base + k;
+      unsigned long long v = ~0ull;
+      if (pos < a.rows) {
+        const unsigned long long w = (unsigned long long)(pos / sigma - base / sigma);
+        const i64 len = wsort_len(rp, pos);
+        const unsigned long long l = (unsigned long long)len < kLenMax ? (unsigned long long)len : kLenMax;
+        v = (w << 54) | ((kLenMax - l) << 11) | (unsigned long long)k;
+      }
+      key[k] = v;
+    }
+    spmvjit_sync_block();
+    for (int size = 2; size <= WSORT_TILE; size <<= 1)
+      for (int stride = size >> 1; stride > 0; stride >>= 1) {
+        for (int i = threadIdx.x; i < WSORT_TILE / 2; i += blockDim.x) {
+          const int lo = 2 * i - (i & (stride - 1)), hi = lo + stride;
+          const unsigned long long x = key[lo], y = key[hi];
+          if ((x > y) == ((lo & size) == 0)) key[lo] = y, key[hi] = x;
+        }
+        spmvjit_sync_block();
+      }
+    for (int k = threadIdx.x; k < WSORT_TILE; k += blockDim.x)
+      if (base + k < a.rows) dst[base + k] = I(base + i64(key[k] & (WSORT_TILE - 1)));
+    spmvjit_sync_block();  // the next tile overwrites key
+  }
+}
+#endif
