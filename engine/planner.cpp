@@ -160,9 +160,10 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     }
     seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
   };
-  const int workers = process_threads() >= kEstimateMinThreads
-                          ? int(std::min<size_t>(formats.size(), size_t(kEstimateThreads)))
-                          : 1;
+  const int wanted = o.estimate_threads > 0                     ? o.estimate_threads
+                     : process_threads() >= kEstimateMinThreads ? kEstimateThreads
+                                                                : 1;
+  const int workers = int(std::clamp<size_t>(formats.size(), 1, size_t(wanted)));
   std::atomic<size_t> next{0};
   parallel_for(workers, workers, [&](int64_t, int64_t, int) {
     for (size_t i; (i = next.fetch_add(1)) < formats.size();) estimate_format(i);

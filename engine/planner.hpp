@@ -51,6 +51,8 @@ struct ChoiceOptions {
   bool deterministic = false;
   int vectors = 1;         // k: above 1, only formats that multiply several vectors (Format::multi_vector)
   bool row_major = false;  // their layout
+  // Threads that share out the formats' estimates; 0: the planner decides (engine/planner.cpp).
+  int estimate_threads = 0;
 };
 
 // Why format f refuses values of type v, naming the formats that take them (UNSUPPORTED's message).

@@ -13,7 +13,9 @@
 #include "core/log.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/plan.hpp"
+#include "engine/planner.hpp"
 #include "engine/reference.hpp"
+#include "engine/stats.hpp"
 #include "runtime/backend.hpp"
 #include "spmvjit/spmvjit.hpp"
 #include "tests/test_support.hpp"
@@ -276,4 +278,34 @@ TEST_CASE("a kernel not yet cached runs on the run-time epilogue until the speci
     setenv("SPMVJIT_TIERED_COMPILE", restore.c_str(), 1);
   else
     unsetenv("SPMVJIT_TIERED_COMPILE");
+}
+
+TEST_CASE("the planner's estimates on several threads give one thread's candidates in its order",
+          "[planner]") {
+  TargetInfo cpu;
+  cpu.simd_bytes = 64;
+  cpu.threads = 2;
+  TargetInfo gpu;
+  gpu.backend = BackendKind::cuda, gpu.target = "sm_90", gpu.sm_count = 132;
+  for (const char* spec : {"poisson2d:100", "blockfem:10:3", "random:5000:1:40", "powerlaw:5000", "dense:150",
+                           "short:20000:2", "varband:3000"})
+    for (const TargetInfo& t : {cpu, gpu}) {
+      INFO(spec << " on " << to_string(t.backend));
+      const auto a = generate_matrix(spec, 1);
+      const MatrixStats s = compute_stats(a.ref());
+      ChoiceOptions one, four;
+      one.estimate_threads = 1;
+      four.estimate_threads = 4;
+      const PlanChoice x = choose_format(a.ref(), s, t, nullptr, one);
+      const PlanChoice y = choose_format(a.ref(), s, t, nullptr, four);
+      REQUIRE(x.considered.size() == y.considered.size());
+      CHECK(x.considered.size() > 10);
+      for (size_t i = 0; i < x.considered.size(); ++i) {
+        INFO("candidate " << i);
+        CHECK(x.considered[i].format == y.considered[i].format);
+        CHECK(x.considered[i].params == y.considered[i].params);
+        CHECK(x.considered[i].score == y.considered[i].score);
+      }
+      CHECK(x.format == y.format);
+    }
 }
