@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 
 #include "core/buffer.hpp"
 #include "core/parallel.hpp"
