@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -26,6 +27,17 @@ static_assert(DP_WIDTHS == MatrixStats::kWidths &&
               "device statistics and MatrixStats disagree");
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// SPMVJIT_TRACE_SYNC=1 (with SPMVJIT_LOG_LEVEL=trace): each launch of the device planner waits
+// for its kernel, so the trace gives every kernel its device time instead of the host's
+// enqueue time (the waits then land on later downloads). A diagnosis knob: it slows plans.
+bool trace_sync() {
+  static const bool on = [] {
+    const char* e = std::getenv("SPMVJIT_TRACE_SYNC");
+    return e && std::string(e) == "1" && log_enabled(SPMV_LOG_TRACE);
+  }();
+  return on;
+}
 
 }  // namespace
 
@@ -99,6 +111,7 @@ void DevicePlanner::launch(const std::string& module_name, const std::string& en
   trace_.begin();  // device operations log their own time, not the host work before them
   exec_->run(module(module_name).entry(entry), grid_stride_step(b_.target(), entry, items, block), args,
              nullptr);
+  if (trace_sync()) b_.synchronize(nullptr);
   trace_.step(entry);
 }
 
@@ -141,11 +154,10 @@ int64_t DevicePlanner::read_i64(const void* p) {
 MatrixStats DevicePlanner::analyze() {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<uint64_t> v(DP_SLOTS, 0);
-  v[DP_ERR_ROW] = v[DP_ERR_COL] = v[DP_ROW_MIN] = kNone;
   stats_ = DeviceBuffer(b_, sizeof(uint64_t) * DP_SLOTS);
-  b_.upload(stats_.get(), v.data(), sizeof(uint64_t) * DP_SLOTS);
   trace_.step("statistics block");
   SpmvArgs a = args();
+  launch("device_plan", "spmvjit_dp_init_stats", DP_SLOTS, a);  // an upload would wait for its copy
   a.a[DP_SRC] = in_.row_ptr;
   a.n[DP_N_COUNT] = in_.nnz;
   // spmvjit_dp_rows reduces over aligned DP_BLOCK-row groups: its block size is fixed.

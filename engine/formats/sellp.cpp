@@ -119,7 +119,7 @@ class SellpFormat final : public Format {
   }
 
   // Every parameter set of a GPU target's candidates: slices of C rows, C a power of two up to
-  // 64 (templates/gpu/sell_build.cu lays out windows of SELL_BUILD_WINDOW rows), any t and sigma.
+  // 64, any t and sigma (templates/gpu/sell_build.cu).
   bool converts_on_device() const override { return true; }
   bool device_convertible(const FormatParams& p) const override {
     const int64_t c = p.at("C"), t = p.at("t"), sigma = p.at("sigma");

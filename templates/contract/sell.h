@@ -15,16 +15,13 @@
   X(SELL_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_ARRAYS, kSellArrays)
 
-enum { SELL_N_SLICES };  // n[] slots
-enum {
-  SELL_GPU_BLOCK = 256,     // GPU: one thread per sorted row position, this many per block
-  SELL_BUILD_WINDOW = 4096  // device build: rows per window one thread lays out (a multiple of C)
-};
+enum { SELL_N_SLICES };         // n[] slots
+enum { SELL_GPU_BLOCK = 256 };  // GPU: one thread per sorted row position, this many per block
 
 // Device build (templates/gpu/sell_build.cu; SELL-P's too, n[SELL_BUILD_N_T] = its t, 1 for SELL)
-// argument slots: the input arrays (index base n[DP_N_BASE]), the outputs, the per-window sums
-// (i64, scanned in place between passes) and, when n[SELL_BUILD_N_PERMUTED], the sorted order
-// (perm, built first: engine/formats/sliced_device.hpp).
+// argument slots: the input arrays (index base n[DP_N_BASE]), the outputs (slice_ptr as i64: the
+// slices' sizes, scanned in place into offsets between the passes) and, when
+// n[SELL_BUILD_N_PERMUTED], the sorted order (perm, built first: engine/formats/sliced_device.hpp).
 enum {
   SELL_BUILD_ROW_PTR,
   SELL_BUILD_COL_IDX_IN,
@@ -32,9 +29,8 @@ enum {
   SELL_BUILD_SLICE_PTR,
   SELL_BUILD_COL_IDX,
   SELL_BUILD_VALUES,
-  SELL_BUILD_WINDOW_SUMS,
   SELL_BUILD_PERM
 };
-enum { SELL_BUILD_N_C, SELL_BUILD_N_WINDOWS, SELL_BUILD_N_SLICES, SELL_BUILD_N_PERMUTED, SELL_BUILD_N_T };
+enum { SELL_BUILD_N_C, SELL_BUILD_N_SLICES, SELL_BUILD_N_PERMUTED, SELL_BUILD_N_T };
 
 #endif  // SPMVJIT_CONTRACT_SELL_H

@@ -37,6 +37,23 @@ SPMVJIT_DEVICE i64 warp_max(i64 v) {
   }
   return v;
 }
+// Adds one to hist[slot] for every lane whose slot is not negative; every lane of the warp calls
+// it. Lanes of one slot add together: rows of one length (a stencil's, a mesh's) made a warp's
+// shared-memory atomics on one counter run one after another. The warp's first few slots go by
+// one atomic each, any others by one per lane.
+SPMVJIT_DEVICE void warp_count(unsigned* hist, int slot) {
+  bool left = slot >= 0;
+  for (int i = 0; i < 4; ++i) {
+    const spmvjit_lanes_t m = spmvjit_ballot(left);
+    if (!m) return;
+    const int first = spmvjit_lowest_lane(m), s = spmvjit_shfl(slot, first);
+    const spmvjit_lanes_t same = spmvjit_ballot(left && slot == s);
+    if (spmvjit_lane() == first) spmvjit_atomic_add_shared_u32(hist + s, unsigned(spmvjit_lane_count(same)));
+    if (slot == s) left = false;
+  }
+  if (left) spmvjit_atomic_inc_shared_u32(hist + slot);
+}
+
 SPMVJIT_DEVICE void add(u64* stats, int slot, i64 v) {
   if (v) spmvjit_atomic_add_u64(stats + slot, u64(v));
 }
@@ -70,6 +87,13 @@ SPMVJIT_DEVICE i64 block_exclusive(i64 x, i64* warps, i64* total) {
 
 }  // namespace dp
 
+// The statistics block's starting values (~0 where a minimum is taken, else 0), any grid.
+extern "C" __global__ void spmvjit_dp_init_stats(const SpmvArgs a) {
+  dp::u64* stats = (dp::u64*)a.scratch;
+  for (int i = int(blockIdx.x * blockDim.x + threadIdx.x); i < DP_SLOTS; i += int(gridDim.x * blockDim.x))
+    stats[i] = i == DP_ERR_ROW || i == DP_ERR_COL || i == DP_ROW_MIN ? ~0ull : 0ull;
+}
+
 // Validation of row_ptr and the row-length statistics, one thread per row.
 // a[DP_SRC] row_ptr, n[DP_N_COUNT] nnz; scratch: the statistics block.
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const SpmvArgs a) {
@@ -93,6 +117,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
   for (i64 r0 = i64(blockIdx.x) * kBlock; r0 < rows; r0 += i64(gridDim.x) * kBlock) {
     const i64 r = r0 + t;
     i64 len = 0;
+    int bin = -1, short_len = -1;
     if (r < rows) {
       len = i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
       if (len < 0 && err < 0) err = r;
@@ -101,9 +126,9 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
       mx = len > mx ? len : mx;
       empty += len == 0;
       sq += double(len) * double(len);
-      const int bin = len == 0 ? 0 : 64 - spmvjit_clz64(len);
-      spmvjit_atomic_inc_shared_u32(&hist[bin < DP_HIST_BINS - 1 ? bin : DP_HIST_BINS - 1]);
-      if (len < DP_SHORT_LENGTHS) spmvjit_atomic_inc_shared_u32(&hist[DP_HIST_BINS + len]);
+      bin = len == 0 ? 0 : 64 - spmvjit_clz64(len);
+      bin = bin < DP_HIST_BINS - 1 ? bin : DP_HIST_BINS - 1;
+      if (len < DP_SHORT_LENGTHS) short_len = DP_HIST_BINS + int(len);
 #pragma unroll
       for (int k = 0; k < kWidths; ++k) {
         const i64 mask = (i64(1) << k) - 1;
@@ -111,6 +136,8 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
         idle[k] += (-len) & mask;
       }
     }
+    warp_count(hist, bin);
+    warp_count(hist, short_len);
     // Slice maxima over aligned groups of 2^k rows (r0 is a multiple of the block size): within
     // a warp by shuffles, then, for slices longer than a warp, across pairs of warps.
     i64 m = len;

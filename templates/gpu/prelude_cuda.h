@@ -87,6 +87,9 @@ template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) { return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d); }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
+// The lowest lane set in a nonzero ballot.
+SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return __ffs(int(m)) - 1; }
+SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return __popc(m); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return __shfl_xor_sync(SPMVJIT_FULL_MASK, v, mask);
@@ -108,6 +111,7 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 // Return the old value (shared memory).
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
+SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
 // Leading zero bits of a 64-bit value (64 for 0).
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__

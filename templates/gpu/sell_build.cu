@@ -1,6 +1,6 @@
 // SELL-C-sigma device build (engine/formats/sell.cpp and sellp.cpp, convert_device): slice sizes
-// per window of SELL_BUILD_WINDOW rows, an exclusive scan of the window sums (the host's), slice
-// offsets, then one thread per row position fills its lane. Sorted (sigma > 1), row position p
+// (one thread per slice), their exclusive scan into slice offsets, then one thread per row
+// position fills its lane. Sorted (sigma > 1), row position p
 // holds row perm[p], the order built before. SELL-P (n[SELL_BUILD_N_T] = t > 1) rounds slice
 // widths up to multiples of t and lays a slice out in chunks of C*t slots, row i owning
 // [i*t, i*t + t) of each; t = 1 is plain SELL. Grid-stride: any grid works.
@@ -13,60 +13,31 @@ SPMVJIT_DEVICE i64 sell_row_at(const SpmvArgs& a, i64 pos) {
   return a.n[SELL_BUILD_N_PERMUTED] ? i64(spmvjit_ldg((const I*)a.a[SELL_BUILD_PERM] + pos)) : pos;
 }
 
-// Pass 1: slice sizes (C * longest row, rounded up to t) into slice_ptr[s] and their sums per
-// window.
+// Pass 1, one thread per slice: its size (C * longest row, rounded up to t) into slice_ptr[s]. An
+// exclusive scan over the slices then makes the sizes offsets (the total at slice_ptr[slices]).
 extern "C" __global__ void spmvjit_build_sizes(const SpmvArgs a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BUILD_ROW_PTR];
   const bool permuted = a.n[SELL_BUILD_N_PERMUTED] != 0;
   i64* size = (i64*)a.a[SELL_BUILD_SLICE_PTR];
-  i64* wsum = (i64*)a.a[SELL_BUILD_WINDOW_SUMS];
-  const i64 c = a.n[SELL_BUILD_N_C], windows = a.n[SELL_BUILD_N_WINDOWS], slices = a.n[SELL_BUILD_N_SLICES];
-  const i64 t = a.n[SELL_BUILD_N_T], per = SELL_BUILD_WINDOW / c;
-  for (i64 w = i64(blockIdx.x) * blockDim.x + threadIdx.x; w < windows; w += i64(gridDim.x) * blockDim.x) {
-    const i64 s0 = w * per, s1 = s0 + per < slices ? s0 + per : slices;
-    i64 sum = 0;
-    for (i64 s = s0; s < s1; ++s) {
-      const i64 e = (s + 1) * c < a.rows ? (s + 1) * c : a.rows;
-      i64 width = 0, b = spmvjit_ldg(rp + s * c);
-      for (i64 pos = s * c; pos < e; ++pos) {
-        if (permuted) {  // rows in sorted order
-          const i64 r = sell_row_at(a, pos), len = i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
-          width = len > width ? len : width;
-          continue;
-        }
-        const i64 next = spmvjit_ldg(rp + pos + 1);  // consecutive rows share their row_ptr entries
-        width = next - b > width ? next - b : width;
-        b = next;
+  const i64 c = a.n[SELL_BUILD_N_C], slices = a.n[SELL_BUILD_N_SLICES], t = a.n[SELL_BUILD_N_T];
+  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x) {
+    const i64 e = (s + 1) * c < a.rows ? (s + 1) * c : a.rows;
+    i64 width = 0, b = spmvjit_ldg(rp + s * c);
+    for (i64 pos = s * c; pos < e; ++pos) {
+      if (permuted) {  // rows in sorted order
+        const i64 r = sell_row_at(a, pos), len = i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
+        width = len > width ? len : width;
+        continue;
       }
-      width = (width + t - 1) / t * t;
-      size[s] = width * c;
-      sum += width * c;
+      const i64 next = spmvjit_ldg(rp + pos + 1);  // consecutive rows share their row_ptr entries
+      width = next - b > width ? next - b : width;
+      b = next;
     }
-    wsum[w] = sum;
+    size[s] = (width + t - 1) / t * t * c;
   }
 }
 
-// Pass 2: slice sizes -> slice_ptr offsets in place, from the scanned window sums (total at
-// [windows]); the total also at slice_ptr[slices].
-extern "C" __global__ void spmvjit_build_offsets(const SpmvArgs a) {
-  i64* sp = (i64*)a.a[SELL_BUILD_SLICE_PTR];
-  const i64* woff = (const i64*)a.a[SELL_BUILD_WINDOW_SUMS];
-  const i64 c = a.n[SELL_BUILD_N_C], windows = a.n[SELL_BUILD_N_WINDOWS], slices = a.n[SELL_BUILD_N_SLICES];
-  const i64 per = SELL_BUILD_WINDOW / c;
-  const i64 id = i64(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id == 0) sp[slices] = woff[windows];
-  for (i64 w = id; w < windows; w += i64(gridDim.x) * blockDim.x) {
-    const i64 s0 = w * per, s1 = s0 + per < slices ? s0 + per : slices;
-    i64 run = woff[w];
-    for (i64 s = s0; s < s1; ++s) {
-      const i64 x = sp[s];
-      sp[s] = run;
-      run += x;
-    }
-  }
-}
-
-// Pass 3: one thread per row position fills its lane of the slice, column-major (in chunks of
+// Pass 2: one thread per row position fills its lane of the slice, column-major (in chunks of
 // C*t slots, t per row), padding with the row's last column and zeros.
 extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BUILD_ROW_PTR];

@@ -13,6 +13,10 @@
 #include "runtime/device_buffer.hpp"
 #include "tests/runtime/cuda_test_support.hpp"
 
+namespace spmvjit {
+#include "templates/contract/csr_adaptive.h"
+}
+
 using namespace spmvjit;
 using namespace spmvjit::cuda_test;
 
@@ -108,6 +112,38 @@ void check_same_data(const FormatData& dev, const FormatData& host) {
   }
 }
 
+// Plans `a` (in device memory as `d`) with format `name` on the device and checks the statistics,
+// the arrays (against the host converter with the device's parameters) and the SpMVs. False when
+// the format refused the matrix.
+template <class I, class V>
+bool device_plan_matches_host(Backend& b, const HostCsr<I, V>& a, const DeviceCsr<I, V>& d, const char* name,
+                              uint64_t seed) {
+  const spmv_options_t o = cuda_options(name);
+  spmv_plan_t p = nullptr;
+  const spmv_status_t st = spmv_plan(&p, &d.desc, &o);
+  if (st == SPMV_STATUS_UNSUPPORTED && std::string(name) != "auto") return false;
+  INFO(spmv_last_error());
+  REQUIRE(st == SPMV_STATUS_SUCCESS);
+  Plan& plan = plan_impl(p);
+  CHECK(plan.converted_on_device());
+  check_same_stats(plan.stats(), compute_stats(a.ref()));
+  // The host converter, given the parameters the device used, builds the same bytes.
+  const Format* f = find_format(plan.data().format);
+  REQUIRE(f != nullptr);
+  const FormatParams plain = with_codec(plan.data().params, ValueCodec::plain);
+  CHECK(f->device_convertible(plain));
+  // Compressed values: the host's arrays encoded with the table the device's sample gave.
+  FormatData host = f->convert(a.ref(), plain, b.target());
+  if (plan.value_codec() != ValueCodec::plain) {
+    REQUIRE(encode_values_host(host, plan.value_codec(), plan.value_table()));
+    host.params = plan.data().params;
+  }
+  check_same_data(plan.host_data(), host);
+  CHECK(check_plan(p, a, seed) == "");
+  spmv_plan_destroy(p);
+  return true;
+}
+
 template <class I, class V>
 void device_plans_match_host() {
   if (!test::gpu_available()) {
@@ -124,33 +160,10 @@ void device_plans_match_host() {
                                "jds", "merge", "csr5", "sellp", "sell_block"}) {
         INFO("format " << name << ", base " << base << ", matrix " << m.name << " (" << a.rows << " x "
                        << a.cols << ", nnz " << a.nnz() << ")");
-        const spmv_options_t o = cuda_options(name);
-        spmv_plan_t p = nullptr;
-        const spmv_status_t st = spmv_plan(&p, &d.desc, &o);
-        if (st == SPMV_STATUS_UNSUPPORTED && std::string(name) != "auto") {
+        if (device_plan_matches_host(b, a, d, name, ++seed))
+          ++planned;
+        else
           ++refused;
-          continue;
-        }
-        INFO(spmv_last_error());
-        REQUIRE(st == SPMV_STATUS_SUCCESS);
-        ++planned;
-        Plan& plan = plan_impl(p);
-        CHECK(plan.converted_on_device());
-        check_same_stats(plan.stats(), compute_stats(a.ref()));
-        // The host converter, given the parameters the device used, builds the same bytes.
-        const Format* f = find_format(plan.data().format);
-        REQUIRE(f != nullptr);
-        const FormatParams plain = with_codec(plan.data().params, ValueCodec::plain);
-        CHECK(f->device_convertible(plain));
-        // Compressed values: the host's arrays encoded with the table the device's sample gave.
-        FormatData host = f->convert(a.ref(), plain, b.target());
-        if (plan.value_codec() != ValueCodec::plain) {
-          REQUIRE(encode_values_host(host, plan.value_codec(), plan.value_table()));
-          host.params = plan.data().params;
-        }
-        check_same_data(plan.host_data(), host);
-        CHECK(check_plan(p, a, ++seed) == "");
-        spmv_plan_destroy(p);
       }
     }
   }
@@ -223,6 +236,78 @@ TEST_CASE("cuda device planning: the window sort gives the host's row order for 
   }
   window_order_matches_host<int32_t>();
   window_order_matches_host<int64_t>();
+}
+
+namespace {
+
+// A matrix with the given row lengths (columns spread over `cols`, ascending in each row).
+HostCsr<int64_t, double> rows_of_lengths(const std::vector<int64_t>& lengths, int64_t cols) {
+  HostCsr<int64_t, double> a;
+  a.rows = int64_t(lengths.size());
+  a.cols = cols;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    const int64_t n = std::min(lengths[r], cols);
+    for (int64_t k = 0; k < n; ++k) {
+      a.col_idx.push_back((int64_t(r) * 7 + k * cols / n) % cols);
+      a.val.push_back(0.25 + double((r * 13 + size_t(k)) % 17));
+    }
+    std::sort(a.col_idx.end() - n, a.col_idx.end());
+    a.row_ptr.push_back(int64_t(a.col_idx.size()));
+  }
+  return a;
+}
+
+}  // namespace
+
+// csr_adaptive's greedy row blocks, laid out by a block per 4096-row window (a warp walking 32
+// rows a step), against the host's: rows of exactly ADAPTIVE_S and one more (a long row), long
+// rows on window edges, row blocks closed by the 1024-row limit and by ADAPTIVE_S nonzeros in the
+// middle of a warp's step, empty windows and a last partial window.
+TEST_CASE("cuda device planning: csr_adaptive's row blocks on window and warp edges", "[cuda]") {
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
+  }
+  Backend& b = test::gpu_backend();
+  const int64_t S = ADAPTIVE_S, W = ADAPTIVE_WINDOW;
+  uint64_t z = 0x9E3779B97F4A7C15ULL;
+  auto rnd = [&](int64_t n) {
+    return int64_t((z = z * 6364136223846793005ULL + 1442695040888963407ULL) >> 33) % n;
+  };
+  std::vector<std::pair<std::string, std::vector<int64_t>>> cases;
+  {
+    std::vector<int64_t> l(size_t(3 * W + 77), 0);
+    for (int64_t r : {int64_t(0), W - 1, W, 2 * W - 1, 2 * W + 31, 2 * W + 32, int64_t(l.size()) - 1})
+      l[size_t(r)] = S + 1;
+    for (int64_t r : {int64_t(5), W + 33, 2 * W + 100}) l[size_t(r)] = S;
+    for (int64_t r : {int64_t(6), W + 34, 2 * W + 101}) l[size_t(r)] = 3 * S + 5;
+    cases.push_back({"long rows on edges, the rest empty", l});
+    for (int64_t& x : l)
+      if (x == 0) x = rnd(3);
+    cases.push_back({"long rows on edges, the rest 0-2", l});
+  }
+  {
+    std::vector<int64_t> l(size_t(2 * W + 1000));
+    for (int64_t& x : l) x = rnd(700);
+    cases.push_back({"0-699 a row", l});
+    for (int64_t& x : l) x = rnd(100) == 0 ? S - rnd(3) : rnd(40);
+    cases.push_back({"0-39 a row, some near ADAPTIVE_S", l});
+    for (int64_t& x : l) x = 1;
+    cases.push_back({"one a row", l});
+    for (int64_t& x : l) x = rnd(50) == 0 ? 0 : 2;
+    cases.push_back({"two a row, some empty", l});
+  }
+  cases.push_back({"one empty row", {0}});
+  cases.push_back({"one long row", {S + 1}});
+  cases.push_back({"empty windows", std::vector<int64_t>(size_t(2 * W + 3), 0)});
+  uint64_t seed = 4400;
+  for (const auto& [what, lengths] : cases) {
+    const HostCsr<int64_t, double> m = rows_of_lengths(lengths, 4 * S);
+    INFO(what << " (" << m.rows << " rows, nnz " << m.nnz() << ")");
+    const HostCsr<int32_t, double> a32 = m.cast<int32_t, double>();
+    CHECK(device_plan_matches_host(b, a32, DeviceCsr<int32_t, double>(b, a32, 0), "csr_adaptive", ++seed));
+    const HostCsr<int64_t, float> a64 = m.cast<int64_t, float>();
+    CHECK(device_plan_matches_host(b, a64, DeviceCsr<int64_t, float>(b, a64, 1), "csr_adaptive", ++seed));
+  }
 }
 
 TEST_CASE("cuda device planning: the exclusive scan at tile boundaries and beyond", "[cuda]") {

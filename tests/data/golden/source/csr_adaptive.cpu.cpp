@@ -75,7 +75,8 @@ enum {
   // The greedy restarts every ADAPTIVE_WINDOW rows (a multiple of both row limits), so a device
   // lays out windows in parallel, one thread each, and produces the host's layout exactly.
   ADAPTIVE_WINDOW = 4096,
-  ADAPTIVE_PAD = 4
+  ADAPTIVE_PAD = 4,
+  ADAPTIVE_COOP_BLOCK = 128  // threads per window of the cooperative device build
 };
 
 // Device build (templates/gpu/csr_adaptive_build.cu) argument slots: the input row_ptr (index

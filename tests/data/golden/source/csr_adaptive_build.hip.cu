@@ -222,7 +222,8 @@ enum {
   // The greedy restarts every ADAPTIVE_WINDOW rows (a multiple of both row limits), so a device
   // lays out windows in parallel, one thread each, and produces the host's layout exactly.
   ADAPTIVE_WINDOW = 4096,
-  ADAPTIVE_PAD = 4
+  ADAPTIVE_PAD = 4,
+  ADAPTIVE_COOP_BLOCK = 128  // threads per window of the cooperative device build
 };
 
 // Device build (templates/gpu/csr_adaptive_build.cu) argument slots: the input row_ptr (index
@@ -629,6 +630,9 @@ SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
 }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return (spmvjit_lanes_t)SPMVJIT_HIP_BALLOT(p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
+// The lowest lane set in a nonzero ballot.
+SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return __builtin_ctzll((unsigned long long)m); }
+SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return __builtin_popcountll((unsigned long long)m); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return SPMVJIT_HIP_SHFL_XOR(v, mask);
@@ -668,7 +672,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
 }
 
 #endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
-#line 134 "gpu/prelude_hip.h"
+#line 137 "gpu/prelude_hip.h"
 #else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
 #endif
@@ -684,6 +688,7 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 // Return the old value (shared memory).
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
+SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
 // Leading zero bits of a 64-bit value (64 for 0).
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__
@@ -819,7 +824,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 210 "gpu/prelude_hip.h"
+#line 214 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -884,6 +889,127 @@ extern "C" __global__ void spmvjit_build_write(const SpmvArgs a) {
         });
   }
 }
+
+#ifndef SPMVJIT_EMULATED  // a block's threads cooperate: the CPU emulation runs them one by one
+// The same two passes with a block of ADAPTIVE_COOP_BLOCK threads per window: the block loads the
+// window's row lengths into shared memory (clamped to ADAPTIVE_S + 1, which is all the rule asks
+// of a row that is not long), then its first warp runs the greedy rule SPMVJIT_WARP rows a step:
+// a prefix sum of the lengths from the current row block's count finds the first row that starts
+// a new block (too many rows, too many nonzeros, or a long row), the rows before it join the
+// block, and the walk goes on after it. The steps are the window's rows / SPMVJIT_WARP plus one
+// per row block, where a thread alone took one dependent load per row. on_block(r) and
+// on_long(r) are called by every lane of the warp alike.
+template <class OnBlock, class OnLong>
+SPMVJIT_DEVICE void adaptive_window_warp(i64 r0, i64 r1, const unsigned short* len, OnBlock&& on_block,
+                                         OnLong&& on_long) {
+  const int lane = spmvjit_lane();
+  i64 start = r0;
+  int nnz = 0;  // the current row block's, at most ADAPTIVE_S
+  if (r0 < r1) on_block(r0);
+  for (i64 pos = r0; pos < r1;) {
+    const i64 r = pos + lane;
+    const bool in = r < r1;
+    const int l = in ? int(len[r - r0]) : 0;
+    int p = l;  // inclusive prefix sum over the lanes
+    for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
+      const int q = spmvjit_shfl_up(p, d);
+      if (lane >= d) p += q;
+    }
+    const bool starts = in && (l > ADAPTIVE_S || r - start + 1 > ADAPTIVE_GPU_ROWS || nnz + p > ADAPTIVE_S);
+    const spmvjit_lanes_t m = spmvjit_ballot(starts);
+    if (!m) {
+      nnz += spmvjit_shfl(p, SPMVJIT_WARP - 1);
+      pos += SPMVJIT_WARP;
+      continue;
+    }
+    const int f = spmvjit_lowest_lane(m);
+    const i64 rf = pos + f;
+    const int lf = spmvjit_shfl(l, f);
+    if (lf > ADAPTIVE_S) {
+      if (rf > start) on_block(rf);
+      on_long(rf);
+      if (rf + 1 < r1) on_block(rf + 1);
+      start = rf + 1, nnz = 0;
+    } else {
+      on_block(rf);
+      start = rf, nnz = lf;
+    }
+    pos = rf + 1;
+  }
+}
+
+// Window w's row lengths into len (clamped), by the whole block; returns its rows [*r0, *r1).
+SPMVJIT_DEVICE void adaptive_load_window(const I* SPMVJIT_RESTRICT rp, i64 rows, i64 w, unsigned short* len,
+                                         i64* r0, i64* r1) {
+  *r0 = w * ADAPTIVE_WINDOW;
+  *r1 = *r0 + ADAPTIVE_WINDOW < rows ? *r0 + ADAPTIVE_WINDOW : rows;
+  for (i64 r = *r0 + threadIdx.x; r < *r1; r += blockDim.x) {
+    const i64 l = i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
+    len[r - *r0] = (unsigned short)(l > ADAPTIVE_S ? ADAPTIVE_S + 1 : l);
+  }
+  spmvjit_sync_block();
+}
+
+extern "C" __global__ void __launch_bounds__(ADAPTIVE_COOP_BLOCK) spmvjit_build_count_coop(const SpmvArgs a) {
+  SPMVJIT_SHARED unsigned short len[ADAPTIVE_WINDOW];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_BUILD_ROW_PTR];
+  const i64 windows = a.n[ADAPTIVE_BUILD_N_WINDOWS];
+  for (i64 w = blockIdx.x; w < windows; w += gridDim.x) {
+    i64 r0, r1;
+    adaptive_load_window(rp, a.rows, w, len, &r0, &r1);
+    if (threadIdx.x < SPMVJIT_WARP) {
+      i64 nb = 0, nc = 0, nl = 0;
+      adaptive_window_warp(
+          r0, r1, len, [&](i64) { ++nb; },
+          [&](i64 r) {
+            ++nl, nc += adaptive_chunks_of(i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r)));
+          });
+      if (threadIdx.x == 0) {
+        ((i64*)a.a[ADAPTIVE_BUILD_WIN_BLOCKS])[w] = nb;
+        ((i64*)a.a[ADAPTIVE_BUILD_WIN_CHUNKS])[w] = nc;
+        ((i64*)a.a[ADAPTIVE_BUILD_WIN_LONG_ROWS])[w] = nl;
+      }
+    }
+    spmvjit_sync_block();  // the next window overwrites len
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(ADAPTIVE_COOP_BLOCK) spmvjit_build_write_coop(const SpmvArgs a) {
+  SPMVJIT_SHARED unsigned short len[ADAPTIVE_WINDOW];
+  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[ADAPTIVE_BUILD_ROW_PTR];
+  const i64* boff = (const i64*)a.a[ADAPTIVE_BUILD_WIN_BLOCKS];
+  const i64* coff = (const i64*)a.a[ADAPTIVE_BUILD_WIN_CHUNKS];
+  I* blocks = (I*)a.a[ADAPTIVE_BUILD_ROW_BLOCKS];
+  I* crow = (I*)a.a[ADAPTIVE_BUILD_CHUNK_ROW];
+  I* cstart = (I*)a.a[ADAPTIVE_BUILD_CHUNK_START];
+  I* bnnz = (I*)a.a[ADAPTIVE_BUILD_BLOCK_NNZ];
+  const i64 windows = a.n[ADAPTIVE_BUILD_N_WINDOWS], base = a.n[DP_N_BASE];
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    blocks[boff[windows]] = I(a.rows), bnnz[boff[windows]] = I(a.n[ADAPTIVE_BUILD_N_NNZ]);
+  const int lane = spmvjit_lane();
+  for (i64 w = blockIdx.x; w < windows; w += gridDim.x) {
+    i64 r0, r1;
+    adaptive_load_window(rp, a.rows, w, len, &r0, &r1);
+    if (threadIdx.x < SPMVJIT_WARP) {
+      i64 nb = boff[w], nc = coff[w];
+      adaptive_window_warp(
+          r0, r1, len,
+          [&](i64 r) {
+            if (lane == 0) bnnz[nb] = I(spmvjit_ldg(rp + r) - base), blocks[nb] = I(r);
+            ++nb;
+          },
+          [&](i64 r) {
+            const i64 b = i64(spmvjit_ldg(rp + r)) - base,
+                      n = adaptive_chunks_of(i64(spmvjit_ldg(rp + r + 1)) - base - b);
+            for (i64 c = lane; c < n; c += SPMVJIT_WARP)
+              crow[nc + c] = I(r), cstart[nc + c] = I(b + c * ADAPTIVE_S);
+            nc += n;
+          });
+    }
+    spmvjit_sync_block();
+  }
+}
+#endif
 
 // Segment s's entries [*k0, *k1) (zero-based; the contract's adaptive_segment).
 SPMVJIT_DEVICE void c16_segment(const SpmvArgs& a, i64 s, i64* k0, i64* k1) {

@@ -475,6 +475,9 @@ SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
 }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return (spmvjit_lanes_t)SPMVJIT_HIP_BALLOT(p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
+// The lowest lane set in a nonzero ballot.
+SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return __builtin_ctzll((unsigned long long)m); }
+SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return __builtin_popcountll((unsigned long long)m); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return SPMVJIT_HIP_SHFL_XOR(v, mask);
@@ -514,7 +517,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
 }
 
 #endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
-#line 134 "gpu/prelude_hip.h"
+#line 137 "gpu/prelude_hip.h"
 #else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
 #endif
@@ -530,6 +533,7 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 // Return the old value (shared memory).
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
+SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
 // Leading zero bits of a 64-bit value (64 for 0).
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__
@@ -665,7 +669,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 210 "gpu/prelude_hip.h"
+#line 214 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -710,6 +714,23 @@ SPMVJIT_DEVICE i64 warp_max(i64 v) {
   }
   return v;
 }
+// Adds one to hist[slot] for every lane whose slot is not negative; every lane of the warp calls
+// it. Lanes of one slot add together: rows of one length (a stencil's, a mesh's) made a warp's
+// shared-memory atomics on one counter run one after another. The warp's first few slots go by
+// one atomic each, any others by one per lane.
+SPMVJIT_DEVICE void warp_count(unsigned* hist, int slot) {
+  bool left = slot >= 0;
+  for (int i = 0; i < 4; ++i) {
+    const spmvjit_lanes_t m = spmvjit_ballot(left);
+    if (!m) return;
+    const int first = spmvjit_lowest_lane(m), s = spmvjit_shfl(slot, first);
+    const spmvjit_lanes_t same = spmvjit_ballot(left && slot == s);
+    if (spmvjit_lane() == first) spmvjit_atomic_add_shared_u32(hist + s, unsigned(spmvjit_lane_count(same)));
+    if (slot == s) left = false;
+  }
+  if (left) spmvjit_atomic_inc_shared_u32(hist + slot);
+}
+
 SPMVJIT_DEVICE void add(u64* stats, int slot, i64 v) {
   if (v) spmvjit_atomic_add_u64(stats + slot, u64(v));
 }
@@ -743,6 +764,13 @@ SPMVJIT_DEVICE i64 block_exclusive(i64 x, i64* warps, i64* total) {
 
 }  // namespace dp
 
+// The statistics block's starting values (~0 where a minimum is taken, else 0), any grid.
+extern "C" __global__ void spmvjit_dp_init_stats(const SpmvArgs a) {
+  dp::u64* stats = (dp::u64*)a.scratch;
+  for (int i = int(blockIdx.x * blockDim.x + threadIdx.x); i < DP_SLOTS; i += int(gridDim.x * blockDim.x))
+    stats[i] = i == DP_ERR_ROW || i == DP_ERR_COL || i == DP_ROW_MIN ? ~0ull : 0ull;
+}
+
 // Validation of row_ptr and the row-length statistics, one thread per row.
 // a[DP_SRC] row_ptr, n[DP_N_COUNT] nnz; scratch: the statistics block.
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const SpmvArgs a) {
@@ -766,6 +794,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
   for (i64 r0 = i64(blockIdx.x) * kBlock; r0 < rows; r0 += i64(gridDim.x) * kBlock) {
     const i64 r = r0 + t;
     i64 len = 0;
+    int bin = -1, short_len = -1;
     if (r < rows) {
       len = i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
       if (len < 0 && err < 0) err = r;
@@ -774,9 +803,9 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
       mx = len > mx ? len : mx;
       empty += len == 0;
       sq += double(len) * double(len);
-      const int bin = len == 0 ? 0 : 64 - spmvjit_clz64(len);
-      spmvjit_atomic_inc_shared_u32(&hist[bin < DP_HIST_BINS - 1 ? bin : DP_HIST_BINS - 1]);
-      if (len < DP_SHORT_LENGTHS) spmvjit_atomic_inc_shared_u32(&hist[DP_HIST_BINS + len]);
+      bin = len == 0 ? 0 : 64 - spmvjit_clz64(len);
+      bin = bin < DP_HIST_BINS - 1 ? bin : DP_HIST_BINS - 1;
+      if (len < DP_SHORT_LENGTHS) short_len = DP_HIST_BINS + int(len);
 #pragma unroll
       for (int k = 0; k < kWidths; ++k) {
         const i64 mask = (i64(1) << k) - 1;
@@ -784,6 +813,8 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_rows(const Spm
         idle[k] += (-len) & mask;
       }
     }
+    warp_count(hist, bin);
+    warp_count(hist, short_len);
     // Slice maxima over aligned groups of 2^k rows (r0 is a multiple of the block size): within
     // a warp by shuffles, then, for slices longer than a warp, across pairs of warps.
     i64 m = len;

@@ -52,16 +52,13 @@
   X(SELL_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_ARRAYS, kSellArrays)
 
-enum { SELL_N_SLICES };  // n[] slots
-enum {
-  SELL_GPU_BLOCK = 256,     // GPU: one thread per sorted row position, this many per block
-  SELL_BUILD_WINDOW = 4096  // device build: rows per window one thread lays out (a multiple of C)
-};
+enum { SELL_N_SLICES };         // n[] slots
+enum { SELL_GPU_BLOCK = 256 };  // GPU: one thread per sorted row position, this many per block
 
 // Device build (templates/gpu/sell_build.cu; SELL-P's too, n[SELL_BUILD_N_T] = its t, 1 for SELL)
-// argument slots: the input arrays (index base n[DP_N_BASE]), the outputs, the per-window sums
-// (i64, scanned in place between passes) and, when n[SELL_BUILD_N_PERMUTED], the sorted order
-// (perm, built first: engine/formats/sliced_device.hpp).
+// argument slots: the input arrays (index base n[DP_N_BASE]), the outputs (slice_ptr as i64: the
+// slices' sizes, scanned in place into offsets between the passes) and, when
+// n[SELL_BUILD_N_PERMUTED], the sorted order (perm, built first: engine/formats/sliced_device.hpp).
 enum {
   SELL_BUILD_ROW_PTR,
   SELL_BUILD_COL_IDX_IN,
@@ -69,10 +66,9 @@ enum {
   SELL_BUILD_SLICE_PTR,
   SELL_BUILD_COL_IDX,
   SELL_BUILD_VALUES,
-  SELL_BUILD_WINDOW_SUMS,
   SELL_BUILD_PERM
 };
-enum { SELL_BUILD_N_C, SELL_BUILD_N_WINDOWS, SELL_BUILD_N_SLICES, SELL_BUILD_N_PERMUTED, SELL_BUILD_N_T };
+enum { SELL_BUILD_N_C, SELL_BUILD_N_SLICES, SELL_BUILD_N_PERMUTED, SELL_BUILD_N_T };
 
 #endif  // SPMVJIT_CONTRACT_SELL_H
 #line 5 "gpu/sell.cu"
@@ -273,6 +269,9 @@ template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) { return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d); }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
+// The lowest lane set in a nonzero ballot.
+SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return __ffs(int(m)) - 1; }
+SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return __popc(m); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return __shfl_xor_sync(SPMVJIT_FULL_MASK, v, mask);
@@ -310,7 +309,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
 }
 
 #endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
-#line 96 "gpu/prelude_cuda.h"
+#line 99 "gpu/prelude_cuda.h"
 #else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
 #endif
@@ -326,6 +325,7 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 // Return the old value (shared memory).
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
+SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
 // Leading zero bits of a 64-bit value (64 for 0).
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__
@@ -468,7 +468,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 179 "gpu/prelude_cuda.h"
+#line 183 "gpu/prelude_cuda.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per

@@ -153,8 +153,8 @@ static __device__ __forceinline__ int __clzll(long long v) {
 #endif
 #line 1 "gpu/sell_build.cu"
 // SELL-C-sigma device build (engine/formats/sell.cpp and sellp.cpp, convert_device): slice sizes
-// per window of SELL_BUILD_WINDOW rows, an exclusive scan of the window sums (the host's), slice
-// offsets, then one thread per row position fills its lane. Sorted (sigma > 1), row position p
+// (one thread per slice), their exclusive scan into slice offsets, then one thread per row
+// position fills its lane. Sorted (sigma > 1), row position p
 // holds row perm[p], the order built before. SELL-P (n[SELL_BUILD_N_T] = t > 1) rounds slice
 // widths up to multiples of t and lays a slice out in chunks of C*t slots, row i owning
 // [i*t, i*t + t) of each; t = 1 is plain SELL. Grid-stride: any grid works.
@@ -284,16 +284,13 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
   X(SELL_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_ARRAYS, kSellArrays)
 
-enum { SELL_N_SLICES };  // n[] slots
-enum {
-  SELL_GPU_BLOCK = 256,     // GPU: one thread per sorted row position, this many per block
-  SELL_BUILD_WINDOW = 4096  // device build: rows per window one thread lays out (a multiple of C)
-};
+enum { SELL_N_SLICES };         // n[] slots
+enum { SELL_GPU_BLOCK = 256 };  // GPU: one thread per sorted row position, this many per block
 
 // Device build (templates/gpu/sell_build.cu; SELL-P's too, n[SELL_BUILD_N_T] = its t, 1 for SELL)
-// argument slots: the input arrays (index base n[DP_N_BASE]), the outputs, the per-window sums
-// (i64, scanned in place between passes) and, when n[SELL_BUILD_N_PERMUTED], the sorted order
-// (perm, built first: engine/formats/sliced_device.hpp).
+// argument slots: the input arrays (index base n[DP_N_BASE]), the outputs (slice_ptr as i64: the
+// slices' sizes, scanned in place into offsets between the passes) and, when
+// n[SELL_BUILD_N_PERMUTED], the sorted order (perm, built first: engine/formats/sliced_device.hpp).
 enum {
   SELL_BUILD_ROW_PTR,
   SELL_BUILD_COL_IDX_IN,
@@ -301,10 +298,9 @@ enum {
   SELL_BUILD_SLICE_PTR,
   SELL_BUILD_COL_IDX,
   SELL_BUILD_VALUES,
-  SELL_BUILD_WINDOW_SUMS,
   SELL_BUILD_PERM
 };
-enum { SELL_BUILD_N_C, SELL_BUILD_N_WINDOWS, SELL_BUILD_N_SLICES, SELL_BUILD_N_PERMUTED, SELL_BUILD_N_T };
+enum { SELL_BUILD_N_C, SELL_BUILD_N_SLICES, SELL_BUILD_N_PERMUTED, SELL_BUILD_N_T };
 
 #endif  // SPMVJIT_CONTRACT_SELL_H
 #line 9 "gpu/sell_build.cu"
@@ -541,6 +537,9 @@ SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
 }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return (spmvjit_lanes_t)SPMVJIT_HIP_BALLOT(p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
+// The lowest lane set in a nonzero ballot.
+SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return __builtin_ctzll((unsigned long long)m); }
+SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return __builtin_popcountll((unsigned long long)m); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return SPMVJIT_HIP_SHFL_XOR(v, mask);
@@ -580,7 +579,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
 }
 
 #endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
-#line 134 "gpu/prelude_hip.h"
+#line 137 "gpu/prelude_hip.h"
 #else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
 #endif
@@ -596,6 +595,7 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 // Return the old value (shared memory).
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
+SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
 // Leading zero bits of a 64-bit value (64 for 0).
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__
@@ -731,7 +731,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 210 "gpu/prelude_hip.h"
+#line 214 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -753,60 +753,31 @@ SPMVJIT_DEVICE i64 sell_row_at(const SpmvArgs& a, i64 pos) {
   return a.n[SELL_BUILD_N_PERMUTED] ? i64(spmvjit_ldg((const I*)a.a[SELL_BUILD_PERM] + pos)) : pos;
 }
 
-// Pass 1: slice sizes (C * longest row, rounded up to t) into slice_ptr[s] and their sums per
-// window.
+// Pass 1, one thread per slice: its size (C * longest row, rounded up to t) into slice_ptr[s]. An
+// exclusive scan over the slices then makes the sizes offsets (the total at slice_ptr[slices]).
 extern "C" __global__ void spmvjit_build_sizes(const SpmvArgs a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BUILD_ROW_PTR];
   const bool permuted = a.n[SELL_BUILD_N_PERMUTED] != 0;
   i64* size = (i64*)a.a[SELL_BUILD_SLICE_PTR];
-  i64* wsum = (i64*)a.a[SELL_BUILD_WINDOW_SUMS];
-  const i64 c = a.n[SELL_BUILD_N_C], windows = a.n[SELL_BUILD_N_WINDOWS], slices = a.n[SELL_BUILD_N_SLICES];
-  const i64 t = a.n[SELL_BUILD_N_T], per = SELL_BUILD_WINDOW / c;
-  for (i64 w = i64(blockIdx.x) * blockDim.x + threadIdx.x; w < windows; w += i64(gridDim.x) * blockDim.x) {
-    const i64 s0 = w * per, s1 = s0 + per < slices ? s0 + per : slices;
-    i64 sum = 0;
-    for (i64 s = s0; s < s1; ++s) {
-      const i64 e = (s + 1) * c < a.rows ? (s + 1) * c : a.rows;
-      i64 width = 0, b = spmvjit_ldg(rp + s * c);
-      for (i64 pos = s * c; pos < e; ++pos) {
-        if (permuted) {  // rows in sorted order
-          const i64 r = sell_row_at(a, pos), len = i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
-          width = len > width ? len : width;
-          continue;
-        }
-        const i64 next = spmvjit_ldg(rp + pos + 1);  // consecutive rows share their row_ptr entries
-        width = next - b > width ? next - b : width;
-        b = next;
+  const i64 c = a.n[SELL_BUILD_N_C], slices = a.n[SELL_BUILD_N_SLICES], t = a.n[SELL_BUILD_N_T];
+  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x) {
+    const i64 e = (s + 1) * c < a.rows ? (s + 1) * c : a.rows;
+    i64 width = 0, b = spmvjit_ldg(rp + s * c);
+    for (i64 pos = s * c; pos < e; ++pos) {
+      if (permuted) {  // rows in sorted order
+        const i64 r = sell_row_at(a, pos), len = i64(spmvjit_ldg(rp + r + 1)) - i64(spmvjit_ldg(rp + r));
+        width = len > width ? len : width;
+        continue;
       }
-      width = (width + t - 1) / t * t;
-      size[s] = width * c;
-      sum += width * c;
+      const i64 next = spmvjit_ldg(rp + pos + 1);  // consecutive rows share their row_ptr entries
+      width = next - b > width ? next - b : width;
+      b = next;
     }
-    wsum[w] = sum;
+    size[s] = (width + t - 1) / t * t * c;
   }
 }
 
-// Pass 2: slice sizes -> slice_ptr offsets in place, from the scanned window sums (total at
-// [windows]); the total also at slice_ptr[slices].
-extern "C" __global__ void spmvjit_build_offsets(const SpmvArgs a) {
-  i64* sp = (i64*)a.a[SELL_BUILD_SLICE_PTR];
-  const i64* woff = (const i64*)a.a[SELL_BUILD_WINDOW_SUMS];
-  const i64 c = a.n[SELL_BUILD_N_C], windows = a.n[SELL_BUILD_N_WINDOWS], slices = a.n[SELL_BUILD_N_SLICES];
-  const i64 per = SELL_BUILD_WINDOW / c;
-  const i64 id = i64(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id == 0) sp[slices] = woff[windows];
-  for (i64 w = id; w < windows; w += i64(gridDim.x) * blockDim.x) {
-    const i64 s0 = w * per, s1 = s0 + per < slices ? s0 + per : slices;
-    i64 run = woff[w];
-    for (i64 s = s0; s < s1; ++s) {
-      const i64 x = sp[s];
-      sp[s] = run;
-      run += x;
-    }
-  }
-}
-
-// Pass 3: one thread per row position fills its lane of the slice, column-major (in chunks of
+// Pass 2: one thread per row position fills its lane of the slice, column-major (in chunks of
 // C*t slots, t per row), padding with the row's last column and zeros.
 extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BUILD_ROW_PTR];

@@ -519,6 +519,9 @@ SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
 }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return (spmvjit_lanes_t)SPMVJIT_HIP_BALLOT(p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
+// The lowest lane set in a nonzero ballot.
+SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return __builtin_ctzll((unsigned long long)m); }
+SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return __builtin_popcountll((unsigned long long)m); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return SPMVJIT_HIP_SHFL_XOR(v, mask);
@@ -558,7 +561,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
 }
 
 #endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
-#line 134 "gpu/prelude_hip.h"
+#line 137 "gpu/prelude_hip.h"
 #else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
 #endif
@@ -574,6 +577,7 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 // Return the old value (shared memory).
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
+SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
 // Leading zero bits of a 64-bit value (64 for 0).
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__
@@ -709,7 +713,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 210 "gpu/prelude_hip.h"
+#line 214 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
