@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "core/parallel.hpp"
+#include "engine/formats/bsr_blocks.hpp"
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/format_a_util.hpp"
@@ -24,26 +25,14 @@ namespace spmvjit {
 
 namespace {
 
+using namespace bsr;
 using slice_util::ceil_div;
 
-// Block sides; the kernels are compiled for every pair but 1 x 1 (that is CSR with a block
-// pointer per row).
-constexpr int64_t kSides[] = {1, 2, 3, 4, 6, 8};
-constexpr int kMaxSide = 8;
 static_assert(kMaxSide == BSR_MAX_SIDE, "the device build walks as many rows per block row");
 constexpr size_t kMaxCandidates = 3;
 // A shape must stream at most this share of CSR's bytes to be a candidate: one that saves less
 // cannot pay for its per-block work (stencil27's 1 x 2 blocks save 1%).
 constexpr double kMaxBytesVsCsr = 0.95;
-// A shape's sample: whole block rows spread over the statistics' row sample (MatrixStats::sample,
-// also there for device-resident input), about kSampleEntries nonzeros, between kMinSampleRows
-// and kMaxSampleRows block rows. Estimates stay O(sample): the census of all 35 shapes took
-// 1.1 ms on dense:1000 (no shape pruned), 0.05-0.2 ms on poisson2d:1000, random:200000:1:40 and
-// powerlaw:200000 (pruned after a few small shapes), 0.4 ms on blockfem:40:3; one estimate
-// 0.02-0.09 ms.
-constexpr int64_t kSampleEntries = 1 << 13;
-constexpr int64_t kMinSampleRows = 4, kMaxSampleRows = 256;
-constexpr int64_t kWindowAlign = 24;  // every block width in kSides divides it
 // Cost-model overheads in byte-equivalents, beyond the bytes streamed: per block (loop control,
 // index decode) and, on the CPU, per block row (loop setup, the R*C -> R sums, R stores).
 constexpr double kPerBlock = 4.0, kPerBlockRow = 16.0, kPerRow = 8.0;
@@ -55,236 +44,6 @@ int64_t next_pow2(double m) {
   while (double(l) < m && l < (int64_t(1) << 30)) l <<= 1;
   return l;
 }
-
-// Calls f(std::integral_constant<int64_t, C>) for a block width C in kSides (others: 8, which
-// build() then refuses): the walks below divide by C once per entry, and a constant divisor is a
-// multiply.
-template <class F>
-decltype(auto) with_width(int64_t c, F&& f) {
-  switch (c) {
-    case 1: return f(std::integral_constant<int64_t, 1>{});
-    case 2: return f(std::integral_constant<int64_t, 2>{});
-    case 3: return f(std::integral_constant<int64_t, 3>{});
-    case 4: return f(std::integral_constant<int64_t, 4>{});
-    case 6: return f(std::integral_constant<int64_t, 6>{});
-    default: return f(std::integral_constant<int64_t, 8>{});
-  }
-}
-
-// The rows of one block row with ascending columns: pointers into the CSR, or sorted copies
-// (stable: duplicates keep their order) of the rows that are not ascending.
-template <class I, class V>
-struct BlockRowView {
-  int n = 0;  // rows in this block row (fewer than R in the last one)
-  const I* col[kMaxSide];
-  const V* val[kMaxSide];
-  int64_t len[kMaxSide];
-  std::vector<std::pair<I, V>> tmp;
-  std::vector<I> cbuf[kMaxSide];
-  std::vector<V> vbuf[kMaxSide];
-
-  // `ascending`: the caller knows every row's columns ascend (RowSample::rows_ascending).
-  void load(const CsrRef& a, int64_t r0, int64_t r, bool ascending = false) {
-    n = int(std::min(r, a.rows - r0));
-    for (int i = 0; i < n; ++i) {
-      const int64_t b = int64_t(a.rp<I>()[r0 + i]);
-      len[i] = int64_t(a.rp<I>()[r0 + i + 1]) - b;
-      col[i] = a.ci<I>() + b;
-      val[i] = a.vals<V>() + b;
-      if (ascending || std::is_sorted(col[i], col[i] + len[i])) continue;
-      tmp.resize(size_t(len[i]));
-      for (int64_t k = 0; k < len[i]; ++k) tmp[size_t(k)] = {col[i][k], val[i][k]};
-      std::stable_sort(tmp.begin(), tmp.end(),
-                       [](const auto& x, const auto& y) { return x.first < y.first; });
-      cbuf[i].resize(size_t(len[i]));
-      vbuf[i].resize(size_t(len[i]));
-      for (int64_t k = 0; k < len[i]; ++k)
-        cbuf[i][size_t(k)] = tmp[size_t(k)].first, vbuf[i][size_t(k)] = tmp[size_t(k)].second;
-      col[i] = cbuf[i].data();
-      val[i] = vbuf[i].data();
-    }
-  }
-  // Shifts the columns up by the least multiple of `step` that makes them non-negative (into the
-  // copies: the rows of a RowSample, whose columns may be negative).
-  void shift_nonnegative(int64_t step) {
-    int64_t lo = 0;
-    for (int i = 0; i < n; ++i)
-      if (len[i]) lo = std::min(lo, int64_t(col[i][0]));  // rows are ascending by now
-    if (lo == 0) return;
-    const int64_t shift = (-lo + step - 1) / step * step;
-    for (int i = 0; i < n; ++i) {
-      if (col[i] != cbuf[i].data())
-        cbuf[i] = std::vector<I>(col[i], col[i] + len[i]);  // col may point into cbuf
-      for (I& x : cbuf[i]) x = I(int64_t(x) + shift);
-      col[i] = cbuf[i].data();
-    }
-  }
-  // Keeps only the columns in [lo, hi) of every row (rows are ascending by now).
-  void keep_columns(int64_t lo, int64_t hi) {
-    for (int i = 0; i < n; ++i) {
-      const I* b =
-          std::lower_bound(col[i], col[i] + len[i], lo, [](I x, int64_t v) { return int64_t(x) < v; });
-      const I* e = std::lower_bound(b, col[i] + len[i], hi, [](I x, int64_t v) { return int64_t(x) < v; });
-      val[i] += b - col[i];
-      len[i] = e - b;
-      col[i] = b;
-    }
-  }
-  int64_t entries() const {
-    int64_t e = 0;
-    for (int i = 0; i < n; ++i) e += len[i];
-    return e;
-  }
-};
-
-// Walks the blocks of one block row in ascending block column, calling entry(block, i, j, value)
-// for each entry (row i, column j within the block) and block(block, block_col) once per block;
-// returns the number of blocks. A duplicated (row, column) goes to a repeated block of the same
-// column rather than being summed, so conversion keeps every entry as it was.
-template <int64_t C, class I, class V, class Entry, class Block>
-int64_t walk_blocks(const BlockRowView<I, V>& w, Entry&& entry, Block&& block) {
-  int64_t cur[kMaxSide] = {};
-  int64_t nb = 0;
-  for (;;) {
-    int64_t bc = std::numeric_limits<int64_t>::max();
-    for (int i = 0; i < w.n; ++i)
-      if (cur[i] < w.len[i]) bc = std::min(bc, int64_t(w.col[i][cur[i]]) / C);
-    if (bc == std::numeric_limits<int64_t>::max()) return nb;
-    int64_t copies = 1;
-    for (int i = 0; i < w.n; ++i) {
-      const I* col = w.col[i];
-      int64_t k = cur[i], dup = 0;
-      for (; k < w.len[i] && int64_t(col[k]) / C == bc; ++k) {
-        dup = k > cur[i] && col[k] == col[k - 1] ? dup + 1 : 0;
-        copies = std::max(copies, dup + 1);
-        entry(nb + dup, i, int64_t(col[k]) - bc * C, w.val[i][k]);
-      }
-      cur[i] = k;
-    }
-    for (int64_t o = 0; o < copies; ++o) block(nb + o, bc);
-    nb += copies;
-  }
-}
-
-struct Sample {
-  int64_t blocks = 0, entries = 0;
-};
-
-// A fixed pseudo-random number in [0, 1) for i (splitmix64: deterministic).
-double unit_hash(uint64_t i) {
-  uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return double((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
-}
-
-// Calls f(b) for `n` block rows out of [0, block_rows), one from each of n equal strata at a fixed
-// pseudo-random place inside it. Evenly spaced samples alias with grids: blockfem:30:3's 36
-// samples 750 block rows apart were all at x = 0 (750 = 25 * 30), where 3 x 6 blocks have no
-// fill, and the estimate said fill 1.00 for a true 1.32.
-template <class F>
-void for_stratified_sample(int64_t block_rows, int64_t n, F&& f) {
-  n = std::min(n, block_rows);
-  for (int64_t i = 0; i < n; ++i)
-    f(std::min(block_rows - 1,
-               int64_t((double(i) + unit_hash(uint64_t(i))) * double(block_rows) / double(n))));
-}
-
-// Calls f(w) for the block rows of r rows of the statistics' row sample (whole groups of
-// RowSample::kGroupRows rows, so whole block rows of every height: a matrix in device memory has
-// the same sample) that the shape estimates read, about kSampleEntries entries of them spread over
-// it. A sampled block row's columns may be negative (the sample shifts them with their rows): they
-// are shifted up again by a multiple of the group height, which every block width divides, so its
-// blocks are the matrix's. Block rows with more than their share of the entries (long rows: dense
-// blocks, dense rows) keep one window of their columns, aligned to every block width, at a
-// pseudo-random place: dense:2000's census walked four whole block rows per shape, 4.6 ms.
-template <class I, class V, class F>
-void for_sampled_block_rows(const RowSample& smp, int64_t r, F&& f) {
-  const CsrRef a = smp.ref();
-  const int64_t block_rows = ceil_div(a.rows, r);
-  const double per_block_row = double(r) * double(a.nnz) / double(std::max<int64_t>(a.rows, 1));
-  const int64_t want = std::clamp<int64_t>(int64_t(double(kSampleEntries) / std::max(1.0, per_block_row)),
-                                           kMinSampleRows, kMaxSampleRows);
-  const int64_t share = std::max<int64_t>(kWindowAlign, kSampleEntries / want);
-  BlockRowView<I, V> w;
-  for_stratified_sample(block_rows, want, [&](int64_t b) {
-    w.load(a, b * r, r, smp.rows_ascending);
-    if (const int64_t e = w.entries(); e > 2 * share) {
-      int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-      for (int i = 0; i < w.n; ++i)
-        if (w.len[i])
-          lo = std::min(lo, int64_t(w.col[i][0])), hi = std::max(hi, int64_t(w.col[i][w.len[i] - 1]) + 1);
-      // Columns spanned in proportion to the entries wanted, rounded up to whole alignments.
-      const double span = double(hi - lo);
-      const int64_t width =
-          ceil_div(int64_t(span * double(share) / double(e)) + 1, kWindowAlign) * kWindowAlign;
-      const int64_t first =
-          lo + int64_t(unit_hash(uint64_t(b) ^ 0x5bd1e995u) * std::max(0.0, span - double(width)));
-      const int64_t start = first - ((first % kWindowAlign) + kWindowAlign) % kWindowAlign;
-      w.keep_columns(start, start + width);
-    }
-    w.shift_nonnegative(RowSample::kGroupRows);
-    f(w);
-  });
-}
-
-// Blocks and entries of r x c blocks in the sampled block rows (for_sampled_block_rows).
-Sample sample_shape(const RowSample& smp, int64_t r, int64_t c) {
-  return dispatch_types_complex(IndexType::i64, smp.value, [&]<class I, class V>() {
-    Sample s;
-    for_sampled_block_rows<I, V>(smp, r, [&](const BlockRowView<I, V>& w) {
-      s.entries += w.entries();
-      s.blocks += with_width(c, [&](auto cw) {
-        return walk_blocks<decltype(cw)::value>(
-            w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
-      });
-    });
-    return s;
-  });
-}
-
-// sample_shape for every block width in kSides at once (by kSides' order), for the census of
-// candidates(): one merge of each block row's columns serves every width, since without a
-// repeated column in a row a block row's blocks are its distinct block columns. A block row with
-// a repeated column (whose copies open repeated blocks) takes walk_blocks per width. The census
-// walked each of 35 shapes separately: 1.2 ms of blockfem:40:3's device plan on an H200.
-std::array<Sample, std::size(kSides)> sample_widths(const RowSample& smp, int64_t r) {
-  return dispatch_types_complex(IndexType::i64, smp.value, [&]<class I, class V>() {
-    std::array<Sample, std::size(kSides)> s{};
-    for_sampled_block_rows<I, V>(smp, r, [&](const BlockRowView<I, V>& w) {
-      const int64_t e = w.entries();
-      for (Sample& x : s) x.entries += e;
-      bool repeats = false;
-      for (int i = 0; i < w.n && !repeats; ++i)
-        for (int64_t k = 1; k < w.len[i] && !repeats; ++k) repeats = w.col[i][k] == w.col[i][k - 1];
-      if (repeats) {
-        for (size_t j = 0; j < std::size(kSides); ++j)
-          s[j].blocks += with_width(kSides[j], [&](auto cw) {
-            return walk_blocks<decltype(cw)::value>(
-                w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
-          });
-        return;
-      }
-      static_assert(std::size(kSides) == 6 && kSides[0] == 1 && kSides[1] == 2 && kSides[2] == 3 &&
-                        kSides[3] == 4 && kSides[4] == 6 && kSides[5] == 8,
-                    "the merge below counts these widths");
-      int64_t cur[kMaxSide] = {}, last[6], count[6] = {};
-      std::fill(std::begin(last), std::end(last), int64_t(-1));
-      for (;;) {
-        int64_t col = std::numeric_limits<int64_t>::max();
-        for (int i = 0; i < w.n; ++i)
-          if (cur[i] < w.len[i]) col = std::min(col, int64_t(w.col[i][cur[i]]));
-        if (col == std::numeric_limits<int64_t>::max()) break;
-        for (int i = 0; i < w.n; ++i) cur[i] += cur[i] < w.len[i] && int64_t(w.col[i][cur[i]]) == col;
-        const int64_t bc[6] = {col, col >> 1, col / 3, col >> 2, col / 6, col >> 3};  // col >= 0
-        for (int j = 0; j < 6; ++j) count[j] += bc[j] != last[j], last[j] = bc[j];
-      }
-      for (int j = 0; j < 6; ++j) s[size_t(j)].blocks += count[j];
-    });
-    return s;
-  });
-}
-static_assert(RowSample::kGroupRows % 24 == 0, "sample groups hold whole blocks of every side");
 
 class BsrFormat final : public Format {
  public:

@@ -1,7 +1,8 @@
 // csr_adaptive's device build (engine/formats/csr_adaptive.cpp, convert_device): the greedy row
-// blocks of templates/contract/csr_adaptive.h laid out window by window, one thread per window,
-// in two passes around an exclusive scan of the per-window counts; with COL_BITS 16 three more
-// passes write the 16-bit column offsets. Grid-stride: any grid works.
+// blocks of templates/contract/csr_adaptive.h laid out window by window, in two passes around an
+// exclusive scan of the per-window counts: a block per window on a device (the _coop kernels),
+// one thread per window in the CPU emulation; with COL_BITS 16 three more passes write the 16-bit
+// column offsets. Grid-stride: any grid works.
 #include "../contract/csr_adaptive.h"
 #include "../contract/device_plan.h"
 #include "prelude.h"

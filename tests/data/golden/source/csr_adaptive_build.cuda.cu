@@ -4,9 +4,10 @@
 #define SPMVJIT_WARP 32
 #line 1 "gpu/csr_adaptive_build.cu"
 // csr_adaptive's device build (engine/formats/csr_adaptive.cpp, convert_device): the greedy row
-// blocks of templates/contract/csr_adaptive.h laid out window by window, one thread per window,
-// in two passes around an exclusive scan of the per-window counts; with COL_BITS 16 three more
-// passes write the 16-bit column offsets. Grid-stride: any grid works.
+// blocks of templates/contract/csr_adaptive.h laid out window by window, in two passes around an
+// exclusive scan of the per-window counts: a block per window on a device (the _coop kernels),
+// one thread per window in the CPU emulation; with COL_BITS 16 three more passes write the 16-bit
+// column offsets. Grid-stride: any grid works.
 #line 1 "contract/csr_adaptive.h"
 // CSR-adaptive kernel contract (engine/formats/csr_adaptive.cpp fills it on the host,
 // templates/gpu/csr_adaptive_build.cu on a device; templates/*/csr_adaptive.* read it), and the
@@ -165,7 +166,7 @@ SPMVJIT_ADAPTIVE_FN void adaptive_segment(long long s, long long nb, BlockNnz&& 
 }
 
 #endif  // SPMVJIT_CONTRACT_CSR_ADAPTIVE_H
-#line 6 "gpu/csr_adaptive_build.cu"
+#line 7 "gpu/csr_adaptive_build.cu"
 #line 1 "contract/device_plan.h"
 // Device planning contract: the statistics block templates/gpu/device_plan.cu fills and
 // engine/device_plan.cpp reads, and the argument conventions every device build kernel
@@ -247,7 +248,7 @@ enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)
 
 #endif  // SPMVJIT_CONTRACT_DEVICE_PLAN_H
-#line 7 "gpu/csr_adaptive_build.cu"
+#line 8 "gpu/csr_adaptive_build.cu"
 #line 1 "gpu/prelude_cuda.h"
 // GPU kernel prelude for CUDA (NVRTC): argument block, types, warp intrinsics, epilogue.
 // GPU templates use only what this prelude defines, so a HIP prelude can serve them too.
@@ -659,7 +660,7 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
-#line 8 "gpu/csr_adaptive_build.cu"
+#line 9 "gpu/csr_adaptive_build.cu"
 
 // Pass 1: per window of ADAPTIVE_WINDOW rows, its row blocks, long-row chunks and long rows.
 extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
