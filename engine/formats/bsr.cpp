@@ -25,7 +25,7 @@ namespace spmvjit {
 
 namespace {
 
-using namespace bsr;
+using namespace bsr_blocks;
 using slice_util::ceil_div;
 
 static_assert(kMaxSide == BSR_MAX_SIDE, "the device build walks as many rows per block row");

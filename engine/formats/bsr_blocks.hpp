@@ -15,7 +15,7 @@
 #include "engine/csr.hpp"
 #include "engine/sample.hpp"
 
-namespace spmvjit::bsr {
+namespace spmvjit::bsr_blocks {
 
 // Block sides; the kernels are compiled for every pair but 1 x 1 (that is CSR with a block
 // pointer per row).
@@ -141,4 +141,4 @@ Sample sample_shape(const RowSample& smp, int64_t r, int64_t c);
 // sample_shape for every width in kSides at once, in kSides' order (the census of candidates()).
 std::array<Sample, std::size(kSides)> sample_widths(const RowSample& smp, int64_t r);
 
-}  // namespace spmvjit::bsr
+}  // namespace spmvjit::bsr_blocks

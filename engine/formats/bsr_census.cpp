@@ -6,7 +6,7 @@
 #include "engine/formats/bsr_blocks.hpp"
 #include "engine/formats/slice_util.hpp"
 
-namespace spmvjit::bsr {
+namespace spmvjit::bsr_blocks {
 namespace {
 
 using slice_util::ceil_div;
@@ -139,4 +139,4 @@ std::array<Sample, std::size(kSides)> sample_widths(const RowSample& smp, int64_
 }
 static_assert(RowSample::kGroupRows % 24 == 0, "sample groups hold whole blocks of every side");
 
-}  // namespace spmvjit::bsr
+}  // namespace spmvjit::bsr_blocks

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/kernel_spec.hpp"
+#include "engine/formats/bsr_blocks.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/planner.hpp"
@@ -414,6 +415,33 @@ TEST_CASE("bsr: sampled fill is close to the converted one, also where the grid'
       CHECK(std::abs(est - double(d.stored_entries)) < 0.05 * double(d.stored_entries));
     }
   }
+}
+
+// The census (one merge per block height) counts what walking each shape counts, also where rows
+// repeat a column (copies open repeated blocks, so those block rows walk every width).
+TEST_CASE("bsr: the census counts every width as the walk of that shape does", "[formats][bsr]") {
+  std::vector<Case> cases;
+  for (const char* spec : {"blockfem:12:3", "varband:3000", "dense:120", "random:3000:0:30", "poisson2d:40",
+                           "powerlaw:4000", "lpwide:3000"})
+    cases.push_back({spec, generate_matrix(spec, 11)});
+  cases.push_back(
+      {"unsorted with duplicates", unsorted_with_duplicates(generate_matrix("blockfem:6:2", 12))});
+  int compared = 0;
+  for (const Case& m : cases) {
+    const MatrixStats s = compute_stats(m.m.ref());
+    REQUIRE(s.sample);
+    for (int64_t r : bsr_blocks::kSides) {
+      const auto all = bsr_blocks::sample_widths(*s.sample, r);
+      for (size_t j = 0; j < std::size(bsr_blocks::kSides); ++j) {
+        INFO(m.name << ", " << r << " x " << bsr_blocks::kSides[j]);
+        const bsr_blocks::Sample one = bsr_blocks::sample_shape(*s.sample, r, bsr_blocks::kSides[j]);
+        CHECK(all[j].blocks == one.blocks);
+        CHECK(all[j].entries == one.entries);
+        compared += one.blocks > 0;
+      }
+    }
+  }
+  CHECK(compared == int(cases.size() * 36));
 }
 
 TEST_CASE("bsr: candidates and estimates read only the statistics, and estimate the conversion",
