@@ -69,6 +69,8 @@ typedef SPMVJIT_VALUE_T V;
 #define SPMVJIT_HIP_SHFL(v, lane) __shfl_sync(SPMVJIT_FULL_MASK, v, lane, SPMVJIT_WARP)
 #define SPMVJIT_HIP_SHFL_XOR(v, m) __shfl_xor_sync(SPMVJIT_FULL_MASK, v, m, SPMVJIT_WARP)
 #define SPMVJIT_HIP_BALLOT(p) __ballot_sync(SPMVJIT_FULL_MASK, p)
+#define SPMVJIT_HIP_CTZ64(m) (__ffsll((long long)(m)) - 1)
+#define SPMVJIT_HIP_POPC64(m) __popcll(m)
 #else
 #define SPMVJIT_HIP_NONTEMPORAL_LOAD(p) __builtin_nontemporal_load(p)
 #define SPMVJIT_HIP_SHFL_DOWN(v, d) __shfl_down(v, unsigned(d), SPMVJIT_WARP)
@@ -76,6 +78,8 @@ typedef SPMVJIT_VALUE_T V;
 #define SPMVJIT_HIP_SHFL(v, lane) __shfl(v, lane, SPMVJIT_WARP)
 #define SPMVJIT_HIP_SHFL_XOR(v, m) __shfl_xor(v, m, SPMVJIT_WARP)
 #define SPMVJIT_HIP_BALLOT(p) __ballot(p)
+#define SPMVJIT_HIP_CTZ64(m) __builtin_ctzll(m)
+#define SPMVJIT_HIP_POPC64(m) __builtin_popcountll(m)
 #endif
 
 // Read-only loads: AMD GPUs have no separate read-only path (the vector L1 caches every load), so
@@ -123,9 +127,10 @@ SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
 }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return (spmvjit_lanes_t)SPMVJIT_HIP_BALLOT(p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
-// The lowest lane set in a nonzero ballot.
-SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return __builtin_ctzll((unsigned long long)m); }
-SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return __builtin_popcountll((unsigned long long)m); }
+// The lowest lane set in a nonzero ballot (NVRTC, under HIP's NVIDIA platform, has none of clang's
+// bit builtins: CUDA's intrinsics there).
+SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return SPMVJIT_HIP_CTZ64((unsigned long long)m); }
+SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return SPMVJIT_HIP_POPC64((unsigned long long)m); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return SPMVJIT_HIP_SHFL_XOR(v, mask);

@@ -343,6 +343,8 @@ typedef SPMVJIT_VALUE_T V;
 #define SPMVJIT_HIP_SHFL(v, lane) __shfl_sync(SPMVJIT_FULL_MASK, v, lane, SPMVJIT_WARP)
 #define SPMVJIT_HIP_SHFL_XOR(v, m) __shfl_xor_sync(SPMVJIT_FULL_MASK, v, m, SPMVJIT_WARP)
 #define SPMVJIT_HIP_BALLOT(p) __ballot_sync(SPMVJIT_FULL_MASK, p)
+#define SPMVJIT_HIP_CTZ64(m) (__ffsll((long long)(m)) - 1)
+#define SPMVJIT_HIP_POPC64(m) __popcll(m)
 #else
 #define SPMVJIT_HIP_NONTEMPORAL_LOAD(p) __builtin_nontemporal_load(p)
 #define SPMVJIT_HIP_SHFL_DOWN(v, d) __shfl_down(v, unsigned(d), SPMVJIT_WARP)
@@ -350,6 +352,8 @@ typedef SPMVJIT_VALUE_T V;
 #define SPMVJIT_HIP_SHFL(v, lane) __shfl(v, lane, SPMVJIT_WARP)
 #define SPMVJIT_HIP_SHFL_XOR(v, m) __shfl_xor(v, m, SPMVJIT_WARP)
 #define SPMVJIT_HIP_BALLOT(p) __ballot(p)
+#define SPMVJIT_HIP_CTZ64(m) __builtin_ctzll(m)
+#define SPMVJIT_HIP_POPC64(m) __builtin_popcountll(m)
 #endif
 
 // Read-only loads: AMD GPUs have no separate read-only path (the vector L1 caches every load), so
@@ -397,9 +401,10 @@ SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
 }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return (spmvjit_lanes_t)SPMVJIT_HIP_BALLOT(p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
-// The lowest lane set in a nonzero ballot.
-SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return __builtin_ctzll((unsigned long long)m); }
-SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return __builtin_popcountll((unsigned long long)m); }
+// The lowest lane set in a nonzero ballot (NVRTC, under HIP's NVIDIA platform, has none of clang's
+// bit builtins: CUDA's intrinsics there).
+SPMVJIT_DEVICE int spmvjit_lowest_lane(spmvjit_lanes_t m) { return SPMVJIT_HIP_CTZ64((unsigned long long)m); }
+SPMVJIT_DEVICE int spmvjit_lane_count(spmvjit_lanes_t m) { return SPMVJIT_HIP_POPC64((unsigned long long)m); }
 template <class T>
 SPMVJIT_DEVICE T spmvjit_shfl_xor(T v, int mask) {
   return SPMVJIT_HIP_SHFL_XOR(v, mask);
@@ -439,7 +444,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
 }
 
 #endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
-#line 137 "gpu/prelude_hip.h"
+#line 142 "gpu/prelude_hip.h"
 #else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
 #endif
@@ -591,7 +596,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 214 "gpu/prelude_hip.h"
+#line 219 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
