@@ -5,6 +5,7 @@
 #include <functional>
 #include <numeric>
 
+#include "core/log.hpp"
 #include "core/parallel.hpp"
 #include "engine/formats/device_converter.hpp"
 #include "engine/formats/format.hpp"
@@ -38,9 +39,9 @@ class SellFormat final : public Format {
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
                                        const TargetInfo& t) const override {
-    const int64_t lanes =
-        t.backend == BackendKind::cpu ? std::max<int64_t>(1, t.simd_bytes / int64_t(size_of(a.value)))
-                                      : t.warp_size;
+    const int64_t lanes = t.backend == BackendKind::cpu
+                              ? std::max<int64_t>(1, t.simd_bytes / int64_t(size_of(a.value)))
+                              : t.warp_size;
     std::vector<FormatParams> out;
     for (int64_t c : {lanes, 2 * lanes}) {
       out.push_back({{"C", c}, {"sigma", 1}});
@@ -76,8 +77,8 @@ class SellFormat final : public Format {
     e.cost_bytes = double(e.matrix_bytes) + 8.0 * double(slices) + (sigma > 1 ? 16.0 * double(a.rows) : 0.0);
     if (e.stored_entries > kMaxPaddingFactor * s.nnz + c * slices) {
       e.applicable = false;
-      e.reason = "padding to " + std::to_string(e.stored_entries) + " entries for " +
-                 std::to_string(s.nnz) + " nonzeros";
+      e.reason = "padding to " + std::to_string(e.stored_entries) + " entries for " + std::to_string(s.nnz) +
+                 " nonzeros";
     } else {
       e.reason = "padding overhead " + std::to_string(s.nnz ? double(e.stored_entries) / s.nnz : 1.0);
     }
@@ -90,8 +91,9 @@ class SellFormat final : public Format {
 
   std::vector<FormatParams> kernel_variants(const TargetInfo& t, ValueType v) const override {
     std::vector<FormatParams> out;
-    const int64_t lanes = t.backend == BackendKind::cpu ? std::max<int64_t>(1, t.simd_bytes / int64_t(size_of(v)))
-                                                        : t.warp_size;
+    const int64_t lanes = t.backend == BackendKind::cpu
+                              ? std::max<int64_t>(1, t.simd_bytes / int64_t(size_of(v)))
+                              : t.warp_size;
     for (int64_t c : {lanes, 2 * lanes})
       for (int64_t perm : {0, 1}) out.push_back({{"C", c}, {"PERMUTED", perm}});
     return out;
@@ -153,8 +155,10 @@ class SellFormat final : public Format {
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
     // Sorted position -> row; identity (and never materialized) when sigma == 1.
+    TraceSteps trace("sell build");
     HostVector<int64_t> order;
     if (sigma > 1) order = window_order(a, sigma);
+    trace.step("order");
     auto row_at = [&](int64_t pos) { return sigma > 1 ? order[size_t(pos)] : pos; };
     const int64_t slices = (a.rows + c - 1) / c;
     FormatData d;
@@ -174,37 +178,59 @@ class SellFormat final : public Format {
     });
     for (int64_t s = 0; s < slices; ++s) slice_ptr[s + 1] += slice_ptr[s];
     const int64_t stored = slice_ptr[slices];
-    check_padding("sell", stored, a.nnz, c * slices, double(sizeof(I) + sizeof(V)), std::is_same_v<I, int32_t>);
+    check_padding("sell", stored, a.nnz, c * slices, double(sizeof(I) + sizeof(V)),
+                  std::is_same_v<I, int32_t>);
+    trace.step("slice widths");
     I* cols = d.make<I>(SELL_COL_IDX, stored);
     V* vals = d.make<V>(SELL_VALUES, stored);
-    // Each thread fills (and first-touches) whole slices.
-    parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
-      for (int64_t s = s0; s < s1; ++s) {
-        const int64_t w = (slice_ptr[s + 1] - slice_ptr[s]) / c;
-        if (w == 0) continue;  // nothing stored (cols is null when nothing is at all)
-        for (int64_t i = 0; i < c; ++i) {
-          const int64_t pos = s * c + i;
-          int64_t b = 0, len = 0;
-          if (pos < a.rows) b = rp[row_at(pos)], len = rp[row_at(pos) + 1] - b;
-          // Padding repeats the row's last column (already in cache) with a zero value.
-          const I pad_col = len ? ci[b + len - 1] : I(0);
-          I* cdst = cols + slice_ptr[s] + i;
-          V* vdst = vals + slice_ptr[s] + i;
-          for (int64_t j = 0; j < len; ++j) {
-            cdst[j * c] = ci[b + j];
-            vdst[j * c] = av[b + j];
-          }
-          for (int64_t j = len; j < w; ++j) {
-            cdst[j * c] = pad_col;
-            vdst[j * c] = V(0);
+    // Each thread fills (and first-touches) an equal share of the stored columns (a slice's column
+    // j is its c slots j * c .. j * c + c - 1), so one slice of dense rows is shared too. A slice
+    // is written in tiles of kTile columns, row by row: a wide slice's strided writes stay in
+    // cache. Sorted rows are read out of order: the rows a few slices ahead are prefetched, as no
+    // hardware prefetcher follows `order`.
+    constexpr int64_t kTile = 256;
+    const int64_t ahead = std::max<int64_t>(1, 64 / c), columns = stored / c;
+    const int parts = plan_threads(stored + a.rows);
+    parallel_for(parts, parts, [&](int64_t p0, int64_t p1, int) {
+      const int64_t u0 = columns * p0 / parts, u1 = columns * p1 / parts;
+      if (u0 == u1) return;
+      // The slice holding column u0: the last one starting at or before it.
+      int64_t s = std::upper_bound(slice_ptr, slice_ptr + slices + 1, u0 * c) - slice_ptr - 1;
+      for (int64_t q = s; sigma > 1 && q < std::min(slices, s + ahead); ++q)
+        prefetch_rows(rp, ci, av, order, q * c, c, a.rows);
+      for (; s < slices && slice_ptr[s] < u1 * c; ++s) {
+        if (sigma > 1 && s + ahead < slices) prefetch_rows(rp, ci, av, order, (s + ahead) * c, c, a.rows);
+        const int64_t first = slice_ptr[s] / c, j0 = std::max(u0, first) - first,
+                      j1 = std::min(u1, slice_ptr[s + 1] / c) - first;
+        for (int64_t t0 = j0; t0 < j1; t0 += kTile) {
+          const int64_t t1 = std::min(j1, t0 + kTile);
+          for (int64_t i = 0; i < c; ++i) {
+            const int64_t pos = s * c + i;
+            int64_t b = 0, len = 0;
+            if (pos < a.rows) b = rp[row_at(pos)], len = rp[row_at(pos) + 1] - b;
+            // Padding repeats the row's last column (already in cache) with a zero value.
+            const I pad_col = len ? ci[b + len - 1] : I(0);
+            I* cdst = cols + slice_ptr[s] + i;
+            V* vdst = vals + slice_ptr[s] + i;
+            const int64_t copy_end = std::min(t1, std::max(t0, len));
+            for (int64_t j = t0; j < copy_end; ++j) {
+              cdst[j * c] = ci[b + j];
+              vdst[j * c] = av[b + j];
+            }
+            for (int64_t j = copy_end; j < t1; ++j) {
+              cdst[j * c] = pad_col;
+              vdst[j * c] = V(0);
+            }
           }
         }
       }
     });
+    trace.step("fill");
     if (sigma > 1) {
       I* perm = d.make<I>(SELL_PERM, a.rows);
       for (int64_t r = 0; r < a.rows; ++r) perm[r] = I(order[size_t(r)]);
     }
+    trace.step("perm");
     finish(d, a, slices, stored, t);
     if (t.backend == BackendKind::cpu)
       set_cpu_parts(d, SELL_PARTS,

@@ -365,6 +365,7 @@ class SellDiagFormat final : public Format {
     diag_ptr[0] = rem_ptr[0] = 0;
     // Two passes over slices, each split across plan threads: choose every slice's diagonals,
     // then (after prefix sums) place the entries. Each chunk keeps its own scratch state.
+    TraceSteps trace("sell_diag build");
     const int threads = plan_threads(a.nnz + a.rows);
     std::vector<HostVector<I>> chunk_offsets(static_cast<size_t>(threads));
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int chunk) {
@@ -384,6 +385,7 @@ class SellDiagFormat final : public Format {
       diag_ptr[s + 1] += diag_ptr[s];
       rem_ptr[s + 1] += rem_ptr[s];
     }
+    trace.step("choose diagonals");
     const int64_t ndiag = diag_ptr[slices], nrem = rem_ptr[slices];
     check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(sizeof(V)), sizeof(I) == 4);
     I* offs = d.make<I>(SELL_DIAG_DIAG_OFFSET, ndiag);
@@ -396,6 +398,7 @@ class SellDiagFormat final : public Format {
     const I* rp = a.rp<I>();
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
+    trace.step("allocate");
     // Each slice's arrays are zeroed just before its entries land (one pass over the output).
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
       std::vector<char> used;
@@ -422,6 +425,7 @@ class SellDiagFormat final : public Format {
         }
       }
     });
+    trace.step("place entries");
     finish(d, a, c, slices, ndiag, nrem, tg);
     if (tg.backend == BackendKind::cpu)
       set_cpu_parts(d, SELL_DIAG_PARTS, split_prefix(slices, tg.threads, [&](int64_t u) {

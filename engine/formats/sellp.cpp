@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/parallel.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/formats/gpu_cost.hpp"
 #include "engine/formats/partition.hpp"
@@ -196,9 +197,9 @@ class SellpFormat final : public Format {
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
     const int64_t ct = c * t;
-    for (int64_t s = 0; s < slices; ++s) {
+    auto fill_slice = [&](int64_t s) {
       const int64_t width = w[size_t(s)];
-      if (width == 0) continue;  // nothing stored (col is null when nothing is at all)
+      if (width == 0) return;  // nothing stored (col is null when nothing is at all)
       for (int64_t i = 0; i < c; ++i) {
         const int64_t pos = s * c + i;
         int64_t b = 0, len = 0;
@@ -213,7 +214,19 @@ class SellpFormat final : public Format {
           vdst[at] = j < len ? av[b + j] : V(0);
         }
       }
-    }
+    };
+    // Each thread fills (and first-touches) whole slices, prefetching the rows a few slices ahead
+    // (sorted rows are read out of order).
+    const int64_t ahead = std::max<int64_t>(1, 64 / c);
+    parallel_for(slices, plan_threads(a.nnz + a.rows), [&](int64_t s0, int64_t s1, int) {
+      if (sigma > 1)
+        for (int64_t s = s0; s < std::min(s1, s0 + ahead); ++s)
+          prefetch_rows(rp, ci, av, order, s * c, c, a.rows);
+      for (int64_t s = s0; s < s1; ++s) {
+        if (sigma > 1 && s + ahead < s1) prefetch_rows(rp, ci, av, order, (s + ahead) * c, c, a.rows);
+        fill_slice(s);
+      }
+    });
     finish_sliced<I>(d, SELLP_PERM, SELLP_N_SLICES, order, sigma > 1, a.rows, slices, stored, a.nnz);
     finish_steps(d, slice_ptr, slices, c, t, tg);
     return d;

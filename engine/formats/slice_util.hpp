@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/prefetch.hpp"
 #include "engine/formats/format.hpp"
 
 namespace spmvjit::slice_util {
@@ -49,6 +50,22 @@ inline HostVector<int64_t> window_order(const CsrRef& a, int64_t sigma) {
   return order;
 }
 
+// Prefetches the entries (column indices and values) of the rows at sorted positions
+// [first, first + count) (clipped to rows): sorted rows are read in an order no hardware
+// prefetcher follows.
+template <class I, class V>
+inline void prefetch_rows(const I* rp, const I* ci, const V* av, const HostVector<int64_t>& order,
+                          int64_t first, int64_t count, int64_t rows) {
+  for (int64_t pos = first; pos < std::min(rows, first + count); ++pos) {
+    const int64_t r = order[size_t(pos)], b = rp[r], e = rp[r + 1];
+    if (b == e) continue;
+    for (int64_t k = b; k < e; k += 64 / int64_t(sizeof(I))) prefetch_line(ci + k);
+    prefetch_line(ci + e - 1);
+    for (int64_t k = b; k < e; k += 64 / int64_t(sizeof(V))) prefetch_line(av + k);
+    prefetch_line(av + e - 1);
+  }
+}
+
 // Facts of a SELL-family layout for describe.
 inline Json sliced_facts(int64_t slices, int64_t stored, int64_t nnz) {
   return Json::object({{"slices", slices}, {"padding_ratio", nnz ? double(stored) / double(nnz) : 1.0}});
@@ -69,17 +86,16 @@ void finish_sliced(FormatData& d, int perm_slot, int slices_slot, const HostVect
 }
 
 // Fails with the padded size, before allocating, when padding would blow memory.
-inline void check_padding(const char* format, int64_t stored, int64_t nnz, int64_t slack,
-                          double slot_bytes, bool int32_index) {
+inline void check_padding(const char* format, int64_t stored, int64_t nnz, int64_t slack, double slot_bytes,
+                          bool int32_index) {
   if (stored > kMaxPaddingFactor * nnz + slack)
-    fail(SPMV_STATUS_UNSUPPORTED, std::string(format) + ": padding " + std::to_string(nnz) +
-                                      " nonzeros to " + std::to_string(stored) + " slots (" +
-                                      std::to_string(double(stored) * slot_bytes / 1e9) +
-                                      " GB) exceeds " + std::to_string(kMaxPaddingFactor) +
-                                      "x; refusing");
+    fail(SPMV_STATUS_UNSUPPORTED, std::string(format) + ": padding " + std::to_string(nnz) + " nonzeros to " +
+                                      std::to_string(stored) + " slots (" +
+                                      std::to_string(double(stored) * slot_bytes / 1e9) + " GB) exceeds " +
+                                      std::to_string(kMaxPaddingFactor) + "x; refusing");
   if (int32_index && stored > INT32_MAX)
-    fail(SPMV_STATUS_SIZE_OVERFLOW, std::string(format) + ": padded size " + std::to_string(stored) +
-                                        " overflows int32 indices");
+    fail(SPMV_STATUS_SIZE_OVERFLOW,
+         std::string(format) + ": padded size " + std::to_string(stored) + " overflows int32 indices");
 }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

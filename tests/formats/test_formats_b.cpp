@@ -7,13 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_count.hpp"
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/reference.hpp"
 #include "engine/stats.hpp"
 #include "spmvjit/spmvjit.h"
-#include "tests/test_support.hpp"
 #include "tests/test_matrices.hpp"
+#include "tests/test_support.hpp"
 
 using namespace spmvjit;
 using test::from_rows;
@@ -33,7 +34,7 @@ Csr64 awkward_matrix(int64_t huge) {
     if (r == 17) {
       for (int64_t c = 0; c < huge; ++c) a.col_idx.push_back(c), a.val.push_back(double((c % 13) - 6) / 7);
     } else if (r % 5 != 0 && r > 2 && r < 37) {  // empty rows at both ends and every 5th row
-      for (int64_t c : {r + 3, r, r + 1, r})      // unsorted, and column r twice
+      for (int64_t c : {r + 3, r, r + 1, r})     // unsorted, and column r twice
         a.col_idx.push_back(c), a.val.push_back(0.5 + double(r) / 64);
     }
     a.row_ptr.push_back(int64_t(a.col_idx.size()));
@@ -55,9 +56,9 @@ struct Case {
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (const char* spec : {"poisson2d:30", "diag:500:7", "blocks:300:4:4", "random:400:1:40", "powerlaw:3000",
-                           "denserows:500:3:8", "short:500:2", "dense:40:50", "random:37:1:40:1000",
-                           "stencil27:8"})
+  for (const char* spec :
+       {"poisson2d:30", "diag:500:7", "blocks:300:4:4", "random:400:1:40", "powerlaw:3000",
+        "denserows:500:3:8", "short:500:2", "dense:40:50", "random:37:1:40:1000", "stencil27:8"})
     out.push_back({spec, generate_matrix(spec, 7)});
   out.push_back({"0x0", shaped(0, 0)});
   out.push_back({"9x4 no nonzeros", shaped(9, 4)});
@@ -109,9 +110,16 @@ void check_round_trip(const Format& f, const HostCsr<I, V>& a, const std::string
 template <class I, class V>
 void check_spmv(const char* format, const HostCsr<I, V>& a, const std::string& what, uint64_t seed) {
   if (!test::require_cpu_backend()) return;
-  spmv_csr_t c{a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data(),
+  spmv_csr_t c{a.rows,
+               a.cols,
+               a.nnz(),
+               a.row_ptr.data(),
+               a.col_idx.data(),
+               a.val.data(),
                sizeof(I) == 4 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64,
-               sizeof(V) == 4 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE, 0, SPMV_MEMORY_HOST};
+               sizeof(V) == 4 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE,
+               0,
+               SPMV_MEMORY_HOST};
   spmv_options_t o;
   spmv_options_init(&o);
   o.backend = SPMV_BACKEND_CPU;
@@ -171,13 +179,29 @@ TEST_CASE("formats b: int64 double", "[formats]") { run_types<int64_t, double>()
 
 TEST_CASE("formats b: many parts on a large matrix and rows over 2^20", "[formats]") {
   // Big enough that the plan keeps several threads (parts) for every format.
-  check_spmv<int32_t, double>("sellp", generate_matrix("poisson2d:300").cast<int32_t, double>(), "poisson2d:300", 1);
-  check_spmv<int32_t, double>("sell_block", generate_matrix("blocks:60000:4:4").cast<int32_t, double>(), "blocks", 2);
-  check_spmv<int32_t, double>("sell_diag", generate_matrix("poisson2d:300").cast<int32_t, double>(), "poisson2d:300", 3);
-  check_spmv<int64_t, float>("csr5", generate_matrix("powerlaw:60000").cast<int64_t, float>(), "powerlaw:60000", 4);
+  check_spmv<int32_t, double>("sellp", generate_matrix("poisson2d:300").cast<int32_t, double>(),
+                              "poisson2d:300", 1);
+  check_spmv<int32_t, double>("sell_block", generate_matrix("blocks:60000:4:4").cast<int32_t, double>(),
+                              "blocks", 2);
+  check_spmv<int32_t, double>("sell_diag", generate_matrix("poisson2d:300").cast<int32_t, double>(),
+                              "poisson2d:300", 3);
+  check_spmv<int64_t, float>("csr5", generate_matrix("powerlaw:60000").cast<int64_t, float>(),
+                             "powerlaw:60000", 4);
   const Csr64 big = awkward_matrix((int64_t(1) << 20) + 5);
   check_spmv<int64_t, double>("csr5", big, "row of 2^20 + 5", 5);
   check_round_trip<int64_t, double>(*find_format("csr5"), big, "row of 2^20 + 5");
+}
+
+TEST_CASE("sell and sellp: dense rows' slices split between plan threads", "[formats]") {
+  // Large enough for two plan threads (core/parallel.hpp); sorted, the 3 dense rows share the first
+  // slice, whose columns the threads split between them (sell), and rows are read out of order.
+  if (process_threads() < 2) WARN("one plan thread: the split is not exercised");
+  const Csr64 a = generate_matrix("denserows:60000:3:8", 5);
+  for (const char* name : {"sell", "sellp"}) {
+    check_round_trip<int32_t, double>(*find_format(name), a.cast<int32_t, double>(), "denserows:60000:3:8");
+    check_round_trip<int64_t, float>(*find_format(name), a.cast<int64_t, float>(), "denserows:60000:3:8");
+    check_spmv<int32_t, double>(name, a.cast<int32_t, double>(), "denserows:60000:3:8", 21);
+  }
 }
 
 TEST_CASE("formats b: padding blow-up is refused with the padded size", "[formats]") {
