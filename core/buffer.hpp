@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/host_arena.hpp"
+#include "core/host_pool.hpp"
 
 namespace spmvjit {
 
@@ -23,12 +24,21 @@ namespace spmvjit {
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kHugeThreshold = size_t(256) << 10;
 
+// Bytes host_alloc reserves for `bytes`: whole huge pages from kHugeThreshold.
+inline size_t host_rounded(size_t bytes) {
+  const size_t align = bytes >= kHugeThreshold ? kHugePage : 64;
+  return (bytes + align - 1) / align * align;
+}
+
 // Allocates `bytes` (> 0) 64-byte aligned, on huge pages from kHugeThreshold; nullptr on failure.
-// Mid-size arrays share huge pages (core/host_arena.hpp). Free with host_free.
+// Mid-size arrays share huge pages (core/host_arena.hpp); large ones may be arrays an earlier plan
+// freed (core/host_pool.hpp): never zeroed. Free with host_free.
 inline void* host_alloc(size_t bytes) {
   if (void* p = arena_alloc(bytes)) return p;
+  const size_t rounded = host_rounded(bytes);
+  if (bytes >= kArenaMax)
+    if (void* p = pool_take(rounded)) return p;
   const size_t align = bytes >= kHugeThreshold ? kHugePage : 64;
-  const size_t rounded = (bytes + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
   if (p && align == kHugePage) ::madvise(p, rounded, MADV_HUGEPAGE);
   return p;
@@ -38,6 +48,7 @@ inline void* host_alloc(size_t bytes) {
 inline void host_free(void* p, size_t bytes) {
   if (!p) return;
   if (bytes >= kArenaMin && bytes < kArenaMax && arena_free(p)) return;
+  if (bytes >= kArenaMax && pool_give(p, host_rounded(bytes))) return;
   std::free(p);
 }
 

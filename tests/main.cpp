@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 int main(int argc, char* argv[]) {
+  // Host arrays reused from earlier plans come back filled with 0xff (core/host_pool.hpp).
+  setenv("SPMVJIT_HOST_MEMORY_POISON", "1", 0);
 #ifdef SPMVJIT_TEST_CACHE_DIR
   setenv("SPMVJIT_CACHE_DIR", SPMVJIT_TEST_CACHE_DIR, 0);
 #endif

@@ -170,6 +170,42 @@ int64_t place_row(const I* ci, int64_t b, int64_t e, int64_t r, const O* off, in
   return rem;
 }
 
+// A slice whose rows all hold the first row's offsets (a stencil's or band's interior: every row
+// the same length, each column shifted by the row): those offsets are its diagonals, as the
+// general rule finds (each is in all r1 - r0 >= min_count rows), and nothing remains. Checked
+// with a compare per entry; false (nothing chosen) at the first row that differs.
+template <class I>
+bool choose_uniform_slice(const I* rp, const I* ci, int64_t r0, int64_t r1, int64_t min_count,
+                          SliceLayout& lay) {
+  const int64_t b0 = rp[r0], len = int64_t(rp[r0 + 1]) - b0;
+  if (r1 - r0 < min_count || len == 0) return false;
+  for (int64_t j = 1; j < len; ++j)
+    if (ci[b0 + j] <= ci[b0 + j - 1]) return false;  // strictly ascending: each offset once
+  for (int64_t r = r0 + 1; r < r1; ++r) {
+    const int64_t b = rp[r];
+    if (int64_t(rp[r + 1]) - b != len) return false;
+    const int64_t shift = r - r0;
+    for (int64_t j = 0; j < len; ++j)
+      if (int64_t(ci[b + j]) - int64_t(ci[b0 + j]) != shift) return false;
+  }
+  lay.offsets.resize(size_t(len));
+  for (int64_t j = 0; j < len; ++j) lay.offsets[size_t(j)] = int64_t(ci[b0 + j]) - r0;
+  lay.rem_width = lay.rem_entries = 0;
+  return true;
+}
+
+// Whether rows [r0, r1) each hold exactly n entries in strictly ascending column order: with no
+// remainder in their slice, entry j of each is then on the slice's diagonal j.
+template <class I>
+bool full_rows(const I* rp, const I* ci, int64_t r0, int64_t r1, int64_t n) {
+  for (int64_t r = r0; r < r1; ++r) {
+    if (int64_t(rp[r + 1]) - int64_t(rp[r]) != n) return false;
+    for (int64_t k = int64_t(rp[r]) + 1; k < int64_t(rp[r + 1]); ++k)
+      if (ci[k] <= ci[k - 1]) return false;
+  }
+  return true;
+}
+
 // Chooses the diagonals of slice s (into lay.offsets) and counts its remainder (width, entries):
 // no entry is placed.
 template <class I>
@@ -178,6 +214,7 @@ void choose_slice(const CsrRef& a, int64_t s, int64_t c, int64_t min_count, Slic
   const I* rp = a.rp<I>();
   const I* ci = a.ci<I>();
   const int64_t r0 = s * c, r1 = std::min(a.rows, r0 + c);
+  if (choose_uniform_slice(rp, ci, r0, r1, min_count, lay)) return;
   choose_diagonals<I>(a, r0, r1, min_count, lay, scratch);
   lay.rem_width = lay.rem_entries = 0;
   const int64_t n = int64_t(lay.offsets.size());
@@ -407,6 +444,14 @@ class SellDiagFormat final : public Format {
         V* d0 = dvals + diag_ptr[s] * c;
         I* c0 = rcol + rem_ptr[s];
         V* v0 = rvals + rem_ptr[s];
+        if (width == 0 && full_rows(rp, ci, s * c, std::min(a.rows, s * c + c), n)) {
+          // Every row holds every diagonal, in order (a stencil's interior): entry j is on diagonal j.
+          for (int64_t i = 0; i < c; ++i) {
+            const int64_t r = s * c + i;
+            for (int64_t j = 0; j < n; ++j) d0[j * c + i] = r < a.rows ? av[int64_t(rp[r]) + j] : V(0);
+          }
+          continue;
+        }
         std::fill(d0, d0 + n * c, V(0));
         for (int64_t i = 0; i < c; ++i) {
           const int64_t r = s * c + i;

@@ -1,12 +1,14 @@
 // Tests of sell_diag's estimate, which reads only the statistics' row sample (so host and
 // device-resident input plan alike): the same without host arrays, and its stored slots and bytes
 // against the conversion's.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/stats.hpp"
+#include "tests/test_matrices.hpp"
 
 namespace {
 
@@ -69,4 +71,34 @@ TEST_CASE("sell_diag estimates its stored slots and bytes from the row sample wi
     }
   }
   WARN("worst relative error of sell_diag's slot and byte estimates: " << worst);
+}
+
+TEST_CASE("sell_diag: slices whose rows share their offsets, and rows that only nearly do", "[formats]") {
+  // A tridiagonal matrix (every interior slice's rows hold offsets -1, 0, 1: the uniform paths of
+  // the host build) with rows that break it: a slice of rows listed in reverse column order (all on
+  // the diagonals, none in order), a row with one column moved off its diagonal, one row shorter,
+  // and a last partial slice.
+  const int64_t n = 203;
+  test::RowLists rows(static_cast<size_t>(n));
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = std::max<int64_t>(0, r - 1); c <= std::min(n - 1, r + 1); ++c)
+      rows[size_t(r)].push_back({c, double(1 + (r * 7 + c * 3) % 11)});
+    if (r >= 64 && r < 80) std::reverse(rows[size_t(r)].begin(), rows[size_t(r)].end());
+  }
+  rows[100][2].first = 150;  // off its diagonal
+  rows[130].pop_back();      // one entry short
+  const test::Csr64 a = test::from_rows(n, n, rows);
+  const auto want = test::triplets_of(a);
+  const Format& f = *find_format("sell_diag");
+  const MatrixStats s = compute_stats(a.ref());
+  for (BackendKind b : {BackendKind::cpu, BackendKind::cuda}) {
+    for (const FormatParams& p : f.candidates(a.ref(), s, target(b))) {
+      INFO(params_json(p).dump() << " (" << to_string(b) << ")");
+      const FormatData d = f.convert(a.ref(), p, target(b));
+      std::vector<Triplet> got;
+      f.to_triplets(d, a.ref(), got);
+      test::sort_triplets(got);
+      CHECK(got == want);
+    }
+  }
 }
