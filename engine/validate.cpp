@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/parallel.hpp"
+#include "engine/formats/partition.hpp"
 
 namespace spmvjit {
 namespace {
@@ -28,7 +29,12 @@ bool check(const CsrRef& a, int64_t base) {
     fail(SPMV_STATUS_INVALID_MATRIX,
          "row_ptr[rows] - base = " + s(int64_t(rp[a.rows]) - base) + " but nnz = " + s(a.nnz));
   std::atomic<bool> ascending{true};
-  parallel_for(a.rows, plan_threads(a.nnz + a.rows), [&](int64_t r0, int64_t r1, int) {
+  // Row ranges of equal entries (plus rows), not equal rows: a few dense rows are one range's.
+  const int chunks = plan_threads(a.nnz + a.rows);
+  const std::vector<int64_t> split =
+      split_prefix(a.rows, chunks, [&](int64_t u) { return int64_t(rp[u]) - base + u; });
+  parallel_for(chunks, chunks, [&](int64_t c0, int64_t c1, int) {
+    const int64_t r0 = split[size_t(c0)], r1 = split[size_t(c1)];
     // Unsigned compare: one branch per entry catches both c < 0 and c >= cols.
     const uint64_t cols = uint64_t(a.cols);
     bool up = true;

@@ -35,9 +35,7 @@ std::string validation_error(const CsrRef& a, int base, spmv_status_t expected) 
   return "";
 }
 
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Entry facts of a row sample the slow way (its columns are shifted with its rows: offsets, runs
 // and spans are the matrix's).
@@ -235,13 +233,36 @@ TEST_CASE("validate_csr finds the right row in a big matrix (parallel pass)", "[
     REQUIRE_NOTHROW(validate_csr(b.ref(), base));
     b.col_idx[size_t(pos)] = b.cols + base;
     std::string m = validation_error(b.ref(), base, SPMV_STATUS_INVALID_MATRIX);
-    CHECK(contains(
-        m, "at position " + std::to_string(pos) + " (row " + std::to_string(bad_row + base) + ")"));
+    CHECK(
+        contains(m, "at position " + std::to_string(pos) + " (row " + std::to_string(bad_row + base) + ")"));
     b.col_idx[size_t(pos)] = base;
     b.row_ptr[500001] = b.row_ptr[500000] - 1;
     m = validation_error(b.ref(), base, SPMV_STATUS_INVALID_MATRIX);
     CHECK(contains(m, "row_ptr[500001]"));
   }
+}
+
+TEST_CASE("validate_csr splits by entries: dense rows, errors at both ends", "[engine]") {
+  // Three dense rows among short ones: the chunks are row ranges of equal entries, so one holds
+  // few rows. A bad column in the first and in the last entry, an unsorted last row, are found.
+  auto a = generate_matrix("denserows:300000:3:2", 4);
+  REQUIRE(a.nnz() > 900000);
+  CHECK(validate_csr(a.ref(), 0));
+  const int64_t last = a.nnz() - 1;
+  for (int64_t pos : {int64_t(0), last}) {
+    auto b = a;
+    b.col_idx[size_t(pos)] = -1;
+    // The row holding pos: the last one starting at or before it.
+    const int64_t row = std::upper_bound(a.row_ptr.begin(), a.row_ptr.end(), pos) - a.row_ptr.begin() - 1;
+    CHECK(contains(validation_error(b.ref(), 0, SPMV_STATUS_INVALID_MATRIX),
+                   "at position " + std::to_string(pos) + " (row " + std::to_string(row) + ")"));
+  }
+  // The last nonempty row's last two columns swapped: not ascending (if it has two).
+  auto c = a;
+  int64_t r = a.rows - 1;
+  while (c.row_ptr[size_t(r) + 1] - c.row_ptr[size_t(r)] < 2) --r;
+  std::swap(c.col_idx[size_t(c.row_ptr[size_t(r) + 1] - 1)], c.col_idx[size_t(c.row_ptr[size_t(r) + 1] - 2)]);
+  CHECK_FALSE(validate_csr(c.ref(), 0));
 }
 
 TEST_CASE("compute_stats on a hand-made matrix", "[engine]") {
@@ -282,8 +303,7 @@ TEST_CASE("compute_stats: tridiagonal, identity, empty shapes", "[engine]") {
   // Tridiagonal 6 x 6.
   std::vector<int64_t> rp{0}, ci;
   for (int64_t r = 0; r < 6; ++r) {
-    for (int64_t c = std::max<int64_t>(0, r - 1); c <= std::min<int64_t>(5, r + 1); ++c)
-      ci.push_back(c);
+    for (int64_t c = std::max<int64_t>(0, r - 1); c <= std::min<int64_t>(5, r + 1); ++c) ci.push_back(c);
     rp.push_back(int64_t(ci.size()));
   }
   std::vector<double> val(ci.size(), 1.0);
@@ -309,8 +329,7 @@ TEST_CASE("compute_stats: tridiagonal, identity, empty shapes", "[engine]") {
   CHECK(s.row_hist[1] == 4);
 
   // 3 x 3 with no entries, 0 x 0, 0 x 5, 5 x 0.
-  for (const auto& [rows, cols] :
-       std::vector<std::pair<int64_t, int64_t>>{{3, 3}, {0, 0}, {0, 5}, {5, 0}}) {
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{3, 3}, {0, 0}, {0, 5}, {5, 0}}) {
     INFO(rows << " x " << cols);
     std::vector<int64_t> erp(size_t(rows) + 1, 0), eci;
     std::vector<double> ev;
