@@ -40,6 +40,10 @@ inline void* host_alloc(size_t bytes) {
     if (void* p = pool_take(rounded)) return p;
   const size_t align = bytes >= kHugeThreshold ? kHugePage : 64;
   void* p = std::aligned_alloc(align, rounded);
+  if (!p && pool_kept_bytes() > 0) {  // memory the pool keeps may be what is missing
+    pool_release_all();
+    p = std::aligned_alloc(align, rounded);
+  }
   if (p && align == kHugePage) ::madvise(p, rounded, MADV_HUGEPAGE);
   return p;
 }

@@ -282,6 +282,7 @@ class BsrFormat final : public Format {
     const I* rp = a.rp<I>();
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
+    TraceSteps trace("bsr build");
     // Pass 1: blocks per block row; `merged` marks the block rows walk_blocks must take.
     std::vector<int64_t> count(size_t(block_rows) + 1, 0);
     std::vector<uint8_t> merged(size_t(block_rows), 0);
@@ -311,6 +312,7 @@ class BsrFormat final : public Format {
     });
     for (int64_t b = 0; b < block_rows; ++b) count[size_t(b) + 1] += count[size_t(b)];
     const int64_t blocks = count[size_t(block_rows)];
+    trace.step("count blocks");
     // Refused before the arrays exist. Every block holds an entry, so blocks <= nnz fits I.
     slice_util::check_padding("bsr", blocks * rc, a.nnz, rc,
                               double(sizeof(I)) / double(rc) + double(sizeof(V)), false);
@@ -362,6 +364,7 @@ class BsrFormat final : public Format {
         }
       }
     });
+    trace.step("place entries");
     finish(d, a, p, block_rows, blocks, t);
     if (t.backend == BackendKind::cpu)
       set_cpu_parts(d, BSR_PARTS,

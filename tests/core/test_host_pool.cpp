@@ -52,6 +52,18 @@ TEST_CASE("host pool: a freed large array is reused by a request of about its si
   CHECK(pool_kept_bytes() == 0);
 }
 
+TEST_CASE("host pool: an allocation that fails releases the kept blocks, then fails cleanly", "[arena]") {
+  if (pool_cap_bytes() == 0) return;
+  pool_release_all();
+  void* a = host_alloc(4 * kMiB);
+  REQUIRE(a);
+  host_free(a, 4 * kMiB);
+  REQUIRE(pool_kept_bytes() > 0);
+  CHECK(host_alloc(size_t(1) << 56) == nullptr);  // more than any machine has
+  CHECK(pool_kept_bytes() == 0);
+  CHECK_THROWS_AS(AlignedBuffer(size_t(1) << 56), Error);
+}
+
 TEST_CASE("host pool: kept bytes stay within the cap, the oldest released first", "[arena]") {
   const size_t cap = pool_cap_bytes();
   if (cap == 0 || cap > (size_t(4) << 30)) {
