@@ -36,8 +36,10 @@ inline size_t host_rounded(size_t bytes) {
 inline void* host_alloc(size_t bytes) {
   if (void* p = arena_alloc(bytes)) return p;
   const size_t rounded = host_rounded(bytes);
-  if (bytes >= kArenaMax)
+  if (bytes >= kArenaMax) {
     if (void* p = pool_take(rounded)) return p;
+    pool_release_for(rounded);
+  }
   const size_t align = bytes >= kHugeThreshold ? kHugePage : 64;
   void* p = std::aligned_alloc(align, rounded);
   if (!p && pool_kept_bytes() > 0) {  // memory the pool keeps may be what is missing

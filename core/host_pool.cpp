@@ -106,6 +106,21 @@ bool pool_give(void* b, size_t bytes) {
   return true;
 }
 
+void pool_release_for(size_t bytes) {
+  Pool& p = pool();
+  std::lock_guard lock(p.mu);
+  // Blocks too small for the request, largest first: larger ones may still serve a later request.
+  size_t released = 0;
+  auto it = p.free_blocks.lower_bound(bytes);
+  while (released < bytes && it != p.free_blocks.begin()) {
+    --it;
+    std::free(it->second.first);
+    p.kept -= it->first;
+    released += it->first;
+    it = p.free_blocks.erase(it);
+  }
+}
+
 void pool_release_all() {
   Pool& p = pool();
   std::lock_guard lock(p.mu);

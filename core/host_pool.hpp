@@ -20,6 +20,11 @@ void* pool_take(size_t bytes);
 // Keeps p (from host_alloc, `bytes` as requested) for reuse; false when the pool will not (off,
 // larger than the cap): the caller frees it.
 bool pool_give(void* p, size_t bytes);
+// Releases kept blocks smaller than `bytes`, largest first, until `bytes` of them are released:
+// called before a request no kept block fits allocates anew, so the memory it gets is likely the
+// pages just released, which the machine still has at hand (fresh pages cost far more where a
+// hypervisor takes freed memory back: 0.45 GB/s against 11 GB/s on the 2-vCPU VM).
+void pool_release_for(size_t bytes);
 // Releases every kept block (tests; memory-tight callers).
 void pool_release_all();
 // Bytes kept now, and the cap.
