@@ -160,7 +160,7 @@ class Plan {
   void compress_values(bool on_device);
   // An update's plain value arrays, encoded with the plan's codec (a new table when the old one
   // lacks a value; plain values and kernels when no table fits), put in place of the old ones.
-  void install_values(FormatData fresh, const void* values, spmv_memory_t memory);
+  void install_values(FormatData fresh, const void* values, spmv_memory_t memory, bool encoded = false);
   void set_values_table();
   // Stored slots holding a nonzero value, over every value array of data_ (host arrays).
   int64_t nonzero_slots() const;

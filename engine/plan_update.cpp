@@ -79,9 +79,9 @@ bool Plan::try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build
 
 namespace {
 
-// A FormatData with only the value slots of `layout`, plain and allocated: where a value map
-// gathers an update that is then encoded.
-FormatData plain_value_arrays(const FormatData& layout, Backend* device) {
+// A FormatData with only the value slots of `layout`, plain and allocated (unless `allocate` is
+// false: names, kinds and counts only): where a value map gathers an update.
+FormatData plain_value_arrays(const FormatData& layout, Backend* device, bool allocate = true) {
   FormatData d;
   d.format = layout.format;
   d.params = layout.params;
@@ -96,6 +96,7 @@ FormatData plain_value_arrays(const FormatData& layout, Backend* device) {
     if (!l.is_values()) continue;
     h.count = l.count;
     h.elem = size_of(layout.value);
+    if (!allocate) continue;
     if (device)
       h.device = DeviceBuffer(*device, h.elem * size_t(h.count));
     else
@@ -159,6 +160,15 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     value_map_->gather(values, data_);
     install_values(FormatData{}, values, SPMV_MEMORY_HOST);
     return;
+  }
+  if (value_map_ && value_codec() == ValueCodec::code8) {
+    // Straight to codes when the table holds every new value (one pass: map, values, one byte
+    // out), else through plain values and a new table below.
+    FormatData codes = plain_value_arrays(data_, nullptr, false);
+    if (value_map_->gather_codes(values, value_table_, codes)) {
+      install_values(std::move(codes), values, SPMV_MEMORY_HOST, true);
+      return;
+    }
   }
   FormatData fresh;
   if (value_map_) {
@@ -232,12 +242,13 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
   install_values(std::move(fresh), user_values, memory);
 }
 
-void Plan::install_values(FormatData fresh, const void* values, spmv_memory_t memory) {
-  // `fresh` holds plain value arrays (empty: they are in data_ already, plain); `values` are the
-  // caller's nnz values, for a new table when the old one lacks a value.
+void Plan::install_values(FormatData fresh, const void* values, spmv_memory_t memory, bool encoded) {
+  // `fresh` holds plain value arrays (empty: they are in data_ already, plain), or arrays encoded
+  // with the plan's table already (`encoded`); `values` are the caller's nnz values, for a new
+  // table when the old one lacks a value.
   const ValueCodec codec = value_codec();
   bool drop = false;
-  if (!fresh.arrays.empty() && codec != ValueCodec::plain) {
+  if (!fresh.arrays.empty() && codec != ValueCodec::plain && !encoded) {
     auto encode = [&](const ValueTable& t) {
       return converted_on_device_ ? encode_values_device(*backend_, cache_dir_, target_, fresh, codec, t)
                                   : encode_values_host(fresh, codec, t);

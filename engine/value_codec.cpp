@@ -27,38 +27,6 @@ inline uint64_t bits_at(const void* values, size_t vs, int64_t k) {
   return u;
 }
 
-// Open addressing over bit patterns, at most kTableMax keys in 1024 slots (a probe or two): each
-// key's code is its insertion order.
-class BitsSet {
- public:
-  BitsSet() { std::fill(std::begin(code_), std::end(code_), -1); }
-  // The key's code, or -1.
-  int find(uint64_t b) const { return code_[slot(b)]; }
-  // Adds the key if new; false when it is new and the set already holds `cap` keys.
-  bool insert(uint64_t b, size_t cap) {
-    const size_t h = slot(b);
-    if (code_[h] >= 0) return true;
-    if (keys_.size() >= cap) return false;
-    key_[h] = b;
-    code_[h] = int(keys_.size());
-    keys_.push_back(b);
-    return true;
-  }
-  const std::vector<uint64_t>& keys() const { return keys_; }
-
- private:
-  static constexpr size_t kSlots = 1024;
-  static_assert(kSlots >= 2 * kTableMax, "a half-empty table keeps probes short");
-  size_t slot(uint64_t b) const {  // the key's slot, or the empty one where it would go
-    size_t h = size_t((b * 0x9E3779B97F4A7C15ull) >> 54);
-    while (code_[h] >= 0 && key_[h] != b) h = (h + 1) & (kSlots - 1);
-    return h;
-  }
-  uint64_t key_[kSlots];
-  int code_[kSlots];
-  std::vector<uint64_t> keys_;
-};
-
 // Stored values a codec must represent in value array `h` of `d`: all of them, except that a
 // format's only value array may end in padding past its stored entries that no kernel reads (the
 // CSR layouts pad for vector loads), which a uniform table need not hold.
@@ -115,7 +83,7 @@ namespace {
 
 // Distinct bit patterns of n values, sorted; nullopt past `cap`.
 std::optional<std::vector<uint64_t>> distinct_bits(const void* values, size_t vs, int64_t n, size_t cap) {
-  BitsSet set;
+  ValueCodeSet set;
   for (int64_t k = 0; k < n; ++k)
     if (!set.insert(bits_at(values, vs, k), cap)) return std::nullopt;
   std::vector<uint64_t> bits = set.keys();
@@ -171,8 +139,7 @@ int64_t codec_entry_bytes(ValueCodec c, ValueType v) {
 bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t) {
   if (c == ValueCodec::plain) return true;
   const size_t vs = size_of(d.value);
-  BitsSet lookup;  // codes in table order
-  for (uint64_t b : t.bits) lookup.insert(b, t.bits.size());
+  const ValueCodeSet lookup(t);  // codes in table order
   std::vector<AlignedBuffer> codes(d.arrays.size());
   for (size_t i = 0; i < d.arrays.size(); ++i) {
     const HostArray& h = d.arrays[i];

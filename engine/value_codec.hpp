@@ -4,7 +4,9 @@
 // makes it fail, and the plan keeps plain values (never a wrong product).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +55,42 @@ std::optional<ValueTable> table_of_values(const void* values, int64_t n, ValueTy
 
 // Bytes the codec reads per stored entry.
 int64_t codec_entry_bytes(ValueCodec c, ValueType v);
+
+// Open addressing over bit patterns, at most SPMVJIT_VALUES_TABLE_MAX keys in 1024 slots (a probe
+// or two): each key's code is its insertion order.
+class ValueCodeSet {
+ public:
+  ValueCodeSet() { std::fill(std::begin(code_), std::end(code_), -1); }
+  // A table's codes: bits[i] gets code i.
+  explicit ValueCodeSet(const ValueTable& t) : ValueCodeSet() {
+    for (uint64_t b : t.bits) insert(b, t.bits.size());
+  }
+  // The key's code, or -1.
+  int find(uint64_t b) const { return code_[slot(b)]; }
+  // Adds the key if new; false when it is new and the set already holds `cap` keys.
+  bool insert(uint64_t b, size_t cap) {
+    const size_t h = slot(b);
+    if (code_[h] >= 0) return true;
+    if (keys_.size() >= cap) return false;
+    key_[h] = b;
+    code_[h] = int(keys_.size());
+    keys_.push_back(b);
+    return true;
+  }
+  const std::vector<uint64_t>& keys() const { return keys_; }
+
+ private:
+  static constexpr size_t kSlots = 1024;
+  static_assert(kSlots >= 2 * SPMVJIT_VALUES_TABLE_MAX, "a half-empty table keeps probes short");
+  size_t slot(uint64_t b) const {  // the key's slot, or the empty one where it would go
+    size_t h = size_t((b * 0x9E3779B97F4A7C15ull) >> 54);
+    while (code_[h] >= 0 && key_[h] != b) h = (h + 1) & (kSlots - 1);
+    return h;
+  }
+  uint64_t key_[kSlots];
+  int code_[kSlots];
+  std::vector<uint64_t> keys_;
+};
 
 // Encodes the value arrays of `d` (plain, host memory) in place and updates its matrix_bytes.
 // False, with `d` unchanged, when a stored value is not in the table.

@@ -2,6 +2,7 @@
 #include "engine/value_map.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/parallel.hpp"
@@ -150,6 +151,44 @@ void ValueMap::gather(const void* values, FormatData& data) const {
     a.n[DP_VM_N_COUNT] = s.count;
     launch(gather_, s.count, a);
   }
+}
+
+bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData& data) const {
+  SPMVJIT_ASSERT(!device_, "gather_codes on a device value map");
+  const ValueCodeSet lookup(t);
+  std::vector<AlignedBuffer> codes(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (!s.count) continue;
+    codes[i] = AlignedBuffer(size_t(s.count));
+    uint8_t* out = codes[i].as<uint8_t>();
+    std::atomic<bool> ok{true};
+    with_types(value_bytes_, pos_bytes_, [&]<class C, class P>() {
+      const C* v = static_cast<const C*>(values);
+      const P* map = s.host.as<P>();
+      parallel_for(s.count, plan_threads(s.count), [&](int64_t b, int64_t e, int) {
+        // Runs of one value (a stencil's diagonals, padding) skip the lookup, as the encoder does.
+        uint64_t last = 0;
+        int code = lookup.find(0);
+        for (int64_t k = b; k < e; ++k) {
+          const uint64_t bits = map[k] < 0 ? 0 : uint64_t(v[map[k]]);
+          if (bits != last) last = bits, code = lookup.find(bits);
+          if (code < 0) {
+            ok = false;
+            return;
+          }
+          out[k] = uint8_t(code);
+        }
+      });
+    });
+    if (!ok) return false;
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    HostArray& h = data.arrays[slots_[i].array];
+    h.buf = std::move(codes[i]);
+    h.elem = 1;
+  }
+  return true;
 }
 
 bool ValueMap::reproduces(const void* values, const FormatData& expected) const {

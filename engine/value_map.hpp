@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/formats/format.hpp"
+#include "engine/value_codec.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/device_buffer.hpp"
 
@@ -28,6 +29,10 @@ class ValueMap {
   // Writes the value slots of `data` from `values` (nnz values of the plan's type, in the memory
   // the map was built for: host buffers, or device arrays HostArray::device).
   void gather(const void* values, FormatData& data) const;
+  // Host layouts: the CODE8 codes (table `t`) of the values gathering `values` would give,
+  // written as new one-byte value arrays of `data` (its value slots: name, kind, count): no plain
+  // copy on the way. False, with `data` unchanged, when a value is not in the table.
+  bool gather_codes(const void* values, const ValueTable& t, FormatData& data) const;
   // True when gathering `values` gives exactly the value arrays of `expected` (a fresh conversion
   // of the same values): the check that makes the map trusted.
   bool reproduces(const void* values, const FormatData& expected) const;

@@ -184,3 +184,38 @@ TEST_CASE("update_values re-encodes, takes a new table, or goes plain, never sta
     CHECK(p.check(8) == "");
   }
 }
+
+TEST_CASE("later updates whose values the table holds go straight to codes, exact", "[codec]") {
+  if (!test::require_cpu_backend()) return;
+  // A five-point stencil with values {4, -1} (code8 with +0.0 for padding), planned in formats
+  // with padding (sell, sell_diag, ell) and without (csr). The first update finds the value map;
+  // later ones whose values are all in the table are gathered as codes in one pass, one with a
+  // value outside it takes a new table, and the next gathers codes with that one.
+  for (const char* format : {"sell_diag", "sell", "csr", "ell"}) {
+    INFO("format " << format);
+    CpuPlan p(valued("poisson2d:60", {4.0, -1.0}), format);
+    if (p.codec() != "code8") {
+      WARN(format << " keeps " << p.codec() << " values here: not this test's path");
+      continue;
+    }
+    const size_t n = p.a.val.size();
+    auto arrange = [&](std::vector<double> choices, size_t shift) {
+      std::vector<double> v(n);
+      for (size_t k = 0; k < n; ++k) v[k] = choices[(k * 7 + shift) % choices.size()];
+      return v;
+    };
+    p.update(arrange({-1.0, 4.0}, 1));  // finds the map
+    CHECK(p.check(11) == "");
+    p.update(arrange({4.0, -1.0, 0.0}, 2));  // codes (explicit zeros included)
+    CHECK(p.codec() == "code8");
+    CHECK(p.check(12) == "");
+    p.update(arrange({-1.0, 4.0}, 5));
+    CHECK(p.check(13) == "");
+    p.update(arrange({2.5, -1.0, 4.0}, 3));  // 2.5: a new table
+    CHECK(p.codec() == "code8");
+    CHECK(p.check(14) == "");
+    p.update(arrange({2.5, 4.0}, 4));  // codes with the new table
+    CHECK(p.codec() == "code8");
+    CHECK(p.check(15) == "");
+  }
+}
