@@ -13,23 +13,15 @@
 #include <mutex>
 #include <vector>
 
+#include "core/sanitizer.hpp"
+
 namespace spmvjit {
 namespace {
 
 constexpr size_t kChunk = size_t(2) << 20;  // one huge page (kHugePage in core/buffer.hpp)
 
-// AddressSanitizer should see each array as its own block.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kArenaOn = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kArenaOn = false;
-#else
-constexpr bool kArenaOn = true;
-#endif
-#else
-constexpr bool kArenaOn = true;
-#endif
+// AddressSanitizer should see each array as its own block (core/sanitizer.hpp).
+constexpr bool kArenaOn = !kAddressSanitizer;
 
 struct Chunk {
   char* base;

@@ -7,26 +7,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <list>
 #include <map>
 #include <mutex>
-#include <string>
 #include <unordered_map>
+
+#include "core/sanitizer.hpp"
 
 namespace spmvjit {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPoolOn = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kPoolOn = false;
-#else
-constexpr bool kPoolOn = true;
-#endif
-#else
-constexpr bool kPoolOn = true;
-#endif
+constexpr bool kPoolOn = !kAddressSanitizer;
 
 size_t cap_from_environment() {
   if (!kPoolOn) return 0;
