@@ -19,7 +19,7 @@
 #include "engine/stats.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/cache/kernel_cache.hpp"
-#include "spmvjit/spmvjit.h"
+#include "spmvjit/spmvjit.hpp"
 #include "tests/formats/emulated_device.hpp"
 #include "tests/test_matrices.hpp"
 #include "tests/test_support.hpp"
@@ -251,16 +251,8 @@ void every_shape_on_edge_cases() {
 template <class I, class V>
 void check_api(const HostCsr<I, V>& a, const std::string& what, uint64_t seed, const char* format = "bsr") {
   if (!test::require_cpu_backend()) return;
-  spmv_csr_t c{a.rows,
-               a.cols,
-               a.nnz(),
-               a.row_ptr.data(),
-               a.col_idx.data(),
-               a.val.data(),
-               sizeof(I) == 4 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64,
-               sizeof(V) == 4 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE,
-               0,
-               SPMV_MEMORY_HOST};
+  const spmv_csr_t c =
+      csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
   spmv_options_t o;
   spmv_options_init(&o);
   o.backend = SPMV_BACKEND_CPU;
@@ -313,16 +305,8 @@ void api_types() {
   for (const Csr64& m :
        {from_rows(1, 1, {{{0, 2.5}}}), from_rows(0, 4, {}), generate_matrix("random:300", 2)}) {
     const HostCsr<I, V> a = m.template cast<I, V>();
-    spmv_csr_t c{a.rows,
-                 a.cols,
-                 a.nnz(),
-                 a.row_ptr.data(),
-                 a.col_idx.data(),
-                 a.val.data(),
-                 sizeof(I) == 4 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64,
-                 sizeof(V) == 4 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE,
-                 0,
-                 SPMV_MEMORY_HOST};
+    const spmv_csr_t c =
+        csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
     spmv_options_t o;
     spmv_options_init(&o);
     o.backend = SPMV_BACKEND_CPU;

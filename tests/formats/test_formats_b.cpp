@@ -12,7 +12,7 @@
 #include "engine/gen/generators.hpp"
 #include "engine/reference.hpp"
 #include "engine/stats.hpp"
-#include "spmvjit/spmvjit.h"
+#include "spmvjit/spmvjit.hpp"
 #include "tests/test_matrices.hpp"
 #include "tests/test_support.hpp"
 
@@ -110,16 +110,8 @@ void check_round_trip(const Format& f, const HostCsr<I, V>& a, const std::string
 template <class I, class V>
 void check_spmv(const char* format, const HostCsr<I, V>& a, const std::string& what, uint64_t seed) {
   if (!test::require_cpu_backend()) return;
-  spmv_csr_t c{a.rows,
-               a.cols,
-               a.nnz(),
-               a.row_ptr.data(),
-               a.col_idx.data(),
-               a.val.data(),
-               sizeof(I) == 4 ? SPMV_INDEX_INT32 : SPMV_INDEX_INT64,
-               sizeof(V) == 4 ? SPMV_VALUE_FLOAT : SPMV_VALUE_DOUBLE,
-               0,
-               SPMV_MEMORY_HOST};
+  const spmv_csr_t c =
+      csr_view<I, V>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
   spmv_options_t o;
   spmv_options_init(&o);
   o.backend = SPMV_BACKEND_CPU;
