@@ -30,6 +30,24 @@ inline Csr64 from_rows(int64_t rows, int64_t cols, const RowLists& r) {
   return a;
 }
 
+// Rows out of column order and with repeated columns (the API allows both): every third row
+// reversed, every fifth with its middle entry repeated next to it, every seventh with its first
+// entry repeated at the end.
+inline Csr64 scrambled(const Csr64& a) {
+  RowLists rows(static_cast<size_t>(a.rows));
+  for (int64_t r = 0; r < a.rows; ++r) {
+    auto& row = rows[size_t(r)];
+    for (int64_t k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k)
+      row.push_back({a.col_idx[size_t(k)], a.val[size_t(k)]});
+    if (row.empty()) continue;
+    if (r % 3 == 0) std::reverse(row.begin(), row.end());
+    if (r % 5 == 0)
+      row.insert(row.begin() + std::ptrdiff_t(row.size() / 2), {row[row.size() / 2].first, -0.5});
+    if (r % 7 == 0) row.push_back({row.front().first, 0.25});
+  }
+  return from_rows(a.rows, a.cols, rows);
+}
+
 // Sorts by (row, col, value, imag) so lists with duplicate (row, col) entries compare equal.
 inline void sort_triplets(std::vector<Triplet>& t) {
   std::sort(t.begin(), t.end(), [](const Triplet& x, const Triplet& y) {

@@ -23,7 +23,10 @@ SPMVJIT_DECLARE_ARRAYS(BSR_ARRAYS, kBsrArrays)
 enum { BSR_N_BLOCK_ROWS, BSR_N_GROUP_LOG2 };
 enum {
   BSR_GPU_BLOCK = 256,  // GPU threads per block (G of them per block row)
-  BSR_MAX_SIDE = 8      // R and C are at most this
+  BSR_MAX_SIDE = 8,     // R and C are at most this
+  // The device build's warp kernels take block rows of at most this many blocks (the walk of
+  // one thread takes the rest): three lists of it in shared memory per warp.
+  BSR_WARP_BLOCKS = 256
 };
 
 // Device build (templates/gpu/bsr_build.cu) argument slots: the input arrays (index base

@@ -70,24 +70,6 @@ HostCsr<int64_t, double> unsorted_with_duplicates(HostCsr<int64_t, double> m) {
   return m;
 }
 
-// Rows out of column order and with repeated columns (the API allows both): every third row
-// reversed, every fifth with its middle entry repeated next to it, every seventh with its first
-// entry repeated at the end.
-HostCsr<int64_t, double> scrambled(const HostCsr<int64_t, double>& a) {
-  test::RowLists rows(static_cast<size_t>(a.rows));
-  for (int64_t r = 0; r < a.rows; ++r) {
-    auto& row = rows[size_t(r)];
-    for (int64_t k = a.row_ptr[size_t(r)]; k < a.row_ptr[size_t(r) + 1]; ++k)
-      row.push_back({a.col_idx[size_t(k)], a.val[size_t(k)]});
-    if (row.empty()) continue;
-    if (r % 3 == 0) std::reverse(row.begin(), row.end());
-    if (r % 5 == 0)
-      row.insert(row.begin() + std::ptrdiff_t(row.size() / 2), {row[row.size() / 2].first, -0.5});
-    if (r % 7 == 0) row.push_back({row.front().first, 0.25});
-  }
-  return test::from_rows(a.rows, a.cols, rows);
-}
-
 template <class I, class V>
 void device_builds_match_host(int warp = 32) {
   if (!test::require_cpu_backend()) return;
@@ -112,7 +94,7 @@ void device_builds_match_host(int warp = 32) {
   for (const char* spec : {"diag:2000:101", "blockfem:4:3"})
     matrices.push_back({spec, generate_matrix(spec, 11)});
   for (const char* spec : {"diag:700:9", "blockfem:3:2", "random:500:0:70"})
-    matrices.push_back({std::string(spec) + " scrambled", scrambled(generate_matrix(spec, 12))});
+    matrices.push_back({std::string(spec) + " scrambled", test::scrambled(generate_matrix(spec, 12))});
   matrices.push_back({"0x0", HostCsr<int64_t, double>{}});
   for (const auto& [name, m] : matrices) {
     const HostCsr<I, V> a = m.template cast<I, V>();

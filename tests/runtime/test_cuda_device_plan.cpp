@@ -2,16 +2,19 @@
 // the statistics and builds the arrays exactly as the host does (byte for byte), reports a bad
 // matrix with the host's message, and its plans compute the reference SpMV.
 #ifdef SPMVJIT_WITH_CUDA
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 
 #include "engine/device_plan.hpp"
 #include "engine/formats/sliced_device.hpp"
+#include "engine/gen/generators.hpp"
 #include "engine/plan.hpp"
 #include "engine/validate.hpp"
 #include "engine/value_codec.hpp"
 #include "runtime/device_buffer.hpp"
 #include "tests/runtime/cuda_test_support.hpp"
+#include "tests/test_matrices.hpp"
 
 namespace spmvjit {
 #include "templates/contract/csr_adaptive.h"
@@ -263,6 +266,63 @@ HostCsr<int64_t, double> rows_of_lengths(const std::vector<int64_t>& lengths, in
 // rows a step), against the host's: rows of exactly ADAPTIVE_S and one more (a long row), long
 // rows on window edges, row blocks closed by the 1024-row limit and by ADAPTIVE_S nonzeros in the
 // middle of a warp's step, empty windows and a last partial window.
+namespace {
+
+// bsr's device build (a warp per block row, the walk of one thread where the warp cannot) against
+// the host converter, byte for byte: block rows whose rows ascend, rows out of order or with a
+// repeated column, block rows of more blocks than the warp's lists hold (dense rows), rows longer
+// than a warp, fill, a partial last block row, empty rows.
+template <class I, class V>
+void bsr_device_build_matches_host() {
+  Backend& b = test::gpu_backend();
+  const Format* f = find_format("bsr");
+  REQUIRE(f != nullptr);
+  std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
+  for (const char* spec : {"blockfem:5:3", "blockfem:4:2", "poisson2d:37", "dense:600", "random:1001:0:40",
+                           "denserows:3001:2:5", "random:7:0:3000"})
+    matrices.push_back({spec, generate_matrix(spec, 5)});
+  for (const char* spec : {"blockfem:4:3", "random:999:0:60"})
+    matrices.push_back({std::string(spec) + " scrambled", test::scrambled(generate_matrix(spec, 6))});
+  int built = 0;
+  for (const auto& [name, m] : matrices) {
+    const HostCsr<I, V> a = m.template cast<I, V>();
+    for (int base : {0, 1}) {
+      const DeviceCsr<I, V> d(b, a, base);
+      CsrRef dev = a.ref();
+      dev.row_ptr = d.rp.get(), dev.col_idx = d.ci.get(), dev.val = d.va.get();
+      DevicePlanner dp(b, dev, base, "");
+      for (const auto& [r, c] : {std::pair{1, 2}, {2, 2}, {3, 3}, {4, 1}, {2, 6}, {8, 8}}) {
+        const FormatParams p{{"R", r}, {"C", c}, {"COL_EDGE", a.cols % c != 0}, {"G", 4}};
+        INFO("matrix " << name << ", base " << base << ", " << r << " x " << c);
+        const FormatData host = f->convert(a.ref(), p, b.target());
+        const FormatData got = f->convert_device(dp, p, b.target());
+        REQUIRE(got.arrays.size() == host.arrays.size());
+        for (size_t i = 0; i < host.arrays.size(); ++i) {
+          const HostArray &g = got.arrays[i], &h = host.arrays[i];
+          INFO("array " << h.name);
+          REQUIRE(g.count == h.count);
+          if (!h.count || !g.device) continue;  // host-only arrays (the CPU's parts)
+          std::vector<char> bytes(size_t(h.count) * h.elem);
+          b.download(bytes.data(), g.device.get(), bytes.size());
+          CHECK(std::memcmp(bytes.data(), h.buf.data(), bytes.size()) == 0);
+        }
+        ++built;
+      }
+    }
+  }
+  std::printf("cuda device planning: %d bsr device builds matched the host\n", built);
+}
+
+}  // namespace
+
+TEST_CASE("cuda device planning: bsr's warp and thread builds give the host's blocks", "[cuda]") {
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
+  }
+  bsr_device_build_matches_host<int32_t, double>();
+  bsr_device_build_matches_host<int64_t, float>();
+}
+
 TEST_CASE("cuda device planning: csr_adaptive's row blocks on window and warp edges", "[cuda]") {
   if (!test::gpu_available()) {
     SPMVJIT_SKIP("no GPU of the backend under test");

@@ -156,7 +156,10 @@ static __device__ __forceinline__ int __clzll(long long v) {
 // its R rows' entries in column order as the host's walk_blocks does (a repeated column opens a
 // repeated block), counting blocks; after the scan of the counts, the same walk writes them.
 // Rows out of column order are first sorted into an order array, one thread per row (stable, as
-// the host's copies). Grid-stride: any grid works.
+// the host's copies). On a device the _warp kernels give each block row a warp (a block of one
+// warp), which takes the block rows whose rows all ascend strictly and hold at most
+// BSR_WARP_BLOCKS blocks together, and leaves the others to its first lane's walk. Grid-stride:
+// any grid works.
 #line 1 "contract/bsr.h"
 // BSR (r x c register blocks) kernel contract (engine/formats/bsr.cpp fills it, templates/*/bsr.*
 // read it; templates/gpu/bsr_build.cu builds it on a device). Baked: SPMVJIT_R, SPMVJIT_C (block
@@ -209,7 +212,10 @@ SPMVJIT_DECLARE_ARRAYS(BSR_ARRAYS, kBsrArrays)
 enum { BSR_N_BLOCK_ROWS, BSR_N_GROUP_LOG2 };
 enum {
   BSR_GPU_BLOCK = 256,  // GPU threads per block (G of them per block row)
-  BSR_MAX_SIDE = 8      // R and C are at most this
+  BSR_MAX_SIDE = 8,     // R and C are at most this
+  // The device build's warp kernels take block rows of at most this many blocks (the walk of
+  // one thread takes the rest): three lists of it in shared memory per warp.
+  BSR_WARP_BLOCKS = 256
 };
 
 // Device build (templates/gpu/bsr_build.cu) argument slots: the input arrays (index base
@@ -229,7 +235,7 @@ enum {
 enum { BSR_BUILD_N_R, BSR_BUILD_N_C, BSR_BUILD_N_BLOCK_ROWS };
 
 #endif  // SPMVJIT_CONTRACT_BSR_H
-#line 7 "gpu/bsr_build.cu"
+#line 10 "gpu/bsr_build.cu"
 #line 1 "contract/device_plan.h"
 // Device planning contract: the statistics block templates/gpu/device_plan.cu fills and
 // engine/device_plan.cpp reads, and the argument conventions every device build kernel
@@ -311,7 +317,7 @@ enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)
 
 #endif  // SPMVJIT_CONTRACT_DEVICE_PLAN_H
-#line 8 "gpu/bsr_build.cu"
+#line 11 "gpu/bsr_build.cu"
 #line 1 "gpu/heap_sort.cuh"
 // GPU library piece shared by device builds that sort one row or slice per thread (bsr_build,
 // sell_diag_build): an in-place heap sort, no memory beyond the array, any order `less` gives.
@@ -791,8 +797,8 @@ SPMVJIT_DEVICE void build_heap_sort(T* v, i64 n, const Less& less) {
 }
 
 #endif  // SPMVJIT_HEAP_SORT_INCLUDED
-#line 9 "gpu/bsr_build.cu"
-#line 10 "gpu/bsr_build.cu"
+#line 12 "gpu/bsr_build.cu"
+#line 13 "gpu/bsr_build.cu"
 
 namespace bb {
 
@@ -880,21 +886,45 @@ struct ByColumn {
 // Pass 1: blocks of each block row into counts[b]. Without the order array, a block row with a
 // row out of column order is marked (counts[b] = -1) and counted in counts[block_rows]; the
 // launch with the order array then counts only the marked block rows.
-extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
+namespace bb {
+
+// Pass 1 for block row b by one thread.
+SPMVJIT_DEVICE void count_walk(const SpmvArgs& a, i64 b) {
   i64* counts = (i64*)a.a[BSR_BUILD_COUNTS];
-  const bool ordered = a.a[BSR_BUILD_ORDER] != 0;
-  const i64 c = a.n[BSR_BUILD_N_C], block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS];
-  for (i64 b = i64(blockIdx.x) * blockDim.x + threadIdx.x; b < block_rows; b += i64(gridDim.x) * blockDim.x) {
-    if (ordered && counts[b] >= 0) continue;
-    bb::BlockRow w;
-    if (!bb::load(a, b, w)) {
-      counts[b] = -1;
-      spmvjit_atomic_add_u64((unsigned long long*)(counts + block_rows), 1ull);
-      continue;
-    }
-    counts[b] = bb::walk(
-        w, c, [](i64, i64, i64, i64) {}, [](i64, i64) {});
+  BlockRow w;
+  if (!load(a, b, w)) {
+    counts[b] = -1;
+    spmvjit_atomic_add_u64((unsigned long long*)(counts + a.n[BSR_BUILD_N_BLOCK_ROWS]), 1ull);
+    return;
   }
+  counts[b] = walk(
+      w, a.n[BSR_BUILD_N_C], [](i64, i64, i64, i64) {}, [](i64, i64) {});
+}
+
+// Pass 2 for block row b by one thread.
+SPMVJIT_DEVICE void write_walk(const SpmvArgs& a, i64 b) {
+  const i64* counts = (const i64*)a.a[BSR_BUILD_COUNTS];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[BSR_BUILD_VALUES_IN];
+  I* bcol = (I*)a.a[BSR_BUILD_BLOCK_COL];
+  V* val = (V*)a.a[BSR_BUILD_VALUES];
+  const i64 c = a.n[BSR_BUILD_N_C], rc = a.n[BSR_BUILD_N_R] * c, first = counts[b];
+  ((I*)a.a[BSR_BUILD_BLOCK_PTR])[b] = I(first);
+  for (i64 k = first * rc; k < counts[b + 1] * rc; ++k) val[k] = V(0);
+  BlockRow w;
+  load(a, b, w);
+  walk(
+      w, c, [&](i64 blk, i64 i, i64 j, i64 k) { val[(first + blk) * rc + i * c + j] = spmvjit_ldg(va + k); },
+      [&](i64 blk, i64 col) { bcol[first + blk] = I(col); });
+}
+
+}  // namespace bb
+
+extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
+  const i64* counts = (const i64*)a.a[BSR_BUILD_COUNTS];
+  const bool ordered = a.a[BSR_BUILD_ORDER] != 0;
+  const i64 block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS];
+  for (i64 b = i64(blockIdx.x) * blockDim.x + threadIdx.x; b < block_rows; b += i64(gridDim.x) * blockDim.x)
+    if (!ordered || counts[b] < 0) bb::count_walk(a, b);
 }
 
 // The order array: each row out of column order gets its entries' positions sorted by column
@@ -916,23 +946,147 @@ extern "C" __global__ void spmvjit_build_order(const SpmvArgs a) {
 // Pass 2: block_ptr, and each block row's blocks at the scanned offsets (total at
 // [block_rows]): values zeroed, then its entries and block columns written.
 extern "C" __global__ void spmvjit_build_write(const SpmvArgs a) {
+  const i64 block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS], id = i64(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (id == 0) ((I*)a.a[BSR_BUILD_BLOCK_PTR])[block_rows] = I(((const i64*)a.a[BSR_BUILD_COUNTS])[block_rows]);
+  for (i64 b = id; b < block_rows; b += i64(gridDim.x) * blockDim.x) bb::write_walk(a, b);
+}
+
+#ifndef SPMVJIT_EMULATED  // a warp's lanes cooperate: the CPU emulation runs threads one by one
+namespace bb {
+
+// Index of the first of u[0, n) (ascending) that is not below x.
+SPMVJIT_DEVICE int lower_bound(const I* u, int n, i64 x) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (i64(u[mid]) < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+// Rows of block row b for a warp.
+struct WarpRows {
+  i64 n, entries, beg[BSR_MAX_SIDE], len[BSR_MAX_SIDE];
+};
+
+// Block row b's distinct block columns, ascending, built by the warp (a block of one warp) in
+// shared memory sh (3 * BSR_WARP_BLOCKS entries): row by row, the block columns a row opens that
+// the rows before it did not are gathered in order (a ballot per SPMVJIT_WARP entries) and
+// merged with the list so far (each element's place: its index plus its rank in the other list).
+// Without a repeated column a block row's blocks are exactly these, as the host's walk lays them
+// out. Returns their number and *u the list, or -1 when a row does not ascend strictly (out of
+// order, or a repeated column) or there are more than BSR_WARP_BLOCKS: the walk's block rows.
+SPMVJIT_DEVICE int warp_block_columns(const SpmvArgs& a, i64 b, I* sh, const I** u_out, WarpRows& w) {
+  const I* rp = (const I*)a.a[BSR_BUILD_ROW_PTR];
+  const I* ci = (const I*)a.a[BSR_BUILD_COL_IDX_IN];
+  const i64 base = a.n[DP_N_BASE], r = a.n[BSR_BUILD_N_R], c = a.n[BSR_BUILD_N_C], r0 = b * r;
+  const int lane = spmvjit_lane();
+  const spmvjit_lanes_t below = (spmvjit_lanes_t(1) << lane) - 1;
+  w.n = r0 + r < a.rows ? r : a.rows - r0;
+  w.entries = 0;
+  for (i64 i = 0; i < w.n; ++i) {
+    w.beg[i] = i64(spmvjit_ldg(rp + r0 + i)) - base;
+    w.len[i] = i64(spmvjit_ldg(rp + r0 + i + 1)) - base - w.beg[i];
+    w.entries += w.len[i];
+  }
+  I *u = sh, *v = sh + BSR_WARP_BLOCKS, *add = sh + 2 * BSR_WARP_BLOCKS;
+  int nu = 0;
+  for (i64 i = 0; i < w.n; ++i) {
+    int nadd = 0;
+    i64 carry = -1;  // the column before this chunk's first (columns are >= 0)
+    for (i64 p0 = 0; p0 < w.len[i]; p0 += SPMVJIT_WARP) {
+      const i64 p = p0 + lane;
+      const bool in = p < w.len[i];
+      const i64 col = in ? i64(spmvjit_ldg(ci + w.beg[i] + p)) - base : 0;
+      i64 prev = spmvjit_shfl_up(col, 1);
+      if (lane == 0) prev = carry;
+      if (spmvjit_ballot(in && col <= prev)) return -1;
+      const i64 bc = col / c;
+      bool opens = in && (p == 0 || bc != prev / c);  // the row's first entry in block column bc
+      if (opens && nu > 0) {                            // and no row before opened it
+        const int at = lower_bound(u, nu, bc);
+        opens = at == nu || i64(u[at]) != bc;
+      }
+      const spmvjit_lanes_t m = spmvjit_ballot(opens);
+      const int at = nadd + spmvjit_lane_count(m & below);
+      if (opens && at < BSR_WARP_BLOCKS) add[at] = I(bc);
+      nadd += spmvjit_lane_count(m);
+      carry = spmvjit_shfl(col, SPMVJIT_WARP - 1);
+    }
+    if (nu + nadd > BSR_WARP_BLOCKS) return -1;
+    spmvjit_sync_block();  // add[] written
+    for (int j = lane; j < nu; j += SPMVJIT_WARP) v[j + lower_bound(add, nadd, i64(u[j]))] = u[j];
+    for (int j = lane; j < nadd; j += SPMVJIT_WARP) v[j + lower_bound(u, nu, i64(add[j]))] = add[j];
+    spmvjit_sync_block();  // v written, u and add read
+    I* t = u;
+    u = v, v = t, nu += nadd;
+  }
+  *u_out = u;
+  return nu;
+}
+
+}  // namespace bb
+
+// Pass 1 with a warp per block row (blocks of SPMVJIT_WARP threads).
+extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_count_warp(const SpmvArgs a) {
+  SPMVJIT_SHARED I sh[3 * BSR_WARP_BLOCKS];
+  i64* counts = (i64*)a.a[BSR_BUILD_COUNTS];
+  const bool ordered = a.a[BSR_BUILD_ORDER] != 0;
+  const i64 block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS];
+  for (i64 b = blockIdx.x; b < block_rows; b += gridDim.x) {
+    if (ordered && counts[b] >= 0) continue;
+    const I* u;
+    bb::WarpRows w;
+    const int n = bb::warp_block_columns(a, b, sh, &u, w);
+    if (spmvjit_lane() == 0) {
+      if (n >= 0)
+        counts[b] = n;
+      else
+        bb::count_walk(a, b);
+    }
+    spmvjit_sync_block();  // the next block row overwrites sh
+  }
+}
+
+// Pass 2 with a warp per block row: block_ptr and block_col from the list, the values' slots
+// zeroed (unless the entries fill every one), then each entry into its block's slot.
+extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_write_warp(const SpmvArgs a) {
+  SPMVJIT_SHARED I sh[3 * BSR_WARP_BLOCKS];
   const i64* counts = (const i64*)a.a[BSR_BUILD_COUNTS];
+  const I* ci = (const I*)a.a[BSR_BUILD_COL_IDX_IN];
   const V* SPMVJIT_RESTRICT va = (const V*)a.a[BSR_BUILD_VALUES_IN];
   I* bp = (I*)a.a[BSR_BUILD_BLOCK_PTR];
   I* bcol = (I*)a.a[BSR_BUILD_BLOCK_COL];
   V* val = (V*)a.a[BSR_BUILD_VALUES];
-  const i64 r = a.n[BSR_BUILD_N_R], c = a.n[BSR_BUILD_N_C], block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS];
-  const i64 rc = r * c, id = i64(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id == 0) bp[block_rows] = I(counts[block_rows]);
-  for (i64 b = id; b < block_rows; b += i64(gridDim.x) * blockDim.x) {
-    const i64 first = counts[b];
-    bp[b] = I(first);
-    for (i64 k = first * rc; k < counts[b + 1] * rc; ++k) val[k] = V(0);
-    bb::BlockRow w;
-    bb::load(a, b, w);
-    bb::walk(
-        w, c,
-        [&](i64 blk, i64 i, i64 j, i64 k) { val[(first + blk) * rc + i * c + j] = spmvjit_ldg(va + k); },
-        [&](i64 blk, i64 col) { bcol[first + blk] = I(col); });
+  const i64 c = a.n[BSR_BUILD_N_C], rc = a.n[BSR_BUILD_N_R] * c, block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS];
+  const i64 base = a.n[DP_N_BASE];
+  const int lane = spmvjit_lane();
+  if (blockIdx.x == 0 && lane == 0) bp[block_rows] = I(counts[block_rows]);
+  for (i64 b = blockIdx.x; b < block_rows; b += gridDim.x) {
+    const I* u;
+    bb::WarpRows w;
+    const int n = bb::warp_block_columns(a, b, sh, &u, w);
+    if (n < 0) {
+      if (lane == 0) bb::write_walk(a, b);
+    } else {
+      const i64 first = counts[b];
+      if (lane == 0) bp[b] = I(first);
+      for (int j = lane; j < n; j += SPMVJIT_WARP) bcol[first + j] = u[j];
+      if (w.entries != n * rc) {
+        for (i64 k = first * rc + lane; k < (first + n) * rc; k += SPMVJIT_WARP) val[k] = V(0);
+        spmvjit_sync_block();  // the zeros land before the entries
+      }
+      for (i64 i = 0; i < w.n; ++i)
+        for (i64 p = lane; p < w.len[i]; p += SPMVJIT_WARP) {
+          const i64 col = i64(spmvjit_ldg(ci + w.beg[i] + p)) - base, bc = col / c;
+          val[(first + bb::lower_bound(u, n, bc)) * rc + i * c + (col - bc * c)] =
+              spmvjit_ldg(va + w.beg[i] + p);
+        }
+    }
+    spmvjit_sync_block();  // the next block row overwrites sh
   }
 }
+#endif
