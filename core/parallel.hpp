@@ -10,6 +10,7 @@
 
 #include "core/cpu_count.hpp"
 #include "core/log.hpp"
+#include "core/plan_pool.hpp"
 
 namespace spmvjit {
 
@@ -30,7 +31,6 @@ void parallel_for(int64_t n, int chunks, F&& f) {
     return;
   }
   std::vector<std::exception_ptr> errors(static_cast<size_t>(chunks));
-  std::vector<std::thread> threads;
   const LogSink sink = current_log_sink();  // their messages go where the caller's go
   auto run = [&](int c) {
     LogScope scope(sink);
@@ -40,9 +40,15 @@ void parallel_for(int64_t n, int chunks, F&& f) {
       errors[size_t(c)] = std::current_exception();
     }
   };
-  for (int c = 1; c < chunks; ++c) threads.emplace_back(run, c);
-  run(0);
-  for (auto& t : threads) t.join();
+  // The plan pool's helpers (core/plan_pool.hpp), else threads of this call's own (the pool is
+  // busy with another caller's pass, or this is a pass nested in one of its chunks).
+  if (!plan_pool_run(
+          chunks, [](void* ctx, int c) { (*static_cast<decltype(run)*>(ctx))(c); }, &run)) {
+    std::vector<std::thread> threads;
+    for (int c = 1; c < chunks; ++c) threads.emplace_back(run, c);
+    run(0);
+    for (auto& t : threads) t.join();
+  }
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 }

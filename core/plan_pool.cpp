@@ -1,0 +1,101 @@
+// The plan-time helper pool (core/plan_pool.hpp): one job at a time, handed out under a mutex.
+#include "core/plan_pool.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/cpu_count.hpp"
+
+namespace spmvjit {
+namespace {
+
+thread_local bool t_helper = false;  // this thread is one of the pool's helpers
+std::atomic<bool> g_forked{false};   // set in a child forked after the pool started
+
+class PlanPool {
+ public:
+  explicit PlanPool(int helpers) {
+    for (int i = 0; i < helpers; ++i) threads_.emplace_back([this] { helper(); });
+  }
+  bool has_helpers() const { return !threads_.empty(); }
+
+  bool run(int chunks, void (*fn)(void*, int), void* ctx) {
+    if (busy_.exchange(true, std::memory_order_acquire)) return false;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      fn_ = fn, ctx_ = ctx, chunks_ = chunks;
+      next_.store(0, std::memory_order_relaxed);
+      ++job_;
+      open_ = true;
+    }
+    work_.notify_all();
+    for (int c; (c = next_.fetch_add(1, std::memory_order_relaxed)) < chunks;) fn(ctx, c);
+    {
+      // Every chunk is taken: close the job (a helper that has not joined it yet no longer can)
+      // and wait for the helpers still running one.
+      std::unique_lock<std::mutex> lk(m_);
+      open_ = false;
+      done_.wait(lk, [&] { return inside_ == 0; });
+    }
+    busy_.store(false, std::memory_order_release);
+    return true;
+  }
+
+ private:
+  void helper() {
+    t_helper = true;
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lk(m_);
+    for (;;) {
+      work_.wait(lk, [&] { return open_ && job_ != seen; });
+      seen = job_;
+      ++inside_;
+      void (*fn)(void*, int) = fn_;
+      void* ctx = ctx_;
+      const int chunks = chunks_;
+      lk.unlock();
+      for (int c; (c = next_.fetch_add(1, std::memory_order_relaxed)) < chunks;) fn(ctx, c);
+      lk.lock();
+      if (--inside_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex m_;
+  std::condition_variable work_, done_;
+  uint64_t job_ = 0;  // the job number; a helper joins each open job once
+  bool open_ = false;
+  int inside_ = 0;  // helpers running the job's chunks
+  void (*fn_)(void*, int) = nullptr;
+  void* ctx_ = nullptr;
+  int chunks_ = 0;
+  std::atomic<int> next_{0};
+  std::atomic<bool> busy_{false};
+  std::vector<std::thread> threads_;  // never joined: the pool lives until the process exits
+};
+
+// Created on first use with a helper per thread of the process but the caller's, and never
+// destroyed (its helpers sleep through exit).
+PlanPool& pool() {
+  static PlanPool* p = [] {
+    pthread_atfork(nullptr, nullptr, [] { g_forked.store(true, std::memory_order_relaxed); });
+    return new PlanPool(std::clamp(process_threads() - 1, 0, 63));
+  }();
+  return *p;
+}
+
+}  // namespace
+
+bool plan_pool_run(int chunks, void (*fn)(void*, int), void* ctx) {
+  if (chunks <= 1 || t_helper || g_forked.load(std::memory_order_relaxed)) return false;
+  PlanPool& p = pool();
+  return p.has_helpers() && p.run(chunks, fn, ctx);
+}
+
+}  // namespace spmvjit
