@@ -283,7 +283,7 @@ void bsr_device_build_matches_host() {
     matrices.push_back({spec, generate_matrix(spec, 5)});
   for (const char* spec : {"blockfem:4:3", "random:999:0:60"})
     matrices.push_back({std::string(spec) + " scrambled", test::scrambled(generate_matrix(spec, 6))});
-  int built = 0;
+  int built = 0, refused = 0;
   for (const auto& [name, m] : matrices) {
     const HostCsr<I, V> a = m.template cast<I, V>();
     for (int base : {0, 1}) {
@@ -294,7 +294,14 @@ void bsr_device_build_matches_host() {
       for (const auto& [r, c] : {std::pair{1, 2}, {2, 2}, {3, 3}, {4, 1}, {2, 6}, {8, 8}}) {
         const FormatParams p{{"R", r}, {"C", c}, {"COL_EDGE", a.cols % c != 0}, {"G", 4}};
         INFO("matrix " << name << ", base " << base << ", " << r << " x " << c);
-        const FormatData host = f->convert(a.ref(), p, b.target());
+        FormatData host;
+        try {
+          host = f->convert(a.ref(), p, b.target());
+        } catch (const Error& e) {  // too much fill for this shape: the device refuses it alike
+          CHECK_THROWS_WITH(f->convert_device(dp, p, b.target()), e.what());
+          ++refused;
+          continue;
+        }
         const FormatData got = f->convert_device(dp, p, b.target());
         REQUIRE(got.arrays.size() == host.arrays.size());
         for (size_t i = 0; i < host.arrays.size(); ++i) {
@@ -310,7 +317,10 @@ void bsr_device_build_matches_host() {
       }
     }
   }
-  std::printf("cuda device planning: %d bsr device builds matched the host\n", built);
+  std::printf("cuda device planning: %d bsr device builds matched the host, %d refused alike\n", built,
+              refused);
+  // 34 of the 54 shapes per base: fill past 3x refuses the rest (random rows in blocks).
+  CHECK(built == 2 * 34);
 }
 
 }  // namespace
