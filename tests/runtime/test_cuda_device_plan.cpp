@@ -262,44 +262,35 @@ HostCsr<int64_t, double> rows_of_lengths(const std::vector<int64_t>& lengths, in
 
 }  // namespace
 
-// csr_adaptive's greedy row blocks, laid out by a block per 4096-row window (a warp walking 32
-// rows a step), against the host's: rows of exactly ADAPTIVE_S and one more (a long row), long
-// rows on window edges, row blocks closed by the 1024-row limit and by ADAPTIVE_S nonzeros in the
-// middle of a warp's step, empty windows and a last partial window.
 namespace {
 
-// bsr's device build (a warp per block row, the walk of one thread where the warp cannot) against
-// the host converter, byte for byte: block rows whose rows ascend, rows out of order or with a
-// repeated column, block rows of more blocks than the warp's lists hold (dense rows), rows longer
-// than a warp, fill, a partial last block row, empty rows.
+using MatrixList = std::vector<std::pair<std::string, HostCsr<int64_t, double>>>;
+
+// Format `name`'s device build against its host converter, byte for byte, for each matrix, both
+// index bases and each parameter set. A parameter set the host refuses (too much fill) the device
+// refuses alike, with the same message. Returns the builds compared.
 template <class I, class V>
-void bsr_device_build_matches_host() {
+int device_builds_match_host(const char* name, const MatrixList& matrices,
+                             const std::vector<FormatParams>& params) {
   Backend& b = test::gpu_backend();
-  const Format* f = find_format("bsr");
+  const Format* f = find_format(name);
   REQUIRE(f != nullptr);
-  std::vector<std::pair<std::string, HostCsr<int64_t, double>>> matrices;
-  for (const char* spec : {"blockfem:5:3", "blockfem:4:2", "poisson2d:37", "dense:600", "random:1001:0:40",
-                           "denserows:3001:2:5", "random:7:0:3000"})
-    matrices.push_back({spec, generate_matrix(spec, 5)});
-  for (const char* spec : {"blockfem:4:3", "random:999:0:60"})
-    matrices.push_back({std::string(spec) + " scrambled", test::scrambled(generate_matrix(spec, 6))});
-  int built = 0, refused = 0;
-  for (const auto& [name, m] : matrices) {
+  int built = 0;
+  for (const auto& [matrix, m] : matrices) {
     const HostCsr<I, V> a = m.template cast<I, V>();
     for (int base : {0, 1}) {
       const DeviceCsr<I, V> d(b, a, base);
       CsrRef dev = a.ref();
       dev.row_ptr = d.rp.get(), dev.col_idx = d.ci.get(), dev.val = d.va.get();
       DevicePlanner dp(b, dev, base, "");
-      for (const auto& [r, c] : {std::pair{1, 2}, {2, 2}, {3, 3}, {4, 1}, {2, 6}, {8, 8}}) {
-        const FormatParams p{{"R", r}, {"C", c}, {"COL_EDGE", a.cols % c != 0}, {"G", 4}};
-        INFO("matrix " << name << ", base " << base << ", " << r << " x " << c);
+      for (FormatParams p : params) {
+        if (p.count("COL_EDGE")) p["COL_EDGE"] = a.cols % p.at("C") != 0;
+        INFO(name << " " << params_json(p).dump() << ", matrix " << matrix << ", base " << base);
         FormatData host;
         try {
           host = f->convert(a.ref(), p, b.target());
-        } catch (const Error& e) {  // too much fill for this shape: the device refuses it alike
+        } catch (const Error& e) {
           CHECK_THROWS_WITH(f->convert_device(dp, p, b.target()), e.what());
-          ++refused;
           continue;
         }
         const FormatData got = f->convert_device(dp, p, b.target());
@@ -313,26 +304,64 @@ void bsr_device_build_matches_host() {
           b.download(bytes.data(), g.device.get(), bytes.size());
           CHECK(std::memcmp(bytes.data(), h.buf.data(), bytes.size()) == 0);
         }
+        CHECK(got.ints == host.ints);
         ++built;
       }
     }
   }
-  std::printf("cuda device planning: %d bsr device builds matched the host, %d refused alike\n", built,
-              refused);
-  // 34 of the 54 shapes per base: fill past 3x refuses the rest (random rows in blocks).
-  CHECK(built == 2 * 34);
+  return built;
+}
+
+MatrixList generated(std::initializer_list<const char*> specs,
+                     std::initializer_list<const char*> scrambled_specs) {
+  MatrixList out;
+  for (const char* spec : specs) out.push_back({spec, generate_matrix(spec, 5)});
+  for (const char* spec : scrambled_specs)
+    out.push_back({std::string(spec) + " scrambled", test::scrambled(generate_matrix(spec, 6))});
+  return out;
 }
 
 }  // namespace
 
+// bsr's device build (a warp per block row, the walk of one thread where the warp cannot): block
+// rows whose rows ascend, rows out of order or with a repeated column, block rows of more blocks
+// than the warp's lists hold (dense rows), rows longer than a warp, fill, a partial last block
+// row, empty rows.
 TEST_CASE("cuda device planning: bsr's warp and thread builds give the host's blocks", "[cuda]") {
   if (!test::gpu_available()) {
     SPMVJIT_SKIP("no GPU of the backend under test");
   }
-  bsr_device_build_matches_host<int32_t, double>();
-  bsr_device_build_matches_host<int64_t, float>();
+  const MatrixList m = generated({"blockfem:5:3", "blockfem:4:2", "poisson2d:37", "dense:600",
+                                  "random:1001:0:40", "denserows:3001:2:5", "random:7:0:3000"},
+                                 {"blockfem:4:3", "random:999:0:60"});
+  std::vector<FormatParams> shapes;
+  for (const auto& [r, c] : {std::pair{1, 2}, {2, 2}, {3, 3}, {4, 1}, {2, 6}, {8, 8}})
+    shapes.push_back({{"R", r}, {"C", c}, {"COL_EDGE", 0}, {"G", 4}});
+  // 34 of the 54 shapes per base: fill past 3x refuses the rest (random rows in blocks).
+  CHECK(device_builds_match_host<int32_t, double>("bsr", m, shapes) == 2 * 34);
+  CHECK(device_builds_match_host<int64_t, float>("bsr", m, shapes) == 2 * 34);
 }
 
+// sell_diag's device build (a warp per slice choosing its diagonals, one thread where the slice's
+// rows differ): stencils and bands whose interior slices share their offsets, their boundary
+// slices, bands wider than the table, rows out of order and with repeated columns, irregular rows,
+// a partial last slice, slices of fewer rows than a diagonal needs.
+TEST_CASE("cuda device planning: sell_diag's warp and thread choices give the host's diagonals", "[cuda]") {
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
+  }
+  const MatrixList m = generated({"poisson2d:41", "stencil27:9", "diag:700:9", "diag:2000:101",
+                                  "random:997:0:30", "blockfem:4:3", "dense:70", "diag:33:3", "random:1:1:1"},
+                                 {"diag:700:9", "poisson2d:30"});
+  const std::vector<FormatParams> slices = {{{"C", 32}}, {{"C", 8}}, {{"C", 64}}};
+  CHECK(device_builds_match_host<int32_t, double>("sell_diag", m, slices) == 2 * 33);
+  CHECK(device_builds_match_host<int64_t, float>("sell_diag", m, slices) == 2 * 33);
+}
+
+// csr_adaptive's greedy row blocks, laid out by a block per 4096-row window (a warp walking 32
+// rows a step), against the host's: rows of exactly ADAPTIVE_S and one more (a long row), long
+// rows on window edges, row blocks closed by the 1024-row limit and by ADAPTIVE_S nonzeros in the
+// middle of a warp's step, empty windows and a last partial window.
 TEST_CASE("cuda device planning: csr_adaptive's row blocks on window and warp edges", "[cuda]") {
   if (!test::gpu_available()) {
     SPMVJIT_SKIP("no GPU of the backend under test");

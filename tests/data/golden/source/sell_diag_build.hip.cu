@@ -929,6 +929,16 @@ SPMVJIT_DEVICE Slice slice_of(const SpmvArgs& a, i64 s, i64 c) {
                a.n[DP_N_BASE], r0, r0 + c < a.rows ? r0 + c : a.rows};
 }
 
+// Whether row r's offsets are exactly kept[0, nk) in order (a stencil's or a band's interior row):
+// then its entry k lies on diagonal k, with no search.
+SPMVJIT_DEVICE bool matches_kept(const Slice& sl, i64 r, const I* kept, i64 nk) {
+  const i64 b = sl.begin(r);
+  if (sl.begin(r + 1) - b != nk) return false;
+  for (i64 k = 0; k < nk; ++k)
+    if (i64(spmvjit_ldg(sl.ci + b + k)) - sl.base - r != i64(spmvjit_ldg(kept + k))) return false;
+  return true;
+}
+
 // Calls f(k, j) for each entry k of row r in the row's order, with j its kept diagonal (index into
 // kept[0, nk)), or -1 when it goes to the remainder (off the kept diagonals, or a repeated column).
 template <class F>
@@ -950,25 +960,73 @@ SPMVJIT_DEVICE void place_row(const Slice& sl, i64 r, const I* kept, i64 nk, F&&
 // (they are at most its entries), their number into diag_ptr[s], and rem_ptr[s] = 0 for pass 2.
 // The table is of index type: half the local memory of the host's for 32-bit indices (it holds
 // offsets col - row and counts of one slice's entries, which fit).
-extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
-  i64* dcount = (i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
-  i64* rcount = (i64*)a.a[SELL_DIAG_BUILD_REM_PTR];
-  I* scratch = (I*)a.a[SELL_DIAG_BUILD_SCRATCH];
-  const i64 c = a.n[SELL_DIAG_BUILD_N_C], slices = a.n[SELL_DIAG_BUILD_N_SLICES];
+namespace sd {
+
+// Pass 1 for slice s by one thread.
+SPMVJIT_DEVICE void count_slice(const SpmvArgs& a, i64 s) {
+  const sd::Slice sl = sd::slice_of(a, s, a.n[SELL_DIAG_BUILD_N_C]);
   const i64 min_count = a.n[SELL_DIAG_BUILD_N_MIN_COUNT];
-  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x) {
+  I* kept = (I*)a.a[SELL_DIAG_BUILD_SCRATCH] + sl.begin(sl.r0);
+  I off[SELL_DIAG_TABLE], count[SELL_DIAG_TABLE];
+  i64 nk = sell_diag_table(sl, min_count, off, count);
+  if (nk >= 0)
+    for (i64 j = 0; j < nk; ++j) kept[j] = off[j];
+  else
+    nk = sl.sorted_kept(kept, min_count);
+  ((i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR])[s] = nk;
+  ((i64*)a.a[SELL_DIAG_BUILD_REM_PTR])[s] = 0;
+}
+
+}  // namespace sd
+
+extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
+  const i64 slices = a.n[SELL_DIAG_BUILD_N_SLICES];
+  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x)
+    sd::count_slice(a, s);
+}
+
+#ifndef SPMVJIT_EMULATED  // a warp's lanes cooperate: the CPU emulation runs threads one by one
+// Pass 1 with a warp per slice (blocks of SPMVJIT_WARP threads). A slice whose rows all hold its
+// first row's offsets, in the same order, with that row's columns ascending strictly (a stencil's
+// or a band's interior), keeps those offsets when it has min_count rows (each offset counts one
+// entry per row), none otherwise: the table's choice, from one coalesced pass over the slice's
+// entries. Other slices are counted by the first lane, as one thread does.
+extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_count_warp(const SpmvArgs a) {
+  const i64 c = a.n[SELL_DIAG_BUILD_N_C], slices = a.n[SELL_DIAG_BUILD_N_SLICES];
+  const int lane = spmvjit_lane();
+  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
     const sd::Slice sl = sd::slice_of(a, s, c);
-    I* kept = scratch + sl.begin(sl.r0);
-    I off[SELL_DIAG_TABLE], count[SELL_DIAG_TABLE];
-    i64 nk = sell_diag_table(sl, min_count, off, count);
-    if (nk >= 0)
-      for (i64 j = 0; j < nk; ++j) kept[j] = off[j];
-    else
-      nk = sl.sorted_kept(kept, min_count);
-    dcount[s] = nk;
-    rcount[s] = 0;
+    const i64 n = sl.r1 - sl.r0, b0 = sl.begin(sl.r0), len0 = sl.begin(sl.r0 + 1) - b0;
+    const i64 total = sl.begin(sl.r1) - b0;
+    bool uniform = total == n * len0;
+    for (i64 i0 = 0; uniform && i0 < n; i0 += SPMVJIT_WARP) {  // every row of len0 entries
+      const i64 i = i0 + lane;
+      if (spmvjit_ballot(i < n && sl.begin(sl.r0 + i) != b0 + i * len0)) uniform = false;
+    }
+    for (i64 e0 = 0; uniform && e0 < total; e0 += SPMVJIT_WARP) {
+      const i64 e = e0 + lane, i = len0 ? e / len0 : 0, k = e - i * len0;
+      bool bad = false;
+      if (e < total) {
+        const i64 col0 = i64(spmvjit_ldg(sl.ci + b0 + k));
+        bad = i64(spmvjit_ldg(sl.ci + b0 + e)) - i != col0 ||
+              (k > 0 && col0 <= i64(spmvjit_ldg(sl.ci + b0 + k - 1)));
+      }
+      if (spmvjit_ballot(bad)) uniform = false;
+    }
+    if (uniform) {
+      const i64 nk = n >= a.n[SELL_DIAG_BUILD_N_MIN_COUNT] ? len0 : 0;
+      I* kept = (I*)a.a[SELL_DIAG_BUILD_SCRATCH] + b0;
+      for (i64 k = lane; k < nk; k += SPMVJIT_WARP) kept[k] = I(i64(spmvjit_ldg(sl.ci + b0 + k)) - sl.base - sl.r0);
+      if (lane == 0) {
+        ((i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR])[s] = nk;
+        ((i64*)a.a[SELL_DIAG_BUILD_REM_PTR])[s] = 0;
+      }
+    } else if (lane == 0) {
+      sd::count_slice(a, s);
+    }
   }
 }
+#endif
 
 // Pass 2, one thread per row: C * the row's remainder entries, maxed into its slice's rem_ptr[s]
 // (the slice's remainder slots). Rows with none, all of them on a banded matrix, skip the atomic.
@@ -980,9 +1038,11 @@ extern "C" __global__ void spmvjit_build_width(const SpmvArgs a) {
   for (i64 r = i64(blockIdx.x) * blockDim.x + threadIdx.x; r < a.rows; r += i64(gridDim.x) * blockDim.x) {
     const i64 s = r / c;
     const sd::Slice sl = sd::slice_of(a, s, c);
+    const I* kept = scratch + sl.begin(sl.r0);
+    const i64 nk = spmvjit_ldg(dcount + s);
+    if (sd::matches_kept(sl, r, kept, nk)) continue;  // no remainder
     i64 rem = 0;
-    sd::place_row(sl, r, scratch + sl.begin(sl.r0), spmvjit_ldg(dcount + s),
-                  [&](i64, i64 j) { rem += j < 0 ? 1 : 0; });
+    sd::place_row(sl, r, kept, nk, [&](i64, i64 j) { rem += j < 0 ? 1 : 0; });
     if (rem) spmvjit_atomic_max_u64((unsigned long long*)(rcount + s), (unsigned long long)(rem * c));
   }
 }
@@ -1004,6 +1064,10 @@ extern "C" __global__ void spmvjit_build_diagonals(const SpmvArgs a) {
     const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
     for (i64 j = i; j < nd; j += c) doff[dp + j] = spmvjit_ldg(kept + j);
     V* row = dval + dp * c + i;
+    if (p < a.rows && sd::matches_kept(sl, p, kept, nd)) {  // entry k on diagonal k, every slot filled
+      for (i64 j = 0, b = sl.begin(p); j < nd; ++j) row[j * c] = spmvjit_ldg(va + b + j);
+      continue;
+    }
     for (i64 j = 0; j < nd; ++j) row[j * c] = V(0);
     if (p < a.rows)
       sd::place_row(sl, p, kept, nd, [&](i64 k, i64 j) {
