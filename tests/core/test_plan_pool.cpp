@@ -1,6 +1,9 @@
 // The plan-time helper pool behind parallel_for (core/plan_pool.hpp): every chunk runs exactly
 // once, exceptions reach the caller, nested passes and concurrent callers finish (the ones the
 // pool cannot take run on threads of their own).
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <stdexcept>
@@ -74,4 +77,16 @@ TEST_CASE("plan pool: nested passes and concurrent callers finish", "[parallel]"
     });
   for (auto& t : callers) t.join();
   CHECK(bad.load() == 0);
+}
+
+TEST_CASE("plan pool: a child forked after it started plans with threads of its own", "[parallel]") {
+  REQUIRE(each_once(1000, 4));  // the pool has started
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) _exit(each_once(1000, 4) && each_once(77, 3) ? 0 : 1);  // the child: no helpers
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(each_once(1000, 4));  // the parent's pool goes on
 }
