@@ -286,19 +286,31 @@ class SellDiagFormat final : public Format {
     // The statistics' row sample holds whole slices (their offsets col - row are the matrix's):
     // O(sampled nonzeros), and the same for a matrix in device memory. Long rows fill the sample
     // with more entries than an estimate needs (192K of dense:1000's, 0.87 ms of a 5 ms plan on
-    // the 2-vCPU VM): then every step-th slice, about kEstimateEntries entries in all.
+    // the 2-vCPU VM): then slices of over twice the mean entries are all laid out (a huge row's
+    // padding must be seen), the others every step-th, about kEstimateEntries entries in all.
     const CsrRef smp = s.sample->ref();
     const int64_t* srp = smp.rp<int64_t>();
-    const int64_t sample_slices = ceil_div(smp.rows, c);
-    const int64_t step = std::max<int64_t>(1, ceil_div(srp[smp.rows], kEstimateEntries));
-    int64_t taken = 0;
-    for (int64_t sl = 0; sl < sample_slices; sl += step, ++taken) {
+    const int64_t sample_slices = ceil_div(smp.rows, c), entries = srp[smp.rows];
+    const int64_t step = std::max<int64_t>(1, ceil_div(entries, kEstimateEntries));
+    const double heavy = 2.0 * double(entries) / double(std::max<int64_t>(sample_slices, 1));
+    double part[2][3] = {};  // [heavy][diagonals, remainder slots, entries on diagonals]
+    int64_t light = 0, light_taken = 0;
+    for (int64_t sl = 0; sl < sample_slices; ++sl) {
+      const int64_t n = srp[std::min(smp.rows, (sl + 1) * c)] - srp[sl * c];
+      const bool is_heavy = step > 1 && double(n) > heavy;
+      if (!is_heavy && light++ % step != 0) continue;
+      light_taken += !is_heavy;
       choose_slice<int64_t>(smp, sl, c, min_diag_count(c, is, vs), lay, scratch, used);
-      on_diag += double(srp[std::min(smp.rows, (sl + 1) * c)] - srp[sl * c] - lay.rem_entries);
-      diags += double(lay.offsets.size());
-      rem += double(lay.rem_width * c);
+      double* x = part[is_heavy];
+      x[0] += double(lay.offsets.size());
+      x[1] += double(lay.rem_width * c);
+      x[2] += double(n - lay.rem_entries);
     }
-    const double scale = s.sample->scale(a.rows) * (taken ? double(sample_slices) / double(taken) : 1.0);
+    const double light_scale = light_taken ? double(light) / double(light_taken) : 1.0;
+    diags = part[1][0] + part[0][0] * light_scale;
+    rem = part[1][1] + part[0][1] * light_scale;
+    on_diag = part[1][2] + part[0][2] * light_scale;
+    const double scale = s.sample->scale(a.rows);
     diags *= scale, rem *= scale, on_diag *= scale;
     Estimate e;
     e.stored_entries = int64_t(diags * double(c) + rem);
