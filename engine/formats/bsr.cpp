@@ -340,7 +340,12 @@ class BsrFormat final : public Format {
         if (b == block_rows) break;
         I* col = bc + count[size_t(b)];
         V* val = bv + count[size_t(b)] * rc;
-        std::fill(val, val + (count[size_t(b) + 1] - count[size_t(b)]) * rc, V(0));
+        const int64_t first = b * r, last = std::min(a.rows, first + r);
+        const int64_t slots = (count[size_t(b) + 1] - count[size_t(b)]) * rc;
+        // Zeros where the entries leave slots empty; rows in strict column order that fill every
+        // slot (dense blocks: FEM, dense rows) write each slot once (8 MB less on dense:1000).
+        if (merged[size_t(b)] || int64_t(rp[last]) - int64_t(rp[first]) != slots)
+          std::fill(val, val + slots, V(0));
         if (merged[size_t(b)]) {
           w.load(a, b * r, r);
           walk_blocks<C>(
@@ -348,7 +353,6 @@ class BsrFormat final : public Format {
               [&](int64_t k, int64_t c) { col[k] = I(c); });
           continue;
         }
-        const int64_t first = b * r, last = std::min(a.rows, first + r);
         // The block columns in order of appearance: each row's ascend, so the list is a few
         // ascending runs (usually one); short lists finish with an insertion sort.
         cols.clear();
