@@ -30,27 +30,35 @@ void parallel_for(int64_t n, int chunks, F&& f) {
     f(int64_t(0), n, 0);
     return;
   }
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(chunks));
+  // Up to 64 chunks keep their errors on the stack: a pass allocates nothing of its own (a forked
+  // child below runs with nothing but the caller's thread and memory).
+  constexpr int kStackChunks = 64;
+  std::exception_ptr stack_errors[kStackChunks];
+  std::vector<std::exception_ptr> heap_errors(chunks > kStackChunks ? size_t(chunks) : 0);
+  std::exception_ptr* errors = chunks > kStackChunks ? heap_errors.data() : stack_errors;
   const LogSink sink = current_log_sink();  // their messages go where the caller's go
   auto run = [&](int c) {
     LogScope scope(sink);
     try {
       f(n * c / chunks, n * (c + 1) / chunks, c);
     } catch (...) {
-      errors[size_t(c)] = std::current_exception();
+      errors[c] = std::current_exception();
     }
   };
-  // The plan pool's helpers (core/plan_pool.hpp), else threads of this call's own (the pool is
-  // busy with another caller's pass, or this is a pass nested in one of its chunks).
-  if (!plan_pool_run(
-          chunks, [](void* ctx, int c) { (*static_cast<decltype(run)*>(ctx))(c); }, &run)) {
+  if (plan_pool_forked()) {
+    // A child forked after the pool started: the caller's thread alone (core/plan_pool.hpp).
+    for (int c = 0; c < chunks; ++c) run(c);
+  } else if (!plan_pool_run(
+                 chunks, [](void* ctx, int c) { (*static_cast<decltype(run)*>(ctx))(c); }, &run)) {
+    // The plan pool's helpers (core/plan_pool.hpp) could not take it: threads of this call's own
+    // (the pool is busy with another caller's pass, or this is a pass nested in one of its chunks).
     std::vector<std::thread> threads;
     for (int c = 1; c < chunks; ++c) threads.emplace_back(run, c);
     run(0);
     for (auto& t : threads) t.join();
   }
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for (int c = 0; c < chunks; ++c)
+    if (errors[c]) std::rethrow_exception(errors[c]);
 }
 
 }  // namespace spmvjit

@@ -92,6 +92,8 @@ PlanPool& pool() {
 
 }  // namespace
 
+bool plan_pool_forked() { return g_forked.load(std::memory_order_relaxed); }
+
 bool plan_pool_run(int chunks, void (*fn)(void*, int), void* ctx) {
   if (chunks <= 1 || t_helper || g_forked.load(std::memory_order_relaxed)) return false;
   PlanPool& p = pool();

@@ -12,4 +12,10 @@ namespace spmvjit {
 // or the process has one thread. fn must not throw.
 bool plan_pool_run(int chunks, void (*fn)(void* ctx, int chunk), void* ctx);
 
+// True in a child forked after the pool started: its passes run on the calling thread alone, as
+// the CPU executes do (runtime/cpu/thread_pool.hpp). POSIX leaves a forked child of a threaded
+// process nothing but async-signal-safe calls until it execs; starting threads there is what
+// hung a CI run of the fork test (1800 s, not reproduced in 1,500 runs on the 2-vCPU VM).
+bool plan_pool_forked();
+
 }  // namespace spmvjit

@@ -1,11 +1,14 @@
 // The plan-time helper pool behind parallel_for (core/plan_pool.hpp): every chunk runs exactly
 // once, exceptions reach the caller, nested passes and concurrent callers finish (the ones the
 // pool cannot take run on threads of their own).
+#include <pthread.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -79,14 +82,48 @@ TEST_CASE("plan pool: nested passes and concurrent callers finish", "[parallel]"
   CHECK(bad.load() == 0);
 }
 
-TEST_CASE("plan pool: a child forked after it started plans with threads of its own", "[parallel]") {
+// The forked child below allocates nothing and starts no thread (POSIX allows it only
+// async-signal-safe calls): its counters are static, and parallel_for keeps up to 64 chunks'
+// errors on the stack.
+namespace {
+
+std::atomic<int> g_child_items[1000];
+std::atomic<int> g_child_other_thread{0};
+
+bool child_each_once(int64_t n, int chunks) {
+  for (auto& s : g_child_items) s.store(0);
+  const pthread_t self = pthread_self();
+  parallel_for(n, chunks, [&](int64_t b, int64_t e, int) {
+    if (!pthread_equal(pthread_self(), self)) g_child_other_thread.fetch_add(1);
+    for (int64_t i = b; i < e; ++i) g_child_items[i].fetch_add(1);
+  });
+  for (int64_t i = 0; i < n; ++i)
+    if (g_child_items[i].load() != 1) return false;
+  return g_child_other_thread.load() == 0;
+}
+
+}  // namespace
+
+TEST_CASE("plan pool: a child forked after it started runs its passes on the caller alone", "[parallel]") {
   REQUIRE(each_once(1000, 4));  // the pool has started
+  REQUIRE_FALSE(plan_pool_forked());
   const pid_t pid = fork();
   REQUIRE(pid >= 0);
-  if (pid == 0) _exit(each_once(1000, 4) && each_once(77, 3) ? 0 : 1);  // the child: no helpers
+  if (pid == 0)  // the child: no helpers, and no threads of its own either
+    _exit(plan_pool_forked() && child_each_once(1000, 4) && child_each_once(77, 3) ? 0 : 1);
+  // Waits 30 s at most: a child that hangs fails the test instead of holding it to ctest's limit.
   int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
+  pid_t done = 0;
+  for (int i = 0; i < 3000 && (done = waitpid(pid, &status, WNOHANG)) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL("the forked child hung in parallel_for");
+  }
+  REQUIRE(done == pid);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+  CHECK_FALSE(plan_pool_forked());
   CHECK(each_once(1000, 4));  // the parent's pool goes on
 }
