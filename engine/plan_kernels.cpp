@@ -28,9 +28,11 @@ Plan::KernelLookup Plan::lookup_kernel(const KernelSpec& spec) const {
   // one variant that tests alpha and beta at run time first (a quicker first compile: clang took
   // 50 against 150 ms for sell_diag) while the whole compiles in the background and takes over
   // as soon as it is ready.
+  // A deterministic plan runs one kernel for good: bitwise-equal results run to run cannot
+  // survive a switch between tiers (the CPU's first tier is compiled at another level).
   const std::string mode = tiered_compile_mode();
   const bool quick_only = mode == "quick";
-  const bool tiered = mode != "0";
+  const bool tiered = mode != "0" && !deterministic_;
   KernelLookup k;
   if (!quick_only) k.module = get_kernel(*backend_, spec, cache_dir_, &k.outcome, !tiered);
   if (!k.module) {

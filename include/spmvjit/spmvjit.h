@@ -160,7 +160,9 @@ typedef struct spmv_options_t {
   spmv_planning_t planning;         /* ESTIMATE (default) or MEASURE; ignored when format is forced */
   int deterministic;                /* nonzero: bitwise-identical y on every run of this plan with the
                                        same inputs on the same device (no atomics in the sums: formats
-                                       that need them are not chosen; a forced one is refused) */
+                                       that need them are not chosen; a forced one is refused; the
+                                       plan waits for its specialized kernel instead of running a
+                                       quicker first tier meanwhile) */
   int vectors;                      /* k: the plan multiplies k vectors at once with spmm_execute (0 or 1:
                                        one vector, spmv_execute). k is baked into the kernel up to 32;
                                        beyond, the kernel loops over blocks of vectors. Formats and their

@@ -54,17 +54,13 @@ class CountingBackend : public Backend {
     return inner_.compile_options(spec);
   }
   std::vector<char> compile(const KernelSource& src) override { return inner_.compile(src); }
-  std::shared_ptr<LoadedModule> load(const std::vector<char>& binary,
-                                     const std::string& key) override {
+  std::shared_ptr<LoadedModule> load(const std::vector<char>& binary, const std::string& key) override {
     return std::make_shared<FlakyModule>(inner_.load(binary, key), &fail_entries);
   }
-  std::unique_ptr<Executor> make_executor(int threads) override {
-    return inner_.make_executor(threads);
-  }
+  std::unique_ptr<Executor> make_executor(int threads) override { return inner_.make_executor(threads); }
   void* alloc(size_t bytes) override {
     if (++allocs == fail_at)
-      fail(SPMV_STATUS_OUT_OF_MEMORY,
-           "test: allocation " + std::to_string(allocs) + " made to fail");
+      fail(SPMV_STATUS_OUT_OF_MEMORY, "test: allocation " + std::to_string(allocs) + " made to fail");
     void* p = std::malloc(bytes);
     live[p] = bytes;
     return p;
@@ -104,8 +100,8 @@ TEST_CASE("a plan whose constructor throws mid-upload frees its device arrays", 
   // Static: the process's memory cache keeps this backend's FlakyModules, which point into it.
   static CountingBackend dev(get_backend(BackendKind::cpu, 0));
   const auto a = generate_matrix("powerlaw:3000", 5).cast<int32_t, double>();
-  const spmv_csr_t d = csr_view<int32_t, double>(a.rows, a.cols, a.nnz(), a.row_ptr.data(),
-                                                 a.col_idx.data(), a.val.data());
+  const spmv_csr_t d =
+      csr_view<int32_t, double>(a.rows, a.cols, a.nnz(), a.row_ptr.data(), a.col_idx.data(), a.val.data());
   for (const char* format : {"csr", "sell", "csr5"}) {
     INFO("format " << format);
     spmv_options_t o;
@@ -254,6 +250,21 @@ TEST_CASE("a kernel not yet cached runs on the run-time epilogue until the speci
     CHECK(second.kernel_tier() == "specialized");
     CHECK(second.cache().key == first.cache().key);
     CHECK(second.cache().where == "memory");
+  }
+  // A deterministic plan compiles the specialized module before it returns: a switch of kernels
+  // mid-run would change its sums' bits.
+  {
+    spmv_options_t o;
+    spmv_options_init(&o);
+    o.format = "coo";
+    o.cache_dir = "";
+    o.log_level = SPMV_LOG_OFF;
+    o.deterministic = 1;
+    Plan p(d, o, &dev);
+    CHECK_FALSE(p.tiered());
+    CHECK(p.kernel_tier() == "specialized");
+    CHECK(p.cache().where == "compiled");
+    CHECK(check_epilogues(p, a, 250) == "");
   }
   // "quick" keeps the run-time epilogue variant for good; "0" compiles the specialized one first.
   setenv("SPMVJIT_TIERED_COMPILE", "quick", 1);
