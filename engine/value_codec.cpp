@@ -82,11 +82,32 @@ AlignedBuffer ValueTable::table_values() const {
 namespace {
 
 // Distinct bit patterns of n values, sorted; nullopt past `cap`.
+// Chunks on plan threads, each with a set of its own (runs of one value skip the lookup), then
+// merged: an update's table of 5M values took 19% of its time in one serial pass.
 std::optional<std::vector<uint64_t>> distinct_bits(const void* values, size_t vs, int64_t n, size_t cap) {
-  ValueCodeSet set;
-  for (int64_t k = 0; k < n; ++k)
-    if (!set.insert(bits_at(values, vs, k), cap)) return std::nullopt;
-  std::vector<uint64_t> bits = set.keys();
+  const int chunks = plan_threads(n);
+  std::vector<ValueCodeSet> sets(static_cast<size_t>(chunks));
+  std::atomic<bool> over{false};
+  parallel_for(n, chunks, [&](int64_t b, int64_t e, int c) {
+    ValueCodeSet& set = sets[size_t(c)];
+    uint64_t last = 0;
+    bool any = false;
+    for (int64_t k = b; k < e; ++k) {
+      const uint64_t bits = bits_at(values, vs, k);
+      if (any && bits == last) continue;
+      if (!set.insert(bits, cap) || over.load(std::memory_order_relaxed)) {
+        over = true;
+        return;
+      }
+      last = bits, any = true;
+    }
+  });
+  if (over) return std::nullopt;
+  ValueCodeSet& all = sets[0];
+  for (size_t c = 1; c < sets.size(); ++c)
+    for (uint64_t b : sets[c].keys())
+      if (!all.insert(b, cap)) return std::nullopt;
+  std::vector<uint64_t> bits = all.keys();
   std::sort(bits.begin(), bits.end());
   return bits;
 }

@@ -1,6 +1,7 @@
 // Value compression (engine/value_codec.hpp): the sample's table, the codec per candidate, the
 // host encoder, and plans that compress, fall back when the sample missed a value, and keep
 // update_values exact across tables and codecs.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
@@ -121,6 +122,39 @@ TEST_CASE("host encoding gives codes that decode to every stored value, or chang
     REQUIRE(bits(got) == bits(vals[(k * 7) % 5]));
   }
   CHECK(d.matrix_bytes == 5000);
+}
+
+TEST_CASE("a table of many values: runs, values split across plan threads, the 256 limit", "[codec]") {
+  // 3M values: the table is counted in chunks on plan threads (split at 1/2 on two threads,
+  // at thirds and quarters on more), in runs of one value and values seen once.
+  const int64_t n = 3000000;
+  std::vector<double> v(static_cast<size_t>(n));
+  auto fill = [&](int distinct) {
+    // Distinct values 1..distinct spread over the whole array (each in its own region), runs of
+    // 7 repeats elsewhere, and +0.0 nowhere.
+    for (int64_t k = 0; k < n; ++k) v[size_t(k)] = double(1 + (k / 7) % 3);
+    for (int d = 0; d < distinct; ++d) v[size_t(int64_t(d) * (n / distinct))] = double(1 + d);
+    return table_of_values(v.data(), n, ValueType::f64, ValueCodec::code8);
+  };
+  auto t = fill(255);  // 255 values and the zero for padding: a full table
+  REQUIRE(t.has_value());
+  CHECK(t->bits.size() == 256);
+  CHECK(t->bits[0] == 0);
+  CHECK(std::is_sorted(t->bits.begin(), t->bits.end()));
+  CHECK(std::adjacent_find(t->bits.begin(), t->bits.end()) == t->bits.end());
+  CHECK_FALSE(fill(256).has_value());  // one more value than a table holds
+  v.back() = 0.0;                      // 256 distinct with +0.0 among them: fits exactly
+  for (int64_t k = 0; k + 1 < n; ++k) v[size_t(k)] = double(1 + (k * 255) / n);
+  t = table_of_values(v.data(), n, ValueType::f64, ValueCodec::code8);
+  REQUIRE(t.has_value());
+  CHECK(t->bits.size() == 256);
+  // One value everywhere but the last: uniform refuses, code8 takes two and the zero.
+  std::fill(v.begin(), v.end(), 2.0);
+  v.back() = 3.0;
+  CHECK_FALSE(table_of_values(v.data(), n, ValueType::f64, ValueCodec::uniform).has_value());
+  t = table_of_values(v.data(), n, ValueType::f64, ValueCodec::code8);
+  REQUIRE(t.has_value());
+  CHECK(t->bits.size() == 3);
 }
 
 TEST_CASE("plans compress few-valued matrices and compute the same product", "[codec]") {
