@@ -1,10 +1,10 @@
 # clang and LLVM linked into the LLVM plugin statically (SPMVJIT_LLVM_STATIC), from the static
 # libraries of ${SPMVJIT_LLVM_ROOT} (Debian: llvm-19-dev, libclang-19-dev).
 #
-# Why: dlopen of the plugin linked against libclang-cpp.so and libLLVM.so took 98-110 ms on the
-# 2-vCPU VM (symbol lookups and relocations of two shared libraries of 190 MB); the plugin with
-# what it uses linked in, garbage-collected and bound at link time loads in 27-57 ms. That load is
-# the first compile's start-up in a fresh process (issue 10's cold start).
+# Why: linked against libclang-cpp.so and libLLVM.so, the plugin's load in a plan took 77-102 ms
+# on the 2-vCPU VM (dlopen alone 70-74: symbol lookups and relocations of two shared libraries of
+# 190 MB); with what it uses linked in, garbage-collected and bound at link time, 26-32 ms. That
+# load is the first compile's start-up in a fresh process (issue 10's cold start).
 #
 # spmvjit_llvm_static_libs(<out-var> <with-amdgpu>) sets <out-var> to the libraries (full paths)
 # and the generated stub source to compile into the plugin, or to "" when a static library is
