@@ -160,8 +160,10 @@ MatrixStats DevicePlanner::analyze() {
   launch("device_plan", "spmvjit_dp_init_stats", DP_SLOTS, a);  // an upload would wait for its copy
   a.a[DP_SRC] = in_.row_ptr;
   a.n[DP_N_COUNT] = in_.nnz;
-  // spmvjit_dp_rows reduces over aligned DP_BLOCK-row groups: its block size is fixed.
-  launch("device_plan", "spmvjit_dp_rows", in_.rows, a, DP_BLOCK);
+  // spmvjit_dp_rows reduces over aligned DP_BLOCK-row groups: its block size is fixed. Four
+  // blocks per multiprocessor: each block ends in two dozen atomics on the same counters.
+  launch("device_plan", "spmvjit_dp_rows",
+         std::min<int64_t>(in_.rows, int64_t(std::max(b_.target().sm_count, 1)) * 4 * DP_BLOCK), a, DP_BLOCK);
   a.a[DP_SRC] = in_.col_idx;
   if (in_.nnz) launch("device_plan", "spmvjit_dp_cols", in_.nnz, a);
   b_.download(v.data(), stats_.get(), sizeof(uint64_t) * DP_SLOTS);  // waits for the kernels

@@ -138,6 +138,14 @@ static __device__ __forceinline__ T atomicMax(T* p, T v) {
   return __hip_atomic_fetch_max(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
 
+// Returns the old value, as HIP's atomicCAS.
+template <class T>
+static __device__ __forceinline__ T atomicCAS(T* p, T expected, T desired) {
+  __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                       __HIP_MEMORY_SCOPE_AGENT);
+  return expected;
+}
+
 // Leading zero bits, 64 for 0 (as HIP's).
 static __device__ __forceinline__ int __clzll(long long v) {
   return v == 0 ? 64 : __builtin_clzll((unsigned long long)v);

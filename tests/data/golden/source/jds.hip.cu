@@ -144,6 +144,14 @@ static __device__ __forceinline__ T atomicMax(T* p, T v) {
   return __hip_atomic_fetch_max(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
 
+// Returns the old value, as HIP's atomicCAS.
+template <class T>
+static __device__ __forceinline__ T atomicCAS(T* p, T expected, T desired) {
+  __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                       __HIP_MEMORY_SCOPE_AGENT);
+  return expected;
+}
+
 // Leading zero bits, 64 for 0 (as HIP's).
 static __device__ __forceinline__ int __clzll(long long v) {
   return v == 0 ? 64 : __builtin_clzll((unsigned long long)v);
@@ -451,6 +459,11 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
+SPMVJIT_DEVICE unsigned long long spmvjit_atomic_cas_shared_u64(unsigned long long* p,
+                                                                unsigned long long expected,
+                                                                unsigned long long desired) {
+  return atomicCAS(p, expected, desired);
+}
 // Leading zero bits of a 64-bit value (64 for 0).
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__
@@ -586,7 +599,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 219 "gpu/prelude_hip.h"
+#line 224 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per

@@ -387,10 +387,14 @@ typedef SPMVJIT_VALUE_T V;
 // plain loads through restrict pointers, as the HIP prelude's.
 #ifdef SPMVJIT_LDG_PLAIN
 template <class T>
-SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return *p; }
+SPMVJIT_DEVICE T spmvjit_ldg(const T* p) {
+  return *p;
+}
 #else
 template <class T>
-SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return __ldg(p); }
+SPMVJIT_DEVICE T spmvjit_ldg(const T* p) {
+  return __ldg(p);
+}
 #if SPMVJIT_COMPLEX  // one vector load of the pair
 SPMVJIT_DEVICE spmvjit_complex<float> spmvjit_ldg(const spmvjit_complex<float>* p) {
   const float2 v = __ldg(reinterpret_cast<const float2*>(p));
@@ -404,7 +408,9 @@ SPMVJIT_DEVICE spmvjit_complex<double> spmvjit_ldg(const spmvjit_complex<double>
 #endif
 // Streaming loads for matrix arrays read exactly once (evict-first keeps x in cache).
 template <class T>
-SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) { return __ldcs(p); }
+SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) {
+  return __ldcs(p);
+}
 #if SPMVJIT_COMPLEX
 SPMVJIT_DEVICE spmvjit_complex<float> spmvjit_ld_stream(const spmvjit_complex<float>* p) {
   const float2 v = __ldcs(reinterpret_cast<const float2*>(p));
@@ -416,11 +422,17 @@ SPMVJIT_DEVICE spmvjit_complex<double> spmvjit_ld_stream(const spmvjit_complex<d
 }
 #endif
 template <class T>
-SPMVJIT_DEVICE T spmvjit_shfl_down(T v, int d) { return __shfl_down_sync(SPMVJIT_FULL_MASK, v, d); }
+SPMVJIT_DEVICE T spmvjit_shfl_down(T v, int d) {
+  return __shfl_down_sync(SPMVJIT_FULL_MASK, v, d);
+}
 template <class T>
-SPMVJIT_DEVICE T spmvjit_shfl(T v, int lane) { return __shfl_sync(SPMVJIT_FULL_MASK, v, lane); }
+SPMVJIT_DEVICE T spmvjit_shfl(T v, int lane) {
+  return __shfl_sync(SPMVJIT_FULL_MASK, v, lane);
+}
 template <class T>
-SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) { return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d); }
+SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
+  return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d);
+}
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
 // The lowest lane set in a nonzero ballot.
@@ -463,7 +475,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
 }
 
 #endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
-#line 99 "gpu/prelude_cuda.h"
+#line 111 "gpu/prelude_cuda.h"
 #else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
 #endif
@@ -480,6 +492,11 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
+SPMVJIT_DEVICE unsigned long long spmvjit_atomic_cas_shared_u64(unsigned long long* p,
+                                                                unsigned long long expected,
+                                                                unsigned long long desired) {
+  return atomicCAS(p, expected, desired);
+}
 // Leading zero bits of a 64-bit value (64 for 0).
 SPMVJIT_DEVICE int spmvjit_clz64(long long v) { return __clzll(v); }
 #define SPMVJIT_SHARED __shared__
@@ -540,7 +557,7 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
     fn<SPMVJIT_EPILOGUE_RUNTIME>(a);                                                \
   }
 #else
-#define SPMVJIT_EXPORT_KERNEL(fn, entry, BLOCK)                                              \
+#define SPMVJIT_EXPORT_KERNEL(fn, entry, BLOCK)                                                 \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_0(const SpmvArgs a) { fn<0>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_1(const SpmvArgs a) { fn<1>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_2(const SpmvArgs a) { fn<2>(a); } \
@@ -622,7 +639,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 183 "gpu/prelude_cuda.h"
+#line 200 "gpu/prelude_cuda.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -801,14 +818,93 @@ extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
 }
 
 #ifndef SPMVJIT_EMULATED  // a warp's lanes cooperate: the CPU emulation runs threads one by one
+namespace sd {
+
+typedef unsigned long long u64;
+constexpr int kHash = 256;            // slots of a warp's offset table in shared memory
+constexpr int kHashFill = kHash / 2;  // more distinct offsets than this: one lane counts the slice
+constexpr int kMaxC = 64;             // rows of a slice the warp kernel takes (sell_diag's C: 8, 32, 64)
+constexpr u64 kFree = ~0ull;          // no offset maps to it (see key_of)
+constexpr u64 kSign = 1ull << 63;
+
+// An offset as a table key: the sign bit flipped, so -1 is not kFree (offsets are far from 2^63).
+SPMVJIT_DEVICE u64 key_of(i64 d) { return u64(d) ^ kSign; }
+SPMVJIT_DEVICE i64 offset_of(u64 k) { return i64(k ^ kSign); }
+
+// Pass 1 for a slice by its warp, sl's entries [b0, end): every entry's offset counted in a shared
+// hash table, the offsets of at least min_count entries ranked and written ascending to kept. The
+// table's choice, as the host makes it (sell_diag_table counts every entry, repeated columns
+// included), with each entry read once by one lane. Returns how many were kept, or -1 (nothing
+// written) when the slice has more than kHashFill distinct offsets.
+SPMVJIT_DEVICE i64 count_hashed(const Slice& sl, i64 b0, i64 min_count, I* kept, u64* keys, unsigned* counts,
+                                i64* begins, i64* cand, unsigned* distinct) {
+  const int lane = spmvjit_lane();
+  const i64 n = sl.r1 - sl.r0;
+  for (int h = lane; h < kHash; h += SPMVJIT_WARP) keys[h] = kFree, counts[h] = 0;
+  for (i64 i = lane; i <= n; i += SPMVJIT_WARP) begins[i] = sl.begin(sl.r0 + i);
+  if (lane == 0) *distinct = 0;
+  spmvjit_sync_block();  // the block is this warp
+  const i64 end = begins[n];
+  bool over = false;
+  for (i64 e = b0 + lane; e < end; e += SPMVJIT_WARP) {
+    i64 lo = 0, hi = n;  // the entry's row: the last i with begins[i] <= e
+    while (hi - lo > 1) {
+      const i64 mid = (lo + hi) >> 1;
+      if (begins[mid] <= e)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    const u64 key = key_of(i64(spmvjit_ldg(sl.ci + e)) - sl.base - (sl.r0 + lo));
+    unsigned h = unsigned((key * 0x9E3779B97F4A7C15ull) >> 56) & (kHash - 1);
+    for (int probe = 0;; ++probe, h = (h + 1) & (kHash - 1)) {
+      if (probe == kHash) {
+        over = true;
+        break;
+      }
+      const u64 old = spmvjit_atomic_cas_shared_u64(keys + h, kFree, key);
+      if (old == kFree && spmvjit_atomic_inc_shared_u32(distinct) >= unsigned(kHashFill)) over = true;
+      if (old == kFree || old == key) {
+        spmvjit_atomic_inc_shared_u32(counts + h);
+        break;
+      }
+    }
+    if (over) break;
+  }
+  if (spmvjit_sync_block_or(over)) return -1;
+  i64 nk = 0;  // candidates compacted in table order, then ranked
+  for (int h0 = 0; h0 < kHash; h0 += SPMVJIT_WARP) {
+    const int h = h0 + lane;
+    const bool keep = keys[h] != kFree && i64(counts[h]) >= min_count;
+    const spmvjit_lanes_t m = spmvjit_ballot(keep);
+    if (keep) cand[nk + spmvjit_lane_count(m & ((spmvjit_lanes_t(1) << lane) - 1))] = offset_of(keys[h]);
+    nk += spmvjit_lane_count(m);
+  }
+  spmvjit_sync_block();
+  for (i64 j = lane; j < nk; j += SPMVJIT_WARP) {
+    const i64 v = cand[j];
+    i64 rank = 0;
+    for (i64 q = 0; q < nk; ++q) rank += cand[q] < v;
+    kept[rank] = I(v);
+  }
+  return nk;
+}
+
+}  // namespace sd
+
 // Pass 1 with a warp per slice (blocks of SPMVJIT_WARP threads). A slice whose rows all hold its
 // first row's offsets, in the same order, with that row's columns ascending strictly (a stencil's
 // or a band's interior), keeps those offsets when it has min_count rows (each offset counts one
 // entry per row), none otherwise: the table's choice, from one coalesced pass over the slice's
-// entries. Other slices are counted by the first lane, as one thread does.
+// entries. Other slices (a stencil's boundary) count their offsets in a shared hash table, the
+// warp's lanes an entry each (sd::count_hashed); a slice with too many distinct offsets for it is
+// counted by the first lane, as one thread does.
 extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_count_warp(const SpmvArgs a) {
   const i64 c = a.n[SELL_DIAG_BUILD_N_C], slices = a.n[SELL_DIAG_BUILD_N_SLICES];
   const int lane = spmvjit_lane();
+  SPMVJIT_SHARED sd::u64 keys[sd::kHash];
+  SPMVJIT_SHARED unsigned counts[sd::kHash], distinct;
+  SPMVJIT_SHARED i64 begins[sd::kMaxC + 1], cand[sd::kHashFill];
   for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
     const sd::Slice sl = sd::slice_of(a, s, c);
     const i64 n = sl.r1 - sl.r0, b0 = sl.begin(sl.r0), len0 = sl.begin(sl.r0 + 1) - b0;
@@ -819,7 +915,10 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_count_w
       if (spmvjit_ballot(i < n && sl.begin(sl.r0 + i) != b0 + i * len0)) uniform = false;
     }
     for (i64 e0 = 0; uniform && e0 < total; e0 += SPMVJIT_WARP) {
-      const i64 e = e0 + lane, i = len0 ? e / len0 : 0, k = e - i * len0;
+      // A 32-bit division where the slice allows: a 64-bit one is a long instruction sequence.
+      const i64 e = e0 + lane;
+      const i64 i = !len0 ? 0 : total < 0x7fffffffLL ? i64(unsigned(e) / unsigned(len0)) : e / len0;
+      const i64 k = e - i * len0;
       bool bad = false;
       if (e < total) {
         const i64 col0 = i64(spmvjit_ldg(sl.ci + b0 + k));
@@ -828,17 +927,25 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_count_w
       }
       if (spmvjit_ballot(bad)) uniform = false;
     }
+    I* kept = (I*)a.a[SELL_DIAG_BUILD_SCRATCH] + b0;
+    i64 nk = -1;
     if (uniform) {
-      const i64 nk = n >= a.n[SELL_DIAG_BUILD_N_MIN_COUNT] ? len0 : 0;
-      I* kept = (I*)a.a[SELL_DIAG_BUILD_SCRATCH] + b0;
-      for (i64 k = lane; k < nk; k += SPMVJIT_WARP) kept[k] = I(i64(spmvjit_ldg(sl.ci + b0 + k)) - sl.base - sl.r0);
-      if (lane == 0) {
+      nk = n >= a.n[SELL_DIAG_BUILD_N_MIN_COUNT] ? len0 : 0;
+      for (i64 k = lane; k < nk; k += SPMVJIT_WARP)
+        kept[k] = I(i64(spmvjit_ldg(sl.ci + b0 + k)) - sl.base - sl.r0);
+    } else if (c <= sd::kMaxC) {
+      nk = sd::count_hashed(sl, b0, a.n[SELL_DIAG_BUILD_N_MIN_COUNT], kept, keys, counts, begins, cand,
+                            &distinct);
+    }
+    if (lane == 0) {
+      if (nk >= 0) {
         ((i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR])[s] = nk;
         ((i64*)a.a[SELL_DIAG_BUILD_REM_PTR])[s] = 0;
+      } else {
+        sd::count_slice(a, s);
       }
-    } else if (lane == 0) {
-      sd::count_slice(a, s);
     }
+    spmvjit_sync_block();  // the shared table is the next slice's
   }
 }
 #endif
