@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <type_traits>
 
@@ -45,6 +46,32 @@ int64_t next_pow2(double m) {
   return l;
 }
 
+// The census of one sample, by block height: candidates() counts it, estimate() reads the same
+// counts for its shape instead of walking the sample again (the planner estimates a format's
+// candidates on the thread that listed them). Its sample is held weakly: a census is never read
+// for another sample, even one at a freed sample's address.
+struct CensusMemo {
+  std::weak_ptr<const RowSample> sample;
+  std::optional<std::array<Sample, std::size(kSides)>> by_height[kMaxSide + 1];
+};
+
+const std::array<Sample, std::size(kSides)>& census(const std::shared_ptr<const RowSample>& smp, int64_t r) {
+  thread_local CensusMemo memo;
+  if (memo.sample.lock() != smp) {
+    memo = CensusMemo{};
+    memo.sample = smp;
+  }
+  auto& c = memo.by_height[r];
+  if (!c) c = sample_widths(*smp, r);
+  return *c;
+}
+
+Sample census_shape(const std::shared_ptr<const RowSample>& smp, int64_t r, int64_t c) {
+  const auto* it = std::find(std::begin(kSides), std::end(kSides), c);
+  if (!valid_side(r) || it == std::end(kSides)) return sample_shape(*smp, r, c);
+  return census(smp, r)[size_t(it - std::begin(kSides))];
+}
+
 class BsrFormat final : public Format {
  public:
   std::string name() const override { return "bsr"; }
@@ -66,7 +93,6 @@ class BsrFormat final : public Format {
     // when r' | r and c' | c): a sampled shape's fill bounds its multiples' from below, so on
     // irregular matrices a few small shapes rule out all the others.
     double fill[kMaxSide + 1][kMaxSide + 1] = {};
-    std::optional<std::array<Sample, std::size(kSides)>> by_width[kMaxSide + 1];
     std::vector<std::pair<double, FormatParams>> ranked;
     for (int64_t r : kSides)
       for (int64_t c : kSides) {
@@ -80,9 +106,7 @@ class BsrFormat final : public Format {
           fill[r][c] = bound;
           continue;
         }
-        if (!by_width[r]) by_width[r] = sample_widths(*s.sample, r);
-        const Sample sm =
-            (*by_width[r])[size_t(std::find(std::begin(kSides), std::end(kSides), c) - std::begin(kSides))];
+        const Sample sm = census_shape(s.sample, r, c);
         if (sm.entries == 0) return {};  // the sample saw only empty rows: no basis to choose
         const double f = double(sm.blocks * r * c) / double(sm.entries);  // as estimate() sees it
         fill[r][c] = std::max(bound, f);
@@ -101,7 +125,7 @@ class BsrFormat final : public Format {
   Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                     const TargetInfo& t) const override {
     const int64_t r = p.at("R"), c = p.at("C");
-    const Sample sm = s.sample ? sample_shape(*s.sample, r, c) : Sample{};
+    const Sample sm = s.sample ? census_shape(s.sample, r, c) : Sample{};
     const double f = sm.entries ? double(sm.blocks * r * c) / double(sm.entries) : 1.0;
     const int64_t blocks = blocks_for_fill(a, r, c, f);
     const std::string shape = std::to_string(r) + "x" + std::to_string(c);
