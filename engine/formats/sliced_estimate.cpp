@@ -135,6 +135,13 @@ double expected_slices(int64_t n, double p, int64_t c) {
 template <class F>
 double over_thresholds(const LengthTail& tail, int64_t row_max, int64_t t, F&& f) {
   double total = 0;
+  // N(l) is flat over stretches (past row_max's few rows, across bins shaped by sampled lengths):
+  // f, a sum of binomial expectations, is evaluated once per stretch.
+  double last_n = -1, last_f = 0;
+  auto f_of = [&](double n) {
+    if (n != last_n) last_n = n, last_f = f(n);
+    return last_f;
+  };
   auto segment = [&](int64_t a, int64_t b) {  // thresholds in [a, b]
     b = std::min(b, row_max);
     const int64_t m0 = ceil_div(a - 1, t), m1 = (b - 1) / t;  // l = m*t + 1 for m in [m0, m1]
@@ -143,7 +150,7 @@ double over_thresholds(const LengthTail& tail, int64_t row_max, int64_t t, F&& f
     const int64_t strata = std::min(count, kStrata);
     for (int64_t i = 0; i < strata; ++i) {
       const int64_t s0 = m0 + count * i / strata, s1 = m0 + count * (i + 1) / strata;  // [s0, s1)
-      total += double(s1 - s0) * f(tail.at(((s0 + s1 - 1) / 2) * t + 1));
+      total += double(s1 - s0) * f_of(tail.at(((s0 + s1 - 1) / 2) * t + 1));
     }
   };
   segment(1, kShort);
