@@ -17,7 +17,8 @@
 namespace spmvjit::cli {
 
 int cmd_inspect(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help", "json"}, {"gen", "seed", "backend", "target", "index", "duplicates"});
+  Args args(argc, argv, 2, {"help", "json", "device-input"},
+            {"gen", "seed", "backend", "target", "index", "duplicates"});
   if (args.has("help")) {
     std::fputs(
         "usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda|hip]\n"
@@ -27,7 +28,8 @@ int cmd_inspect(int argc, char** argv) {
         "  --backend cuda|hip --target, ranks for that GPU without one (the GPU cost model reads\n"
         "  no device facts but the warp width); --index: the planner's index type (default int32,\n"
         "  int64 when the matrix needs it); --duplicates: a file's repeated entries summed with a\n"
-        "  warning (default) or refused\n",
+        "  warning (default) or refused; --device-input: ranks as a plan of CSR already in device\n"
+        "  memory does (the statistics and row sample alone, the formats a device builds)\n",
         stdout);
     return 0;
   }
@@ -60,7 +62,14 @@ int cmd_inspect(int argc, char** argv) {
     t = backend_compiler(kind, args.get("target").c_str()).target();
   else
     t = get_backend(kind, 0).target();
-  const PlanChoice c = choose_format(ref, s, t, nullptr);
+  // --device-input: ranked as a plan of device-resident CSR is, from the statistics and the row
+  // sample alone, among the formats the device builds.
+  const bool device_input = args.has("device-input") && kind != BackendKind::cpu;
+  CsrRef shape = ref;
+  if (device_input) shape.row_ptr = shape.col_idx = shape.val = nullptr;
+  ChoiceOptions options;
+  options.device_input = device_input;
+  const PlanChoice c = choose_format(shape, s, t, nullptr, options);
   if (json) {
     out["planner"] = Json::object({{"backend", to_string(kind)},
                                    {"target", t.target},
