@@ -152,11 +152,23 @@ PY
 fi
 
 if has trace; then
-step "trace: step timings of warm plans (SPMVJIT_LOG_LEVEL=trace), large suite, auto from host and device memory"
-timeout 120 "$CLI" bench --suite --large --backend cuda --formats auto --no-peers --iters 3 \
-  --cache-dir /tmp/spmvjit-trace-cache > /dev/null 2>&1  # fills the kernel cache
-SPMVJIT_LOG_LEVEL=trace timeout "${T_BENCH:-300}" "$CLI" bench --suite --large --backend cuda --formats auto \
-  --no-peers --iters 10 --cache-dir /tmp/spmvjit-trace-cache > "$OUT/trace.txt" 2>&1 || status=1
+# TRACE_GEN="spec spec ...": those generated matrices instead of the large suite, each traced
+# twice: as timed (trace.txt) and with every device-planner launch waited for (trace_sync.txt).
+step "trace: step timings of warm plans (SPMVJIT_LOG_LEVEL=trace), auto from host and device memory"
+if [ -z "${TRACE_GEN:-}" ]; then
+  timeout 120 "$CLI" bench --suite --large --backend cuda --formats auto --no-peers --iters 3 \
+    --cache-dir /tmp/spmvjit-trace-cache > /dev/null 2>&1  # fills the kernel cache
+  SPMVJIT_LOG_LEVEL=trace timeout "${T_BENCH:-300}" "$CLI" bench --suite --large --backend cuda --formats auto \
+    --no-peers --iters 10 --cache-dir /tmp/spmvjit-trace-cache > "$OUT/trace.txt" 2>&1 || status=1
+else
+  for g in $TRACE_GEN; do
+    common=(bench --gen "$g" --backend cuda --formats auto --no-peers --timing warm --cache-dir /tmp/spmvjit-trace-cache)
+    timeout 60 "$CLI" "${common[@]}" --iters 3 > /dev/null 2>&1  # fills the kernel cache
+    SPMVJIT_LOG_LEVEL=trace timeout 60 "$CLI" "${common[@]}" --iters 10 >> "$OUT/trace.txt" 2>&1 || status=1
+    SPMVJIT_TRACE_SYNC=1 SPMVJIT_LOG_LEVEL=trace timeout 60 "$CLI" "${common[@]}" --iters 3 \
+      >> "$OUT/trace_sync.txt" 2>&1 || status=1
+  done
+fi
 grep -v "^\[spmvjit trace\]" "$OUT/trace.txt" | tail -20
 fi
 
