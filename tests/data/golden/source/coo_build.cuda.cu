@@ -311,14 +311,10 @@ typedef SPMVJIT_VALUE_T V;
 // plain loads through restrict pointers, as the HIP prelude's.
 #ifdef SPMVJIT_LDG_PLAIN
 template <class T>
-SPMVJIT_DEVICE T spmvjit_ldg(const T* p) {
-  return *p;
-}
+SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return *p; }
 #else
 template <class T>
-SPMVJIT_DEVICE T spmvjit_ldg(const T* p) {
-  return __ldg(p);
-}
+SPMVJIT_DEVICE T spmvjit_ldg(const T* p) { return __ldg(p); }
 #if SPMVJIT_COMPLEX  // one vector load of the pair
 SPMVJIT_DEVICE spmvjit_complex<float> spmvjit_ldg(const spmvjit_complex<float>* p) {
   const float2 v = __ldg(reinterpret_cast<const float2*>(p));
@@ -332,9 +328,7 @@ SPMVJIT_DEVICE spmvjit_complex<double> spmvjit_ldg(const spmvjit_complex<double>
 #endif
 // Streaming loads for matrix arrays read exactly once (evict-first keeps x in cache).
 template <class T>
-SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) {
-  return __ldcs(p);
-}
+SPMVJIT_DEVICE T spmvjit_ld_stream(const T* p) { return __ldcs(p); }
 #if SPMVJIT_COMPLEX
 SPMVJIT_DEVICE spmvjit_complex<float> spmvjit_ld_stream(const spmvjit_complex<float>* p) {
   const float2 v = __ldcs(reinterpret_cast<const float2*>(p));
@@ -346,17 +340,11 @@ SPMVJIT_DEVICE spmvjit_complex<double> spmvjit_ld_stream(const spmvjit_complex<d
 }
 #endif
 template <class T>
-SPMVJIT_DEVICE T spmvjit_shfl_down(T v, int d) {
-  return __shfl_down_sync(SPMVJIT_FULL_MASK, v, d);
-}
+SPMVJIT_DEVICE T spmvjit_shfl_down(T v, int d) { return __shfl_down_sync(SPMVJIT_FULL_MASK, v, d); }
 template <class T>
-SPMVJIT_DEVICE T spmvjit_shfl(T v, int lane) {
-  return __shfl_sync(SPMVJIT_FULL_MASK, v, lane);
-}
+SPMVJIT_DEVICE T spmvjit_shfl(T v, int lane) { return __shfl_sync(SPMVJIT_FULL_MASK, v, lane); }
 template <class T>
-SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) {
-  return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d);
-}
+SPMVJIT_DEVICE T spmvjit_shfl_up(T v, int d) { return __shfl_up_sync(SPMVJIT_FULL_MASK, v, d); }
 SPMVJIT_DEVICE spmvjit_lanes_t spmvjit_ballot(bool p) { return __ballot_sync(SPMVJIT_FULL_MASK, p); }
 SPMVJIT_DEVICE int spmvjit_lane() { return int(threadIdx.x) & (SPMVJIT_WARP - 1); }
 // The lowest lane set in a nonzero ballot.
@@ -399,7 +387,7 @@ SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) {
 }
 
 #endif  // SPMVJIT_GPU_COMPLEX_OPS_CUH
-#line 111 "gpu/prelude_cuda.h"
+#line 99 "gpu/prelude_cuda.h"
 #else
 SPMVJIT_DEVICE void spmvjit_atomic_add(V* p, V v) { atomicAdd(p, v); }
 #endif
@@ -416,8 +404,7 @@ SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) !
 SPMVJIT_DEVICE int spmvjit_atomic_inc_shared(int* p) { return atomicAdd(p, 1); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_inc_shared_u32(unsigned* p) { return atomicAdd(p, 1u); }
 SPMVJIT_DEVICE unsigned spmvjit_atomic_add_shared_u32(unsigned* p, unsigned v) { return atomicAdd(p, v); }
-SPMVJIT_DEVICE unsigned long long spmvjit_atomic_cas_shared_u64(unsigned long long* p,
-                                                                unsigned long long expected,
+SPMVJIT_DEVICE unsigned long long spmvjit_atomic_cas_shared_u64(unsigned long long* p, unsigned long long expected,
                                                                 unsigned long long desired) {
   return atomicCAS(p, expected, desired);
 }
@@ -481,7 +468,7 @@ SPMVJIT_DEVICE V spmvjit_epilogue(V acc, const V* y, i64 r, V alpha, V beta) {
     fn<SPMVJIT_EPILOGUE_RUNTIME>(a);                                                \
   }
 #else
-#define SPMVJIT_EXPORT_KERNEL(fn, entry, BLOCK)                                                 \
+#define SPMVJIT_EXPORT_KERNEL(fn, entry, BLOCK)                                              \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_0(const SpmvArgs a) { fn<0>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_1(const SpmvArgs a) { fn<1>(a); } \
   extern "C" __global__ void __launch_bounds__(BLOCK) entry##_2(const SpmvArgs a) { fn<2>(a); } \
@@ -563,7 +550,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 200 "gpu/prelude_cuda.h"
+#line 187 "gpu/prelude_cuda.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
