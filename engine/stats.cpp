@@ -122,8 +122,16 @@ void sample_entry_facts(MatrixStats& s) {
   // runs counts nonzeros in a run: the entry before or after it holds the adjacent column.
   s.dense_run_fraction = entries ? double(runs) / double(entries) : 0;
   s.avg_col_span = nonempty ? span_sum / double(nonempty) : 0;
-  s.distinct_diagonals = smp.distinct_offsets(MatrixStats::kDiagonalCap, rows);
   s.facts_sampled = smp.groups < smp.matrix_groups || rows < smp.rows;
+}
+
+int64_t MatrixStats::distinct_diagonals() const {
+  int64_t n = diagonals_.n.load(std::memory_order_relaxed);
+  if (n >= 0) return n;
+  // Two threads may count at once: both get the same number.
+  n = sample ? sample->distinct_offsets(kDiagonalCap, sample->prefix_rows(kFactEntries)) : 0;
+  diagonals_.n.store(n, std::memory_order_relaxed);
+  return n;
 }
 
 void finish_row_moments(MatrixStats& s, double sum_sq) {
@@ -181,7 +189,7 @@ Json MatrixStats::to_json() const {
                            {"row_std", row_std},
                            {"row_cv", row_cv},
                            {"empty_rows", empty_rows}});
-  out["distinct_diagonals"] = distinct_diagonals;
+  out["distinct_diagonals"] = distinct_diagonals();
   out["dense_run_fraction"] = dense_run_fraction;
   out["avg_col_span"] = avg_col_span;
   out["entry_facts"] = facts_sampled ? "row sample" : "all rows";
@@ -207,8 +215,8 @@ std::string MatrixStats::to_text() const {
                 "row-length histogram (log2 buckets):\n",
                 (long long)rows, (long long)cols, (long long)nnz, (long long)row_min, (long long)row_max,
                 row_mean, row_std, row_cv, (long long)empty_rows,
-                distinct_diagonals > kDiagonalCap ? "> " : "",
-                (long long)std::min(distinct_diagonals, kDiagonalCap), from, dense_run_fraction, from,
+                distinct_diagonals() > kDiagonalCap ? "> " : "",
+                (long long)std::min(distinct_diagonals(), kDiagonalCap), from, dense_run_fraction, from,
                 avg_col_span, from);
   std::string out = buf;
   for (size_t k = 0; k < row_hist.size(); ++k) {

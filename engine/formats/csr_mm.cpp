@@ -26,7 +26,7 @@ constexpr const char* kWideParam = "WIDE";
 // k = 8: random:2000000:1:40 9.0 ms unstaged; docs/PERFORMANCE.md).
 constexpr const char* kStageXParam = "STAGE_X";
 // Rows gather scattered columns: the sampled rows' distinct diagonals past the statistics' cap.
-bool scattered_columns(const MatrixStats& s) { return s.distinct_diagonals > MatrixStats::kDiagonalCap; }
+bool scattered_columns(const MatrixStats& s) { return s.distinct_diagonals() > MatrixStats::kDiagonalCap; }
 // CPU: an X of at most this many bytes stays in the caches (a share of a server's L3), where the
 // caller's column-major X is gathered as fast as a staged copy and staging only adds the copy
 // (measured on a 2-vCPU EPYC VM: rmat:17:16, k = 8, 8 MiB of X, 7.5 ms unstaged, 8.8 staged).

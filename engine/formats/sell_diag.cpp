@@ -249,7 +249,7 @@ class SellDiagFormat final : public Format {
     const int64_t rows = s.sample->prefix_rows(MatrixStats::kFactEntries);
     const double span = double(std::max<int64_t>(1, std::min(rows, s.cols)));
     const double entries = double(s.sample->row_ptr[size_t(rows)]);
-    const double occupancy = s.distinct_diagonals ? entries / (double(s.distinct_diagonals) * span) : 0.0;
+    const double occupancy = s.distinct_diagonals() ? entries / (double(s.distinct_diagonals()) * span) : 0.0;
     return occupancy >= 0.25 ? 1.0 : 1.8;
   }
   bool supports(BackendKind) const override { return true; }

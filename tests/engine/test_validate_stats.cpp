@@ -62,7 +62,7 @@ void slow_entry_facts(const RowSample& smp, MatrixStats& s) {
     span += double(hi - lo + 1);
   }
   const int64_t entries = smp.row_ptr[size_t(rows)];
-  s.distinct_diagonals = std::min<int64_t>(int64_t(offsets.size()), MatrixStats::kDiagonalCap + 1);
+  s.set_distinct_diagonals(std::min<int64_t>(int64_t(offsets.size()), MatrixStats::kDiagonalCap + 1));
   s.dense_run_fraction = entries ? double(in_runs) / double(entries) : 0;
   s.avg_col_span = nonempty ? span / double(nonempty) : 0;
 }
@@ -99,7 +99,7 @@ MatrixStats slow_stats(const HostCsr<int64_t, double>& a) {
     }
     if (len) span += double(hi - lo + 1);
   }
-  s.distinct_diagonals = std::count(diags.begin(), diags.end(), 1);
+  s.set_distinct_diagonals(std::count(diags.begin(), diags.end(), 1));
   // Row-shape facts: slices and lane groups of 2^k rows.
   auto len = [&](int64_t r) { return a.row_ptr[size_t(r) + 1] - a.row_ptr[size_t(r)]; };
   for (int k = 0; k < MatrixStats::kWidths; ++k) {
@@ -139,7 +139,7 @@ void check_same(const MatrixStats& got, const MatrixStats& want) {
   if (got.facts_sampled) slow_entry_facts(*got.sample, facts);
   CHECK(got.facts_sampled == (got.sample->rows < got.rows ||
                               got.sample->prefix_rows(MatrixStats::kFactEntries) < got.sample->rows));
-  CHECK(got.distinct_diagonals == facts.distinct_diagonals);
+  CHECK(got.distinct_diagonals() == facts.distinct_diagonals());
   CHECK(got.dense_run_fraction == Approx(facts.dense_run_fraction).epsilon(1e-12));
   CHECK(got.avg_col_span == Approx(facts.avg_col_span).epsilon(1e-12));
   CHECK(got.slice_width_sum == want.slice_width_sum);
@@ -284,7 +284,7 @@ TEST_CASE("compute_stats on a hand-made matrix", "[engine]") {
   CHECK(s.row_hist[2] == 1);  // length 3 in [2, 4)
   CHECK(s.row_hist[3] == 1);  // length 4 in [4, 8)
   CHECK(s.row_hist[4] == 0);
-  CHECK(s.distinct_diagonals == 5);     // 0, 1, 2 (r0); 3 (r2); -2, 0, 1, 2 (r3)
+  CHECK(s.distinct_diagonals() == 5);   // 0, 1, 2 (r0); 3 (r2); -2, 0, 1, 2 (r3)
   CHECK(s.dense_run_fraction == 0.75);  // {0,1,2} and {3,4,5} are runs; 5 in r2 and 1 in r3 not
   CHECK(s.avg_col_span == 3.0);         // (3 + 1 + 5) / 3 non-empty rows
   CHECK(test::json_error(s.to_json().dump()) == "");
@@ -308,7 +308,7 @@ TEST_CASE("compute_stats: tridiagonal, identity, empty shapes", "[engine]") {
   }
   std::vector<double> val(ci.size(), 1.0);
   MatrixStats s = compute_stats(ref_of<int64_t>(6, 6, rp, ci, val));
-  CHECK(s.distinct_diagonals == 3);
+  CHECK(s.distinct_diagonals() == 3);
   CHECK(s.row_min == 2);
   CHECK(s.row_max == 3);
   CHECK(s.nnz == 16);
@@ -321,7 +321,7 @@ TEST_CASE("compute_stats: tridiagonal, identity, empty shapes", "[engine]") {
   std::vector<int64_t> irp{0, 1, 2, 3, 4}, ici{0, 1, 2, 3};
   std::vector<double> ival(4, 1.0);
   s = compute_stats(ref_of<int64_t>(4, 4, irp, ici, ival));
-  CHECK(s.distinct_diagonals == 1);
+  CHECK(s.distinct_diagonals() == 1);
   CHECK(s.dense_run_fraction == 0.0);
   CHECK(s.row_std == 0.0);
   CHECK(s.row_cv == 0.0);
@@ -340,7 +340,7 @@ TEST_CASE("compute_stats: tridiagonal, identity, empty shapes", "[engine]") {
     CHECK(s.row_std == 0);
     CHECK(s.empty_rows == rows);
     CHECK(s.row_hist[0] == rows);
-    CHECK(s.distinct_diagonals == 0);
+    CHECK(s.distinct_diagonals() == 0);
     CHECK(s.dense_run_fraction == 0);
     CHECK(s.avg_col_span == 0);
     CHECK(test::json_error(s.to_json().dump()) == "");

@@ -60,7 +60,7 @@ spmv_options_t cuda_options(const char* format) {
 void check_same_stats(const MatrixStats& dev, const MatrixStats& host) {
   // The same row sample on both sides: the same entry facts.
   CHECK(dev.facts_sampled == host.facts_sampled);
-  CHECK(dev.distinct_diagonals == host.distinct_diagonals);
+  CHECK(dev.distinct_diagonals() == host.distinct_diagonals());
   CHECK(dev.dense_run_fraction == host.dense_run_fraction);
   CHECK(dev.avg_col_span == host.avg_col_span);
   CHECK(dev.rows == host.rows);
