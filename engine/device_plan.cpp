@@ -15,6 +15,7 @@
 #include "runtime/cache/kernel_cache.hpp"
 
 namespace spmvjit {
+#include "templates/contract/csr_adaptive.h"
 #include "templates/contract/device_plan.h"
 
 namespace {
@@ -27,6 +28,10 @@ static_assert(DP_WIDTHS == MatrixStats::kWidths &&
               "device statistics and MatrixStats disagree");
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// prefetch_pattern pads col_idx to a multiple of this: csr_adaptive's padding, so its plans take
+// the prefetched copy too (a request for fewer entries gets the same zeros past nnz).
+constexpr int64_t kPatternPad = ADAPTIVE_PAD;
 
 // SPMVJIT_TRACE_SYNC=1 (with SPMVJIT_LOG_LEVEL=trace): each launch of the device planner waits
 // for its kernel, so the trace gives every kernel its device time instead of the host's
@@ -259,7 +264,17 @@ void DevicePlanner::report_invalid() {
   fail(SPMV_STATUS_INTERNAL_ERROR, "device validation found a defect the host validation does not see");
 }
 
+void DevicePlanner::prefetch_pattern() {
+  pre_row_ptr_ = row_ptr();
+  pre_col_idx_ = col_idx(ceil_div(in_.nnz, kPatternPad) * kPatternPad);
+}
+
 HostArray DevicePlanner::row_ptr() {
+  if (pre_row_ptr_) {
+    HostArray h = std::move(*pre_row_ptr_);
+    pre_row_ptr_.reset();
+    return h;
+  }
   HostArray h = alloc(in_.rows + 1, size_of(in_.index));
   SpmvArgs a = args();
   a.a[DP_SRC] = in_.row_ptr;
@@ -271,6 +286,12 @@ HostArray DevicePlanner::row_ptr() {
 
 HostArray DevicePlanner::col_idx(int64_t padded) {
   SPMVJIT_ASSERT(padded >= in_.nnz, "col_idx padding below nnz");
+  if (pre_col_idx_ && padded <= pre_col_idx_->count) {  // zeros past nnz either way
+    HostArray h = std::move(*pre_col_idx_);
+    pre_col_idx_.reset();
+    h.count = padded;
+    return h;
+  }
   HostArray h = alloc(padded, size_of(in_.index));
   SpmvArgs a = args();
   a.a[DP_SRC] = in_.col_idx;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/log.hpp"
@@ -40,6 +41,12 @@ class DevicePlanner final : public DeviceConverter {
   // exactly as validate_csr reports it: only then are the arrays copied to the host, to name the
   // row and position.
   MatrixStats analyze();
+  // Starts the copies of the CSR pattern (row_ptr, and col_idx padded to kPatternPad entries)
+  // that every plan of device input keeps: as its format's own arrays (row_ptr(), col_idx(), which
+  // hand them over) or as the pattern update_values rebuilds values from. Launched once the
+  // arrays are valid and before the host's choice, they run while it estimates. The copies the
+  // plan does not take are freed with the planner.
+  void prefetch_pattern();
   // Seconds spent compiling / loading kernels so far (0 compile on a warm cache).
   double compile_seconds() const { return compile_s_; }
   double load_seconds() const { return load_s_; }
@@ -68,7 +75,8 @@ class DevicePlanner final : public DeviceConverter {
   std::map<std::string, std::shared_ptr<LoadedModule>> modules_;  // device_plan + build modules
   std::unique_ptr<Executor> exec_;
   double compile_s_ = 0, load_s_ = 0;
-  DeviceBuffer stats_;  // the statistics block (u64 slots)
+  DeviceBuffer stats_;                                  // the statistics block (u64 slots)
+  std::optional<HostArray> pre_row_ptr_, pre_col_idx_;  // prefetch_pattern's copies, until taken
   TraceSteps trace_{"device plan"};
 };
 

@@ -253,6 +253,8 @@ void Plan::plan_device_csr(const CsrRef& user, int base, const Format* forced) {
   stats_.hermitian = hermitian_;
   timings_.stats = since(t0) - modules_s;
   trace.step("statistics");
+  dp.prefetch_pattern();  // copied on the device while the host chooses
+  trace.step("pattern prefetch");
   // The estimates of device-convertible formats read only the statistics: give them no arrays.
   CsrRef shape = user;
   shape.row_ptr = shape.col_idx = shape.val = nullptr;
