@@ -54,6 +54,16 @@ namespace {
 // malloc arena cost page faults there).
 constexpr int kEstimateThreads = 4, kEstimateMinThreads = 8;
 
+// SPMVJIT_ESTIMATE_THREADS=N: that many threads instead (a measuring knob; 0 or unset: the rule
+// above).
+int estimate_threads_env() {
+  static const int n = [] {
+    const char* e = std::getenv("SPMVJIT_ESTIMATE_THREADS");
+    return e ? std::clamp(std::atoi(e), 0, 64) : 0;
+  }();
+  return n;
+}
+
 // A candidate whose values are stored with `codec`: the value bytes it no longer reads, and on
 // code8 a lookup per entry in a table that stays in cache.
 Candidate compressed(Candidate c, ValueCodec codec, const ValueTable& table, const TargetInfo& t) {
@@ -161,6 +171,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
   };
   const int wanted = o.estimate_threads > 0                     ? o.estimate_threads
+                     : estimate_threads_env() > 0               ? estimate_threads_env()
                      : process_threads() >= kEstimateMinThreads ? kEstimateThreads
                                                                 : 1;
   const int workers = int(std::clamp<size_t>(formats.size(), 1, size_t(wanted)));

@@ -22,7 +22,8 @@
 # on $SPMM_GEN for K in $SPMM_K (default 8 32), both layouts, against cuSPARSE SpMM), symmetric (not
 # in the default list: symmetric storage against full storage and cuSPARSE, below), symab (not in
 # the default list: compile-option variants of the symmetric kernel, below). BASELINE_TREE=dir (a source tree of an older commit) is
-# built beside and runs the `auto` stage too, for an A/B in the same session. Each stage has a time
+# built beside and runs the `auto` and `trace` stages too, for an A/B in the same session. AUTO_FLAGS:
+# more `bench` options for the auto stage (`--timing warm`: warm plans only, about half its time). Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call;
 # MEMCHECK_FILTER replaces the memcheck stage's Catch2 filter.
 set -uo pipefail
@@ -90,7 +91,7 @@ if has auto; then
     rm -rf /tmp/spmvjit-auto-cache-$who
     timeout 120 "$C" bench --suite --large --backend cuda --formats auto --no-peers --iters 3 \
       --cache-dir /tmp/spmvjit-auto-cache-$who > /dev/null 2>&1  # fills the kernel cache
-    timeout "${T_BENCH:-300}" "$C" bench --suite --large --backend cuda --formats auto --iters 30 \
+    timeout "${T_BENCH:-300}" "$C" bench --suite --large --backend cuda --formats auto --iters 30 ${AUTO_FLAGS:-} \
       --cache-dir /tmp/spmvjit-auto-cache-$who --json "$OUT/bench_auto_$who.json" > "/tmp/bench_auto_$who.txt" 2>&1 || status=1
     cat "/tmp/bench_auto_$who.txt"
   done
@@ -161,12 +162,17 @@ if [ -z "${TRACE_GEN:-}" ]; then
   SPMVJIT_LOG_LEVEL=trace timeout "${T_BENCH:-300}" "$CLI" bench --suite --large --backend cuda --formats auto \
     --no-peers --iters 10 --cache-dir /tmp/spmvjit-trace-cache > "$OUT/trace.txt" 2>&1 || status=1
 else
-  for g in $TRACE_GEN; do
-    common=(bench --gen "$g" --backend cuda --formats auto --no-peers --timing warm --cache-dir /tmp/spmvjit-trace-cache)
-    timeout 60 "$CLI" "${common[@]}" --iters 3 > /dev/null 2>&1  # fills the kernel cache
-    SPMVJIT_LOG_LEVEL=trace timeout 60 "$CLI" "${common[@]}" --iters 10 >> "$OUT/trace.txt" 2>&1 || status=1
-    SPMVJIT_TRACE_SYNC=1 SPMVJIT_LOG_LEVEL=trace timeout 60 "$CLI" "${common[@]}" --iters 3 \
-      >> "$OUT/trace_sync.txt" 2>&1 || status=1
+  # With BASELINE_TREE, its build is traced too (trace_base.txt, trace_sync_base.txt).
+  for who in new base; do
+    C=$CLI sfx=; [ $who = base ] && C=$BASE_CLI sfx=_base
+    [ -n "$C" ] || continue
+    for g in $TRACE_GEN; do
+      common=(bench --gen "$g" --backend cuda --formats auto --no-peers --timing warm --cache-dir /tmp/spmvjit-trace-cache-$who)
+      timeout 60 "$C" "${common[@]}" --iters 3 > /dev/null 2>&1  # fills the kernel cache
+      SPMVJIT_LOG_LEVEL=trace timeout 60 "$C" "${common[@]}" --iters 10 >> "$OUT/trace$sfx.txt" 2>&1 || status=1
+      SPMVJIT_TRACE_SYNC=1 SPMVJIT_LOG_LEVEL=trace timeout 60 "$C" "${common[@]}" --iters 3 \
+        >> "$OUT/trace_sync$sfx.txt" 2>&1 || status=1
+    done
   done
 fi
 grep -v "^\[spmvjit trace\]" "$OUT/trace.txt" | tail -20
