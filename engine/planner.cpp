@@ -47,12 +47,14 @@ bool value_compression_enabled() {
 
 namespace {
 
-// Threads that share out the formats' estimates: bsr's census alone takes about half of all the
-// estimates' time, so more threads than this shorten nothing. Only on machines with at least
+// Threads that share out the formats' estimates. Only on machines with at least
 // kEstimateMinThreads threads: on a 2-vCPU VM two threads took 2.3-5.6 ms where one took 1.3-2.9
 // (inspect of varband:300000, circuit:4000000 and dense:2000 for sm_90; a new thread's stack and
-// malloc arena cost page faults there).
-constexpr int kEstimateThreads = 4, kEstimateMinThreads = 8;
+// malloc arena cost page faults there). Eight, not four: the estimates of device-resident input
+// on an H200's host took 0.47 / 0.48 ms with eight threads against 0.57-0.76 / 0.61 with four
+// (blockfem:40:3 / denserows:1000000:10:16, where bsr, sell, sellp and sell_diag each take
+// 0.2-0.35 ms), and the same on stencil27:100 and varband:300000, whose bsr estimate is the pole.
+constexpr int kEstimateThreads = 8, kEstimateMinThreads = 8;
 
 // SPMVJIT_ESTIMATE_THREADS=N: that many threads instead (a measuring knob; 0 or unset: the rule
 // above).
