@@ -24,7 +24,7 @@ constexpr int kMaxSide = 8;
 
 // Calls f(std::integral_constant<int64_t, C>) for a block width C in kSides (others: 8, which
 // build() then refuses): the walks below divide by C once per entry, and a constant divisor is a
-// multiply.
+// multiply. The census dispatches block heights through it too (a merge of R rows unrolled).
 template <class F>
 decltype(auto) with_width(int64_t c, F&& f) {
   switch (c) {

@@ -85,19 +85,6 @@ int64_t shift_for(int64_t lo) {
   return lo < 0 ? (-lo + g - 1) / g * g : 0;
 }
 
-// Calls f(std::integral_constant<int, R>) for a block height R in kSides.
-template <class F>
-decltype(auto) with_height(int64_t r, F&& f) {
-  switch (r) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 3: return f(std::integral_constant<int, 3>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    default: return f(std::integral_constant<int, 8>{});
-  }
-}
-
 // Adds to count[j] the distinct block columns of width kSides[j] in one block row of at most R
 // rows, read with `shift` added (non-negative after it), by one merge of its rows whose heads stay
 // in registers. Returns false, counting nothing, when a row repeats a column: its copies open
@@ -169,7 +156,7 @@ std::array<Sample, std::size(kSides)> sample_widths(const RowSample& smp, int64_
         if (w.len[i]) lo = std::min(lo, int64_t(w.col[i][0]));
       const int64_t shift = shift_for(lo);
       int64_t count[std::size(kSides)] = {};
-      if (with_height(r, [&](auto h) { return count_widths<decltype(h)::value>(w, shift, count); })) {
+      if (with_width(r, [&](auto h) { return count_widths<int(decltype(h)::value)>(w, shift, count); })) {
         for (size_t j = 0; j < std::size(kSides); ++j) s[j].blocks += count[j];
         return;
       }
