@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 
 #include "core/log.hpp"
@@ -122,22 +123,32 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
       fail(SPMV_STATUS_UNSUPPORTED, value_type_refusal(*f, a.value));
     formats.push_back(f);
   }
-  // Each format's candidates and estimates, apart: the formats are shared out among a few threads
-  // (they read the statistics and the sample only), then their candidates are kept in registry
-  // order, so the choice does not depend on the thread count. One format's estimates took up to
-  // 0.9 ms (bsr's census on dense:2000), all of them together 0.7-1.8 ms of a 3-5 ms device plan
-  // on the large suite (H200 host, 2026-11-28).
-  std::vector<std::vector<Candidate>> found(formats.size());
+  // Each format's candidates, then each candidate's estimates, as separate tasks shared out among
+  // a few threads (they read the statistics and the sample only): first the formats' independent
+  // parts (estimate_parts: bsr's census, a task per block height) and their candidates(), then
+  // every candidate's estimate. The candidates are kept in registry order, so the choice does
+  // not depend on the thread count. One format's estimates took up to 0.9 ms (bsr's census on
+  // dense:2000), all of them together 0.7-1.8 ms of a 3-5 ms device plan on the large suite (H200
+  // host, 2026-11-28); with a task per format, bsr's census, sell's four candidates and sellp's
+  // six each ran on one thread.
+  using Clock = std::chrono::steady_clock;
+  struct Listed {
+    FormatParams params;
+    std::string nondeterministic;
+    std::vector<Candidate> found;  // its estimate, then the same with compressed values
+    double seconds = 0;
+  };
+  std::vector<std::vector<Listed>> listed(formats.size());
+  std::vector<std::vector<Candidate>> refused(formats.size());  // formats without these values
   std::vector<double> seconds(formats.size());
-  auto estimate_format = [&](size_t i) {
-    const auto f0 = std::chrono::steady_clock::now();
+  auto list_format = [&](size_t i) {
+    const auto f0 = Clock::now();
     const Format* f = formats[i];
-    std::vector<Candidate>& out = found[i];
     if (!f->supports_value(a.value)) {  // listed, so describe says why it was not taken
       Candidate c{f, {}, Estimate{}, std::numeric_limits<double>::infinity()};
       c.estimate.applicable = false;
       c.estimate.reason = std::string("no ") + to_string(a.value) + " values";
-      out.push_back(c);
+      refused[i].push_back(c);
       return;
     }
     for (FormatParams p : f->candidates(a, s, t)) {
@@ -146,43 +157,73 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
         p[kLayoutParam] = o.row_major ? 1 : 0;
       }
       if (device_input && !f->device_convertible(p)) continue;
-      const std::string nondeterministic = o.deterministic ? f->make_deterministic(p, t) : "";
+      std::string nondeterministic = o.deterministic ? f->make_deterministic(p, t) : "";
       if (only && p != with_codec(*only, ValueCodec::plain)) continue;
-      Candidate c{f, p, f->estimate(a, s, p, t), 0};
-      if (!nondeterministic.empty()) {
-        c.estimate.applicable = false;
-        c.estimate.reason = "not deterministic: " + nondeterministic;
-      }
-      auto add = [&](Candidate c) {
-        if (only && c.params != *only) return;
-        c.score = c.estimate.applicable && (c.estimate.offered || only)
-                      ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
-                      : std::numeric_limits<double>::infinity();
-        c.score *= f->efficiency(s, t);
-        out.push_back(c);
-      };
-      add(c);
-      // The same candidate with compressed values, when the sample says they may be.
-      ValueTable table;
-      const ValueCodec codec =
-          choice.sample_values && c.estimate.applicable
-              ? codec_for(*choice.sample_values, c.estimate.stored_entries, a.nnz, &table)
-              : ValueCodec::plain;
-      if (codec != ValueCodec::plain) add(compressed(c, codec, table, t));
+      listed[i].push_back(Listed{std::move(p), std::move(nondeterministic), {}, 0});
     }
-    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+    seconds[i] = std::chrono::duration<double>(Clock::now() - f0).count();
+  };
+  auto estimate_one = [&](size_t i, Listed& l) {
+    const auto f0 = Clock::now();
+    const Format* f = formats[i];
+    Candidate c{f, l.params, f->estimate(a, s, l.params, t), 0};
+    if (!l.nondeterministic.empty()) {
+      c.estimate.applicable = false;
+      c.estimate.reason = "not deterministic: " + l.nondeterministic;
+    }
+    auto add = [&](Candidate c) {
+      if (only && c.params != *only) return;
+      c.score = c.estimate.applicable && (c.estimate.offered || only)
+                    ? c.estimate.cost_bytes * std::max(1.0, c.estimate.imbalance)
+                    : std::numeric_limits<double>::infinity();
+      c.score *= f->efficiency(s, t);
+      l.found.push_back(c);
+    };
+    add(c);
+    // The same candidate with compressed values, when the sample says they may be.
+    ValueTable table;
+    const ValueCodec codec = choice.sample_values && c.estimate.applicable
+                                 ? codec_for(*choice.sample_values, c.estimate.stored_entries, a.nnz, &table)
+                                 : ValueCodec::plain;
+    if (codec != ValueCodec::plain) add(compressed(c, codec, table, t));
+    l.seconds = std::chrono::duration<double>(Clock::now() - f0).count();
   };
   const int wanted = o.estimate_threads > 0                     ? o.estimate_threads
                      : estimate_threads_env() > 0               ? estimate_threads_env()
                      : process_threads() >= kEstimateMinThreads ? kEstimateThreads
                                                                 : 1;
-  const int workers = int(std::clamp<size_t>(formats.size(), 1, size_t(wanted)));
-  std::atomic<size_t> next{0};
-  parallel_for(workers, workers, [&](int64_t, int64_t, int) {
-    for (size_t i; (i = next.fetch_add(1)) < formats.size();) estimate_format(i);
+  const int workers = std::max(1, wanted);
+  // Runs task(0 .. n-1) on the workers, each taking the next one free.
+  auto run_tasks = [&](size_t n, const std::function<void(size_t)>& task) {
+    std::atomic<size_t> next{0};
+    const int w = int(std::clamp<size_t>(n, 1, size_t(workers)));
+    parallel_for(w, w, [&](int64_t, int64_t, int) {
+      for (size_t k; (k = next.fetch_add(1)) < n;) task(k);
+    });
+  };
+  // Parts only where other threads can take them, and not for one forced candidate (the parts
+  // would count what it does not need).
+  std::vector<std::function<void()>> parts;
+  if (workers > 1 && !only)
+    for (const Format* f : formats)
+      if (f->supports_value(a.value))
+        for (auto& part : f->estimate_parts(a, s, t)) parts.push_back(std::move(part));
+  run_tasks(parts.size() + formats.size(), [&](size_t k) {
+    if (k < parts.size())
+      parts[k]();
+    else
+      list_format(k - parts.size());
   });
+  std::vector<std::pair<size_t, Listed*>> estimates;
+  for (size_t i = 0; i < formats.size(); ++i)
+    for (Listed& l : listed[i]) estimates.push_back({i, &l});
+  run_tasks(estimates.size(), [&](size_t k) { estimate_one(estimates[k].first, *estimates[k].second); });
   for (size_t i = 0; i < formats.size(); ++i) {
-    choice.considered.insert(choice.considered.end(), found[i].begin(), found[i].end());
+    choice.considered.insert(choice.considered.end(), refused[i].begin(), refused[i].end());
+    for (const Listed& l : listed[i]) {
+      choice.considered.insert(choice.considered.end(), l.found.begin(), l.found.end());
+      seconds[i] += l.seconds;
+    }
     if (log_enabled(SPMV_LOG_TRACE))
       log_message(SPMV_LOG_TRACE,
                   "estimate: " + formats[i]->name() + " " + std::to_string(seconds[i] * 1e3) + " ms");

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <typeindex>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -51,6 +54,21 @@ struct RowSample {
   }
   // Sampled rows stand for this many matrix rows each.
   double scale(int64_t matrix_rows) const { return rows ? double(matrix_rows) / double(rows) : 1.0; }
+
+  // What estimates derive from the sample and several threads read (bsr's census): one T per
+  // sample, made by the first thread that asks and kept as long as the sample. T guards its own
+  // parts (a once_flag per part, say).
+  template <class T>
+  T& memo() const {
+    std::lock_guard lock(memo_mu_);
+    std::shared_ptr<void>& p = memo_[std::type_index(typeid(T))];
+    if (!p) p = std::make_shared<T>();
+    return *static_cast<T*>(p.get());
+  }
+
+ private:
+  mutable std::mutex memo_mu_;
+  mutable std::map<std::type_index, std::shared_ptr<void>> memo_;
 };
 
 // How many groups to sample for a matrix (`rows` rows, `nnz` nonzeros) and where group g starts

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
-#include <optional>
+#include <mutex>
 #include <type_traits>
 
 #include "core/parallel.hpp"
@@ -46,30 +46,24 @@ int64_t next_pow2(double m) {
   return l;
 }
 
-// The census of one sample, by block height: candidates() counts it, estimate() reads the same
-// counts for its shape instead of walking the sample again (the planner estimates a format's
-// candidates on the thread that listed them). Its sample is held weakly: a census is never read
-// for another sample, even one at a freed sample's address.
-struct CensusMemo {
-  std::weak_ptr<const RowSample> sample;
-  std::optional<std::array<Sample, std::size(kSides)>> by_height[kMaxSide + 1];
+// The census of one sample, by block height, kept with the sample (RowSample::memo): each
+// height is counted once, by estimate_parts' task for it on another planner thread or by the
+// first candidates() or estimate() that needs it, and read by every later one.
+struct Census {
+  std::once_flag once[kMaxSide + 1];
+  std::array<Sample, std::size(kSides)> by_height[kMaxSide + 1];
 };
 
-const std::array<Sample, std::size(kSides)>& census(const std::shared_ptr<const RowSample>& smp, int64_t r) {
-  thread_local CensusMemo memo;
-  if (memo.sample.lock() != smp) {
-    memo = CensusMemo{};
-    memo.sample = smp;
-  }
-  auto& c = memo.by_height[r];
-  if (!c) c = sample_widths(*smp, r);
-  return *c;
+const std::array<Sample, std::size(kSides)>& census(const RowSample& smp, int64_t r) {
+  Census& c = smp.memo<Census>();
+  std::call_once(c.once[r], [&] { c.by_height[r] = sample_widths(smp, r); });
+  return c.by_height[r];
 }
 
 Sample census_shape(const std::shared_ptr<const RowSample>& smp, int64_t r, int64_t c) {
   const auto* it = std::find(std::begin(kSides), std::end(kSides), c);
   if (!valid_side(r) || it == std::end(kSides)) return sample_shape(*smp, r, c);
-  return census(smp, r)[size_t(it - std::begin(kSides))];
+  return census(*smp, r)[size_t(it - std::begin(kSides))];
 }
 
 class BsrFormat final : public Format {
@@ -85,6 +79,16 @@ class BsrFormat final : public Format {
   // shared machine's scheduling (2x2 runs quantized at 4.0 ms). dense:1000 (8x8, in cache):
   // 0.29 and 0.47, left out. Power-of-two widths pay less per byte than 3 and 6.
   double efficiency(const MatrixStats&, const TargetInfo& t) const override { return t.gpu() ? 1.0 : 0.9; }
+
+  // Every height's census, a task each: candidates() reads them (the heights its pruning skips
+  // are counted for nothing, on threads that would otherwise wait).
+  std::vector<std::function<void()>> estimate_parts(const CsrRef& a, const MatrixStats& s,
+                                                    const TargetInfo&) const override {
+    if (a.nnz == 0 || !s.sample) return {};
+    std::vector<std::function<void()>> parts;
+    for (int64_t r : kSides) parts.push_back([smp = s.sample, r] { census(*smp, r); });
+    return parts;
+  }
 
   std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
                                        const TargetInfo& t) const override {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -146,6 +147,14 @@ class Format {
   // Parameter sets worth considering for this matrix and target.
   virtual std::vector<FormatParams> candidates(const CsrRef& a, const MatrixStats& s,
                                                const TargetInfo& t) const = 0;
+  // Independent parts of the work candidates() and estimate() will do, which the planner may
+  // run first on its other threads: each keeps its result where they find it (RowSample::memo)
+  // and is safe to run at any time on any thread. None by default.
+  virtual std::vector<std::function<void()>> estimate_parts(const CsrRef& a, const MatrixStats& s,
+                                                            const TargetInfo& t) const {
+    (void)a, (void)s, (void)t;
+    return {};
+  }
   virtual Estimate estimate(const CsrRef& a, const MatrixStats& s, const FormatParams& p,
                             const TargetInfo& t) const = 0;
   // Time per modeled byte-equivalent relative to csr (1.0) beyond what the estimate sees (code
