@@ -35,7 +35,9 @@ class PlanPool {
       ++job_;
       open_ = true;
     }
-    work_.notify_all();
+    // Wake only as many helpers as the other chunks can use: the caller then waits for no helper
+    // that has nothing to run (each woken one joins and leaves through the mutex).
+    for (int i = std::min(chunks - 1, int(threads_.size())); i > 0; --i) work_.notify_one();
     for (int c; (c = next_.fetch_add(1, std::memory_order_relaxed)) < chunks;) fn(ctx, c);
     {
       // Every chunk is taken: close the job (a helper that has not joined it yet no longer can)
