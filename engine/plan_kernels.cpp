@@ -1,6 +1,7 @@
 // The plan's kernels: looked up (or compiled) early beside the conversion, tiered (a run-time
 // epilogue variant first, the specialized module from a background compile), bound to the
 // launch steps. Plan construction and execution: plan.cpp.
+#include <chrono>
 #include <cstdlib>
 #include <future>
 
@@ -39,7 +40,20 @@ Plan::KernelLookup Plan::lookup_kernel(const KernelSpec& spec) const {
     const std::string lookup_note = k.outcome.note;  // e.g. a corrupt disk entry, rejected
     KernelSpec quick = spec;
     quick.constants["RUNTIME_EPILOGUE"] = 1;
-    k.module = get_kernel(*backend_, quick, cache_dir_, &k.outcome);
+    // The quick variant from the caches, else built ahead of time (the CPU's kernel bundle: no
+    // compiler to start or run), else compiled now.
+    k.module = get_kernel(*backend_, quick, cache_dir_, &k.outcome, false);
+    if (!k.module) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::string key;
+      if ((k.module = backend_->prebuilt(quick, &key))) {
+        k.outcome = CacheOutcome{};
+        k.outcome.key = key;
+        k.outcome.where = "built-in";
+        k.outcome.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+    }
+    if (!k.module) k.module = get_kernel(*backend_, quick, cache_dir_, &k.outcome);
     for (const std::string& n :
          {lookup_note, std::string("run-time epilogue until the specialized kernel is ready")})
       if (!n.empty()) k.outcome.note += (k.outcome.note.empty() ? "" : "; ") + n;

@@ -54,6 +54,13 @@ class Backend {
   virtual std::shared_ptr<LoadedModule> load(const std::vector<char>& binary,
                                              const std::string& key) = 0;
   virtual std::unique_ptr<Executor> make_executor(int threads) = 0;
+  // A module of `spec` compiled ahead of time, for a plan's first tier while the exact one
+  // compiles (the CPU's kernel bundle: the run-time epilogue variants built for a portable
+  // processor), or nullptr; `key` gets its key. Never compiles, never throws for a missing one.
+  virtual std::shared_ptr<LoadedModule> prebuilt(const KernelSpec& spec, std::string* key) {
+    (void)spec, (void)key;
+    return nullptr;
+  }
 
   // Memory where kernels read and write. The CPU backend returns host memory.
   virtual void* alloc(size_t bytes) = 0;

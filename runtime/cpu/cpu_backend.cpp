@@ -12,8 +12,10 @@
 #include "core/digest.hpp"
 #include "core/log.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/cpu/compile_options.hpp"
 #include "runtime/cpu/elf_loader.hpp"
 #include "runtime/cpu/host_identity.hpp"
+#include "runtime/cpu/kernel_bundle.hpp"
 #include "runtime/cpu/llvm_plugin.hpp"
 #include "runtime/cpu/thread_pool.hpp"
 
@@ -149,29 +151,7 @@ class CpuBackend final : public Backend {
   }
   std::vector<std::string> compile_options(const KernelSpec& spec) const override {
     ensure_identity();
-    std::vector<std::string> o = {"-triple", host_.triple, "-target-cpu", host_.cpu};
-    for (const auto& f : host_.features) {
-      o.push_back("-target-feature");
-      o.push_back(f);
-    }
-    // -mreassociate lets the vectorizer split CSR's row sums; no finite-math: NaN/Inf propagate.
-    // 256-bit vectors: SELL with 16 rows per slice ran 2.2x faster than with 512-bit gathers
-    // (Zen 4, single thread, 20 nonzeros/row: 12.3 vs 27.1 ms).
-    // The run-time epilogue variant (a plan's first tier, replaced by the specialized module when
-    // its background compile ends, or kept by SPMVJIT_TIERED_COMPILE=quick) at -O1: it is what
-    // a fresh process waits for. sell_diag's took 56 against 104 ms at -O3, with the plugin's 27
-    // ms load; its SpMVs ran 1.0-1.6x longer (poisson2d:300 0.13 vs 0.10 ms, stencil27:40 0.47 vs
-    // 0.29, powerlaw, circuit and blockfem within noise). -O0 compiled in 21 ms and ran 3.5-13x
-    // longer. The loop vectorizer still runs (-vectorize-loops), at every level.
-    const auto rt = spec.constants.find("RUNTIME_EPILOGUE");
-    const bool first_tier = rt != spec.constants.end() && rt->second != 0;
-    o.push_back(first_tier ? "-O1" : "-O3");
-    for (const char* s :
-         {"-x", "c++", "-std=c++20", "-vectorize-loops", "-vectorize-slp", "-ffp-contract=fast",
-          "-mreassociate", "-mprefer-vector-width=256", "-fno-signed-zeros", "-mrelocation-model", "pic",
-          "-pic-level", "2", "-nostdsysteminc", "-nobuiltininc", "-w"})
-      o.push_back(s);
-    return o;
+    return cpu_compile_options(CpuCompileTarget{host_.triple, host_.cpu, host_.features}, spec);
   }
 
   std::vector<char> compile(const KernelSource& src) override {
@@ -209,6 +189,45 @@ class CpuBackend final : public Backend {
       fail(rc == SPMVJIT_LLVM_BAD_OBJECT ? SPMV_STATUS_COMPILE_FAILED : SPMV_STATUS_INTERNAL_ERROR,
            take(llvm, error));
     return std::make_shared<OrcModule>(llvm, jit_, jd);
+  }
+
+  std::shared_ptr<LoadedModule> prebuilt(const KernelSpec& spec, std::string* key) override {
+    // The bundle's portable build of this spec, placed by the built-in loader (never ORC), on hosts
+    // with the bundle's processor features; each once per process.
+    if (orc_forced()) return nullptr;
+    ensure_identity();
+    if (!host_runs_bundle(host_.triple, host_.features)) return nullptr;
+    const KernelBundle* bundle = process_kernel_bundle();
+    if (!bundle) return nullptr;
+    const std::string tag = spec.serialize();
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = bundled_.find(tag); it != bundled_.end()) {
+        *key = it->second.first;
+        return it->second.second;
+      }
+    }
+    const BundledKernel k = bundled_kernel(spec, bundle->compiler());
+    std::string_view object;
+    std::string why;
+    if (!bundle->find(k.key, &object, &why)) {
+      if (why == "absent")
+        log_debug("CPU backend: no bundled kernel for " + tag);
+      else
+        log_warn("CPU backend: bundled kernel for " + tag + " not used: " + why);
+      return nullptr;
+    }
+    auto image = load_elf_object(object.data(), object.size(), &why);
+    if (!image) {
+      log_warn("CPU backend: bundled kernel for " + tag + " does not load: " + why);
+      return nullptr;
+    }
+    auto mod = std::make_shared<ElfModule>(std::move(image));
+    std::lock_guard lock(mu_);
+    auto& slot = bundled_[tag];
+    if (!slot.second) slot = {k.key, mod};  // another thread's, if it was first
+    *key = slot.first;
+    return slot.second;
   }
 
   std::unique_ptr<Executor> make_executor(int threads) override {
@@ -258,8 +277,10 @@ class CpuBackend final : public Backend {
   mutable HostIdentity identity_;
   mutable HostTarget host_;
   mutable TargetInfo info_;
-  std::mutex mu_;  // guards jit_
+  std::mutex mu_;  // guards jit_ and bundled_
   spmvjit_llvm_jit* jit_ = nullptr;
+  // The bundled kernels placed so far, by spec: key and module.
+  std::map<std::string, std::pair<std::string, std::shared_ptr<LoadedModule>>> bundled_;
 };
 
 // The plugin file, searched once per process (as the plugin is loaded once): not on every plan.

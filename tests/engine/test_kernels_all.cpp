@@ -227,7 +227,8 @@ std::string describe(spmv_plan_t p) {
 // a matrix that is not square must be refused.
 template <class I, class V>
 void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr,
-                     spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE, int fill = -1) {
+                     spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE, int fill = -1,
+                     const char* where = nullptr) {
   if (!test::require_cpu_backend()) return;
   warn_if_no_matrices_dir();
   const auto formats = cpu_formats();
@@ -252,6 +253,7 @@ void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr,
     auto options = [&](const char* format) {
       spmv_options_t o = cpu_options(format);
       o.operation = op;
+      if (where) o.cache_dir = "";  // in no cache: the kernel comes from where it must
       if (fill >= 0) o.matrix_type = SPMV_MATRIX_SYMMETRIC, o.fill_mode = spmv_fill_mode_t(fill);
       return o;
     };
@@ -274,6 +276,7 @@ void run_all_formats(int64_t max_nnz = -1, const char* tier = nullptr,
       CHECK(test::json_error(d) == "");
       CHECK(test::json_string_field(d, "format") == name);
       if (tier) CHECK(test::json_string_field(d, "tier") == tier);
+      if (where) CHECK(test::json_string_field(d, "cache") == where);
       if (compressible(m.name)) {
         const std::string codec = test::json_string_field(d, "codec");
         CHECK((codec == "uniform" || codec == "code8"));
@@ -330,6 +333,9 @@ TEST_CASE("every format of a symmetric matrix, int32 float and int64 double", "[
 // The variant a plan runs while its specialized kernel compiles in the background (alpha and beta
 // tested at run time), kept for good by SPMVJIT_TIERED_COMPILE=quick.
 TEST_CASE("every format's run-time epilogue variant", "[kernels]") {
+  // As clang compiles it for this host: not the kernel bundle's (read once per process, so this
+  // holds when the test runs in a process of its own, as ctest runs it).
+  setenv("SPMVJIT_KERNEL_BUNDLE", "0", 1);
   const char* saved = std::getenv("SPMVJIT_TIERED_COMPILE");
   const std::string restore = saved ? saved : "";
   setenv("SPMVJIT_TIERED_COMPILE", "quick", 1);
@@ -339,6 +345,26 @@ TEST_CASE("every format's run-time epilogue variant", "[kernels]") {
     setenv("SPMVJIT_TIERED_COMPILE", restore.c_str(), 1);
   else
     unsetenv("SPMVJIT_TIERED_COMPILE");
+}
+
+// The same variant as the CPU kernel bundle holds it (compiled for x86-64-v3 at -O3 when spmvjit
+// was built): a plan whose kernel is in no cache starts on it.
+TEST_CASE("every format's first tier from the CPU kernel bundle", "[kernels][bundle]") {
+#if defined(SPMVJIT_TEST_KERNEL_BUNDLE) && defined(__x86_64__)
+  if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2")))
+    SPMVJIT_SKIP("this host lacks x86-64-v3's features");
+  const char* saved = std::getenv("SPMVJIT_TIERED_COMPILE");
+  const std::string restore = saved ? saved : "";
+  setenv("SPMVJIT_TIERED_COMPILE", "quick", 1);
+  run_all_formats<int32_t, double>(200000, "run-time epilogue", SPMV_OPERATION_NON_TRANSPOSE, -1, "built-in");
+  run_all_formats<int64_t, float>(200000, "run-time epilogue", SPMV_OPERATION_NON_TRANSPOSE, -1, "built-in");
+  if (saved)
+    setenv("SPMVJIT_TIERED_COMPILE", restore.c_str(), 1);
+  else
+    unsetenv("SPMVJIT_TIERED_COMPILE");
+#else
+  SPMVJIT_SKIP("this build makes no CPU kernel bundle (SPMVJIT_CPU_KERNEL_BUNDLE)");
+#endif
 }
 
 namespace {

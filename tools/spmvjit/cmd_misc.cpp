@@ -107,13 +107,16 @@ int cmd_gen(int argc, char** argv) {
 }
 
 int cmd_warmup(int argc, char** argv) {
-  Args args(argc, argv, 2, {"help"}, {"backend", "target", "cache-dir"});
+  Args args(argc, argv, 2, {"help"}, {"backend", "target", "cache-dir", "bundle"});
   if (args.has("help")) {
     std::fputs(
         "usage: spmvjit warmup [--backend cpu|cuda|hip] [--target native|sm_90|gfx90a|...]\n"
         "                      [--cache-dir DIR]\n"
+        "       spmvjit warmup --bundle FILE\n"
         "  compiles every kernel a plan may ask for into the disk cache, on every core this\n"
-        "  process may use (progress on stderr when it is a terminal; SPMVJIT_PROGRESS=0|1)\n",
+        "  process may use (progress on stderr when it is a terminal; SPMVJIT_PROGRESS=0|1).\n"
+        "  --bundle: the CPU kernel bundle instead (every kernel's run-time epilogue variant\n"
+        "  for a portable x86-64-v3 processor, a plan's first tier; the build makes it)\n",
         stdout);
     return 0;
   }
@@ -131,6 +134,14 @@ int cmd_warmup(int argc, char** argv) {
     show = [&](int done, int total) {
       progress.update("warmup: kernels compiled " + std::to_string(done) + "/" + std::to_string(total));
     };
+  if (args.has("bundle")) {
+    if (kind != BackendKind::cpu) usage_error("--bundle is for the CPU backend");
+    const int count = build_cpu_kernel_bundle(b, args.get("bundle"), show);
+    progress.done();
+    std::printf("warmup: %d kernels in the bundle %s (%.1f s)\n", count, args.get("bundle").c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return 0;
+  }
   const int count = warmup_kernels(b, resolve_cache_dir(args.has("cache-dir") ? dir.c_str() : nullptr), show);
   progress.done();
   std::printf("warmup: %d kernels in the cache (%.1f s)\n", count,
