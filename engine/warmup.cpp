@@ -6,6 +6,7 @@
 #include <atomic>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -103,22 +104,45 @@ std::vector<KernelSpec> cpu_bundle_specs(const TargetInfo& cpu) {
   return out;
 }
 
-int build_cpu_kernel_bundle(Backend& cpu, const std::string& path, const WarmupProgress& progress,
-                            int threads) {
+BundleBuild build_kernel_bundle(const std::vector<KernelSpec>& specs, const std::string& path,
+                                const WarmupProgress& progress, int threads) {
 #ifdef SPMVJIT_WITH_CPU
-  if (cpu.kind() != BackendKind::cpu)
-    fail(SPMV_STATUS_INVALID_VALUE, "a kernel bundle is for the CPU backend");
-  const std::vector<KernelSpec> specs = cpu_bundle_specs(cpu.target());
   const std::string compiler = bundle_compiler();
+  // Entries of the bundle already at `path` whose keys (source, options, compiler) are still
+  // wanted are taken as they are: a rebuild after a change that leaves the kernels alone
+  // compiles nothing.
+  std::string why;
+  std::unique_ptr<KernelBundle> old = KernelBundle::open(path, &why);
+  if (old && old->compiler() != compiler) old.reset();
   std::vector<BundleEntry> entries(specs.size());
-  for_each_spec(specs, threads, progress,
-                [&](size_t k) { entries[k] = compile_bundled(specs[k], compiler); });
+  std::atomic<int> compiled{0};
+  for_each_spec(specs, threads, progress, [&](size_t k) {
+    std::string_view object;
+    std::string absent;
+    if (old) {
+      const std::string key = bundled_kernel(specs[k], compiler).key;
+      if (old->find(key, &object, &absent)) {
+        entries[k] = BundleEntry{key, std::vector<char>(object.begin(), object.end())};
+        return;
+      }
+    }
+    entries[k] = compile_bundled(specs[k], compiler);
+    ++compiled;
+  });
+  old.reset();
   write_kernel_bundle(path, compiler, std::move(entries));
-  return int(specs.size());
+  return BundleBuild{int(specs.size()), compiled.load()};
 #else
-  (void)cpu, (void)path, (void)progress, (void)threads;
+  (void)specs, (void)path, (void)progress, (void)threads;
   fail(SPMV_STATUS_UNSUPPORTED, "this build has no CPU backend");
 #endif
+}
+
+BundleBuild build_cpu_kernel_bundle(Backend& cpu, const std::string& path, const WarmupProgress& progress,
+                                    int threads) {
+  if (cpu.kind() != BackendKind::cpu)
+    fail(SPMV_STATUS_INVALID_VALUE, "a kernel bundle is for the CPU backend");
+  return build_kernel_bundle(cpu_bundle_specs(cpu.target()), path, progress, threads);
 }
 
 }  // namespace spmvjit

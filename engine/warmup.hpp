@@ -28,8 +28,16 @@ std::vector<KernelSpec> cpu_bundle_specs(const TargetInfo& cpu);
 
 // Compiles cpu_bundle_specs for the bundle's portable processor (-O3) on min(threads, specs)
 // threads and writes the bundle to `path` (CMake does, after the LLVM plugin is built, for
-// installing beside the library). Returns the number of kernels. Throws as warmup_kernels does.
-int build_cpu_kernel_bundle(Backend& cpu, const std::string& path, const WarmupProgress& progress = {},
-                            int threads = 0);
+// installing beside the library); the entries of a bundle already there whose keys are wanted
+// are kept rather than compiled again. Throws as warmup_kernels does.
+struct BundleBuild {
+  int kernels = 0;   // in the bundle written
+  int compiled = 0;  // of them, compiled now (the others came from the bundle that was there)
+};
+BundleBuild build_cpu_kernel_bundle(Backend& cpu, const std::string& path,
+                                    const WarmupProgress& progress = {}, int threads = 0);
+// The same for the run-time epilogue variants `specs` (CPU specs).
+BundleBuild build_kernel_bundle(const std::vector<KernelSpec>& specs, const std::string& path,
+                                const WarmupProgress& progress = {}, int threads = 0);
 
 }  // namespace spmvjit

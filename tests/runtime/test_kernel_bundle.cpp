@@ -137,6 +137,39 @@ TEST_CASE("kernel bundle: the portable target runs on hosts with its features on
   CHECK(std::find(k.source.options.begin(), k.source.options.end(), "-O3") != k.source.options.end());
 }
 
+TEST_CASE("kernel bundle: a rebuild compiles only the kernels it does not hold", "[cpu][bundle]") {
+  Backend& cpu = get_backend(BackendKind::cpu, 0);
+  std::vector<KernelSpec> specs;
+  for (const char* f : {"csr", "ell", "coo"}) {
+    KernelSpec s = spec_for(cpu.target(), f, f, IndexType::i32, ValueType::f64);
+    s.constants["RUNTIME_EPILOGUE"] = 1;
+    specs.push_back(s);
+  }
+  test::TempDir dir;
+  const std::string path = dir.path() + "/b.bin";
+  BundleBuild b = build_kernel_bundle({specs[0], specs[1]}, path, {}, 2);
+  CHECK(b.kernels == 2);
+  CHECK(b.compiled == 2);
+  const std::string first = read_all(path);
+  b = build_kernel_bundle(specs, path, {}, 2);
+  CHECK(b.kernels == 3);
+  CHECK(b.compiled == 1);  // coo's
+  b = build_kernel_bundle({specs[2], specs[0]}, path, {}, 1);
+  CHECK(b.compiled == 0);
+  std::string why;
+  auto bundle = KernelBundle::open(path, &why);
+  REQUIRE(bundle);
+  CHECK(bundle->size() == 2);  // what was asked for, not what was there
+  std::string_view obj;
+  CHECK_FALSE(bundle->find(bundled_kernel(specs[1], bundle->compiler()).key, &obj, &why));
+  REQUIRE(bundle->find(bundled_kernel(specs[0], bundle->compiler()).key, &obj, &why));
+  CHECK(first.find(std::string(obj)) != std::string::npos);  // csr's object, kept as it was
+  bundle.reset();
+  // A damaged bundle there is no help, and no harm: everything compiles again.
+  write_all(path, "garbage");
+  CHECK(build_kernel_bundle({specs[0]}, path, {}, 1).compiled == 1);
+}
+
 TEST_CASE("kernel bundle: the build's bundle holds every CPU kernel's first tier, each loadable",
           "[cpu][bundle]") {
 #ifndef SPMVJIT_TEST_KERNEL_BUNDLE

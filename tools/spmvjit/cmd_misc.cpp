@@ -136,9 +136,10 @@ int cmd_warmup(int argc, char** argv) {
     };
   if (args.has("bundle")) {
     if (kind != BackendKind::cpu) usage_error("--bundle is for the CPU backend");
-    const int count = build_cpu_kernel_bundle(b, args.get("bundle"), show);
+    const BundleBuild built = build_cpu_kernel_bundle(b, args.get("bundle"), show);
     progress.done();
-    std::printf("warmup: %d kernels in the bundle %s (%.1f s)\n", count, args.get("bundle").c_str(),
+    std::printf("warmup: %d kernels in the bundle %s, %d compiled (%.1f s)\n", built.kernels,
+                args.get("bundle").c_str(), built.compiled,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return 0;
   }
