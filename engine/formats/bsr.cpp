@@ -330,11 +330,18 @@ class BsrFormat final : public Format {
         bool ascending = true;
         for (int64_t row = b * r; row < std::min(a.rows, (b + 1) * r); ++row) {
           const int64_t k0 = int64_t(rp[row]), k1 = int64_t(rp[row + 1]);
+          // A row's entries of one block column come one after another: the mark is read and
+          // written once per run, not per entry (a store the next entry's load waited on).
+          int64_t prev = -1, last = -1;
           for (int64_t k = k0; k < k1; ++k) {
-            ascending &= k == k0 || ci[k - 1] < ci[k];
-            const int64_t bc = int64_t(ci[k]) / C;
-            n += tag[size_t(bc)] != b;
-            tag[size_t(bc)] = b;
+            const int64_t c = int64_t(ci[k]), q = c / C;
+            ascending &= c > prev;
+            prev = c;
+            if (q != last) {
+              last = q;
+              n += tag[size_t(q)] != b;
+              tag[size_t(q)] = b;
+            }
           }
         }
         if (!ascending) {
@@ -384,9 +391,14 @@ class BsrFormat final : public Format {
         // The block columns in order of appearance: each row's ascend, so the list is a few
         // ascending runs (usually one); short lists finish with an insertion sort.
         cols.clear();
-        for (int64_t k = int64_t(rp[first]); k < int64_t(rp[last]); ++k) {
-          const int64_t c = int64_t(ci[k]) / C;
-          if (tag[size_t(c)] != b) tag[size_t(c)] = b, cols.push_back(c);
+        for (int64_t row = first; row < last; ++row) {
+          int64_t run = -1;  // the block column of the row's previous entry (rows ascend here)
+          for (int64_t k = int64_t(rp[row]); k < int64_t(rp[row + 1]); ++k) {
+            const int64_t c = int64_t(ci[k]) / C;
+            if (c == run) continue;
+            run = c;
+            if (tag[size_t(c)] != b) tag[size_t(c)] = b, cols.push_back(c);
+          }
         }
         if (cols.size() > 64)
           std::sort(cols.begin(), cols.end());
@@ -397,9 +409,11 @@ class BsrFormat final : public Format {
           col[j] = I(cols[j]), place[size_t(cols[j])] = int64_t(j) * rc;
         for (int64_t row = first; row < last; ++row) {
           V* out = val + (row - first) * C;
+          int64_t run = -1, shift = 0;  // out[shift + c] is column c's slot in block column `run`
           for (int64_t k = int64_t(rp[row]); k < int64_t(rp[row + 1]); ++k) {
             const int64_t c = int64_t(ci[k]), q = c / C;
-            out[place[size_t(q)] + (c - q * C)] = av[k];
+            if (q != run) run = q, shift = place[size_t(q)] - q * C;
+            out[shift + c] = av[k];
           }
         }
       }
