@@ -229,8 +229,9 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   // value are exactly the input's entries, and the first update rebuilds the pattern from them.
   // poisson2d:1000's plan then holds 5 MB instead of 29 (its sell_diag codes, not the 24 MB
   // pattern); its time did not change measurably on the 2-vCPU VM (docs/PERFORMANCE.md).
-  pattern_in_layout_ = !copy_input && ascending && backend_->is_host() &&
-                       !choice_.format->keeps_csr_pattern(choice_.params) && nonzero_slots() == nnz_;
+  pattern_in_layout_ =
+      !copy_input && ascending && backend_->is_host() && !choice_.format->keeps_csr_pattern(choice_.params) &&
+      (data_.nonzero_slots >= 0 ? data_.nonzero_slots : nonzero_slots()) == nnz_;
   if (!copy_input && !pattern_in_layout_ && !choice_.format->keeps_csr_pattern(choice_.params)) {
     pattern_row_ptr_ = AlignedBuffer(is * size_t(user.rows + 1));
     pattern_col_idx_ = AlignedBuffer(is * size_t(user.nnz));

@@ -4,6 +4,7 @@
 // from block rows of the statistics' row sample (device-resident input is planned alike): only
 // shapes that stream clearly fewer bytes than CSR become candidates, so most matrices get none.
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -366,10 +367,14 @@ class BsrFormat final : public Format {
     V* bv = d.make<V>(BSR_VALUES, blocks * rc);
     // Pass 2: each block row zeroes its own values (first touch by the thread that fills them),
     // then scatters its entries.
+    // Zero values placed by the marks pass, each in a slot of its own (d.nonzero_slots).
+    std::atomic<int64_t> zero_values{0};
+    std::atomic<bool> any_merged{false};
     parallel_for(block_rows + 1, threads, [&](int64_t b0, int64_t b1, int) {
       std::vector<int64_t> tag(static_cast<size_t>(block_cols), -1), place(static_cast<size_t>(block_cols));
       std::vector<int64_t> cols;
       BlockRowView<I, V> w;
+      int64_t zeros = 0;
       for (int64_t b = b0; b < b1; ++b) {
         bp[b] = I(count[size_t(b)]);
         if (b == block_rows) break;
@@ -382,6 +387,7 @@ class BsrFormat final : public Format {
         if (merged[size_t(b)] || int64_t(rp[last]) - int64_t(rp[first]) != slots)
           std::fill(val, val + slots, V(0));
         if (merged[size_t(b)]) {
+          any_merged.store(true, std::memory_order_relaxed);
           w.load(a, b * r, r);
           walk_blocks<C>(
               w, [&](int64_t k, int i, int64_t j, V v) { val[k * rc + i * C + j] = v; },
@@ -414,10 +420,13 @@ class BsrFormat final : public Format {
             const int64_t c = int64_t(ci[k]), q = c / C;
             if (q != run) run = q, shift = place[size_t(q)] - q * C;
             out[shift + c] = av[k];
+            zeros += av[k] == V(0);
           }
         }
       }
+      zero_values += zeros;
     });
+    if (!any_merged.load()) d.nonzero_slots = a.nnz - zero_values.load();
     trace.step("place entries");
     finish(d, a, p, block_rows, blocks, t);
     if (t.backend == BackendKind::cpu)

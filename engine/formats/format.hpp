@@ -75,6 +75,10 @@ struct FormatData {
   int64_t stored_entries = 0;
   int64_t matrix_bytes = 0;       // bytes of matrix arrays streamed by one SpMV
   int64_t scratch_bytes = 0;      // per-plan work buffer for carries
+  // When the converter counted them (-1: it did not): the value slots holding a nonzero value,
+  // for rows that strictly ascend (each entry in a slot of its own). Saves the plan a pass over
+  // the values (Plan::nonzero_slots).
+  int64_t nonzero_slots = -1;
   std::vector<LaunchStep> steps;  // in order
   Json facts = Json::object();    // format-specific facts for describe (index bytes saved ...)
 

@@ -520,8 +520,25 @@ TEST_CASE("bsr: update_values keeps the layout of explicit zeros", "[formats][bs
   o.backend = SPMV_BACKEND_CPU;
   o.format = "bsr";
   o.log_level = SPMV_LOG_OFF;
+  // Without the zeros the layout holds the pattern; with them the plan keeps a copy (the
+  // converter counts the zero values it places: no pass over the values).
+  auto pattern_of = [&](spmv_plan_t p) {
+    const char* json = nullptr;
+    REQUIRE(spmv_plan_describe(p, &json) == SPMV_STATUS_SUCCESS);
+    return test::json_string_field(json, "pattern");
+  };
+  {
+    const Csr64 full = generate_matrix("blockfem:5:3", 2);
+    spmv_csr_t f = c;
+    f.values = full.val.data();
+    spmv_plan_t p = nullptr;
+    REQUIRE(spmv_plan(&p, &f, &o) == SPMV_STATUS_SUCCESS);
+    CHECK(pattern_of(p) == "layout");
+    spmv_plan_destroy(p);
+  }
   spmv_plan_t plan = nullptr;
   REQUIRE(spmv_plan(&plan, &c, &o) == SPMV_STATUS_SUCCESS);
+  CHECK(pattern_of(plan) != "layout");
   Csr64 fresh = a;
   fresh.val = random_vector<double>(a.nnz(), 3);
   REQUIRE(spmv_plan_update_values(plan, fresh.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
