@@ -4,8 +4,8 @@
 // from block rows of the statistics' row sample (device-resident input is planned alike): only
 // shapes that stream clearly fewer bytes than CSR become candidates, so most matrices get none.
 #include <algorithm>
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <limits>
