@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -263,6 +264,46 @@ TEST_CASE("validate_csr splits by entries: dense rows, errors at both ends", "[e
   while (c.row_ptr[size_t(r) + 1] - c.row_ptr[size_t(r)] < 2) --r;
   std::swap(c.col_idx[size_t(c.row_ptr[size_t(r) + 1] - 1)], c.col_idx[size_t(c.row_ptr[size_t(r) + 1] - 2)]);
   CHECK_FALSE(validate_csr(c.ref(), 0));
+}
+
+// validate_csr's "every row strictly ascends" counts drops between neighbouring entries in blocks
+// of rows and forgives those at row starts: a row by row check must agree, with drops and repeats
+// placed at row starts, at the 4096-row blocks' edges and anywhere else, empty rows between.
+TEST_CASE("validate_csr: whether rows ascend, against a row by row check", "[engine]") {
+  auto a = generate_matrix("random:20000:0:6", 9);  // rows of 0..6 entries, ascending
+  REQUIRE(validate_csr(a.ref(), 0));
+  auto ascends = [](const HostCsr<int64_t, double>& m) {
+    for (int64_t r = 0; r < m.rows; ++r)
+      for (int64_t k = m.row_ptr[size_t(r)] + 1; k < m.row_ptr[size_t(r) + 1]; ++k)
+        if (m.col_idx[size_t(k) - 1] >= m.col_idx[size_t(k)]) return false;
+    return true;
+  };
+  std::mt19937_64 rng(11);
+  int unsorted = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    auto b = a;
+    const int64_t r =
+        trial < 40 ? 4096 * (1 + trial % 4) - 1 + trial / 20 : int64_t(rng() % uint64_t(b.rows));
+    const int64_t beg = b.row_ptr[size_t(r)], end = b.row_ptr[size_t(r) + 1];
+    if (end - beg < 1) continue;
+    switch (trial % 3) {
+      case 0:  // a repeat or a drop inside the row
+        if (end - beg >= 2) b.col_idx[size_t(end) - 1] = b.col_idx[size_t(end) - 2] - int64_t(rng() % 2);
+        break;
+      case 1:  // the row's first entry at or below the previous row's last: still ascending
+        b.col_idx[size_t(beg)] = 0;
+        break;
+      case 2:  // a drop right after the row's first entry
+        if (end - beg >= 2) b.col_idx[size_t(beg) + 1] = b.col_idx[size_t(beg)];
+        break;
+    }
+    if (b.col_idx[size_t(beg)] < 0) continue;
+    INFO("trial " << trial << ", row " << r);
+    CHECK(validate_csr(b.ref(), 0) == ascends(b));
+    CHECK(validate_csr(b.cast<int32_t, double>().ref(), 0) == ascends(b));
+    unsorted += !ascends(b);
+  }
+  CHECK(unsorted > 50);
 }
 
 TEST_CASE("compute_stats on a hand-made matrix", "[engine]") {
