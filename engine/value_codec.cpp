@@ -170,21 +170,29 @@ bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t) {
     std::atomic<bool> ok{true};
     uint8_t* out = c == ValueCodec::code8 ? codes[i].as<uint8_t>() : nullptr;
     const int64_t n = checked_count(d, h, c);
+    // Runs of one value (a stencil's diagonals, padding's zeros) skip the lookup: encoding
+    // poisson2d:1000's sell_diag values took 8-12 ms of its plan on the 2-vCPU VM. The loop is
+    // one per value size and tests a code only when it looks one up (22 instructions a value
+    // with the size and the code tested per value, callgrind).
+    SPMVJIT_ASSERT(vs == 4 || vs == 8, "codes for values of " + std::to_string(vs) + " bytes");
+    auto encode = [&]<class U>(const U* values, int64_t b, int64_t e) {
+      if (b >= e) return true;
+      U last = values[b];
+      int code = lookup.find(uint64_t(last));
+      if (code < 0) return false;
+      for (int64_t k = b; k < e; ++k) {
+        if (const U bits = values[k]; bits != last) [[unlikely]] {
+          last = bits;
+          if ((code = lookup.find(uint64_t(bits))) < 0) return false;
+        }
+        out[k] = uint8_t(code);
+      }
+      return true;
+    };
     parallel_for(n, plan_threads(n), [&](int64_t b, int64_t e, int) {
       bool good = true;
       if (out) {
-        // Runs of one value (a stencil's diagonals, padding's zeros) skip the lookup: encoding
-        // poisson2d:1000's sell_diag values took 8-12 ms of its plan on the 2-vCPU VM.
-        uint64_t last = 0;
-        int code = lookup.find(0);
-        for (int64_t k = b; k < e && good; ++k) {
-          if (const uint64_t bits = bits_at(h.buf.data(), vs, k); bits != last) {
-            last = bits;
-            code = lookup.find(bits);
-          }
-          good = code >= 0;
-          out[k] = uint8_t(code);
-        }
+        good = vs == 4 ? encode(h.buf.as<uint32_t>(), b, e) : encode(h.buf.as<uint64_t>(), b, e);
       } else {
         for (int64_t k = b; k < e && good; ++k) good = bits_at(h.buf.data(), vs, k) == t.bits[0];
       }

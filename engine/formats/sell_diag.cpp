@@ -6,6 +6,7 @@
 // Everything else (off-diagonal entries, duplicates) goes to a per-slice ELL remainder with
 // explicit columns, so the format is exact for any matrix.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/parallel.hpp"
@@ -464,8 +465,11 @@ class SellDiagFormat final : public Format {
     const V* av = a.vals<V>();
     trace.step("allocate");
     // Each slice's arrays are zeroed just before its entries land (one pass over the output).
+    // The zero values placed are counted (d.nonzero_slots: the plan then reads no values again).
+    std::atomic<int64_t> zero_values{0};
     parallel_for(slices, threads, [&](int64_t s0, int64_t s1, int) {
       std::vector<char> used;
+      int64_t zeros = 0;
       for (int64_t s = s0; s < s1; ++s) {
         const int64_t n = diag_ptr[s + 1] - diag_ptr[s], width = (rem_ptr[s + 1] - rem_ptr[s]) / c;
         V* d0 = dvals + diag_ptr[s] * c;
@@ -475,7 +479,15 @@ class SellDiagFormat final : public Format {
           // Every row holds every diagonal, in order (a stencil's interior): entry j is on diagonal j.
           for (int64_t i = 0; i < c; ++i) {
             const int64_t r = s * c + i;
-            for (int64_t j = 0; j < n; ++j) d0[j * c + i] = r < a.rows ? av[int64_t(rp[r]) + j] : V(0);
+            if (r >= a.rows) {
+              for (int64_t j = 0; j < n; ++j) d0[j * c + i] = V(0);
+              continue;
+            }
+            for (int64_t j = 0; j < n; ++j) {
+              const V v = av[int64_t(rp[r]) + j];
+              d0[j * c + i] = v;
+              zeros += v == V(0);
+            }
           }
           continue;
         }
@@ -486,17 +498,20 @@ class SellDiagFormat final : public Format {
           if (r < a.rows)  // rows past the matrix's end (last slice) are padding only
             place_row(
                 ci, int64_t(rp[r]), int64_t(rp[r + 1]), r, offsets + diag_ptr[s], n, used,
-                [&](int64_t j, int64_t k) { d0[j * c + i] = av[k]; },
+                [&](int64_t j, int64_t k) { d0[j * c + i] = av[k], zeros += av[k] == V(0); },
                 [&](int64_t k) {
                   c0[fill * c + i] = ci[k];
                   v0[fill++ * c + i] = av[k];
+                  zeros += av[k] == V(0);
                 });
           // Remainder padding repeats the row's last remainder column (or the diagonal's row) with 0.
           const I pad = fill ? c0[(fill - 1) * c + i] : I(std::min(r, std::max<int64_t>(a.cols - 1, 0)));
           for (int64_t q = fill; q < width; ++q) c0[q * c + i] = pad, v0[q * c + i] = V(0);
         }
       }
+      zero_values += zeros;
     });
+    d.nonzero_slots = a.nnz - zero_values.load();
     trace.step("place entries");
     finish(d, a, c, slices, ndiag, nrem, tg);
     if (tg.backend == BackendKind::cpu)
