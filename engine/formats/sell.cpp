@@ -1,6 +1,7 @@
 // SELL-C-sigma: slices of C rows stored column-major, rows sorted by length within windows of
 // sigma rows so slices pad little; sigma = 1 is plain sliced ELL (Kreutzer et al. 2014).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -191,9 +192,12 @@ class SellFormat final : public Format {
     constexpr int64_t kTile = 256;
     const int64_t ahead = std::max<int64_t>(1, 64 / c), columns = stored / c;
     const int parts = plan_threads(stored + a.rows);
+    // Each entry is copied once: its zero values counted (d.nonzero_slots) spare the plan a pass.
+    std::atomic<int64_t> zero_values{0};
     parallel_for(parts, parts, [&](int64_t p0, int64_t p1, int) {
       const int64_t u0 = columns * p0 / parts, u1 = columns * p1 / parts;
       if (u0 == u1) return;
+      int64_t zeros = 0;
       // The slice holding column u0: the last one starting at or before it.
       int64_t s = std::upper_bound(slice_ptr, slice_ptr + slices + 1, u0 * c) - slice_ptr - 1;
       for (int64_t q = s; sigma > 1 && q < std::min(slices, s + ahead); ++q)
@@ -216,6 +220,7 @@ class SellFormat final : public Format {
             for (int64_t j = t0; j < copy_end; ++j) {
               cdst[j * c] = ci[b + j];
               vdst[j * c] = av[b + j];
+              zeros += av[b + j] == V(0);
             }
             for (int64_t j = copy_end; j < t1; ++j) {
               cdst[j * c] = pad_col;
@@ -224,7 +229,9 @@ class SellFormat final : public Format {
           }
         }
       }
+      zero_values += zeros;
     });
+    d.nonzero_slots = a.nnz - zero_values.load();
     trace.step("fill");
     if (sigma > 1) {
       I* perm = d.make<I>(SELL_PERM, a.rows);
