@@ -175,7 +175,8 @@ bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t) {
     // one per value size and tests a code only when it looks one up (22 instructions a value
     // with the size and the code tested per value, callgrind).
     SPMVJIT_ASSERT(vs == 4 || vs == 8, "codes for values of " + std::to_string(vs) + " bytes");
-    auto encode = [&]<class U>(const U* values, int64_t b, int64_t e) {
+    // `out` as a local: a byte store may alias anything a closure holds.
+    auto encode = [&lookup]<class U>(const U* values, uint8_t* out, int64_t b, int64_t e) {
       if (b >= e) return true;
       U last = values[b];
       int code = lookup.find(uint64_t(last));
@@ -192,7 +193,7 @@ bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t) {
     parallel_for(n, plan_threads(n), [&](int64_t b, int64_t e, int) {
       bool good = true;
       if (out) {
-        good = vs == 4 ? encode(h.buf.as<uint32_t>(), b, e) : encode(h.buf.as<uint64_t>(), b, e);
+        good = vs == 4 ? encode(h.buf.as<uint32_t>(), out, b, e) : encode(h.buf.as<uint64_t>(), out, b, e);
       } else {
         for (int64_t k = b; k < e && good; ++k) good = bits_at(h.buf.data(), vs, k) == t.bits[0];
       }

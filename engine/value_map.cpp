@@ -161,21 +161,26 @@ bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData&
     const Slot& s = slots_[i];
     if (!s.count) continue;
     codes[i] = AlignedBuffer(size_t(s.count));
-    uint8_t* out = codes[i].as<uint8_t>();
     std::atomic<bool> ok{true};
     with_types(value_bytes_, pos_bytes_, [&]<class C, class P>() {
-      const C* v = static_cast<const C*>(values);
-      const P* map = s.host.as<P>();
       parallel_for(s.count, plan_threads(s.count), [&](int64_t b, int64_t e, int) {
-        // Runs of one value (a stencil's diagonals, padding) skip the lookup, as the encoder does.
-        uint64_t last = 0;
+        // Runs of one value (a stencil's diagonals, padding) skip the lookup, as the encoder does;
+        // a code is tested only when it is looked up. The pointers are this thread's own locals:
+        // a byte store may alias anything the closure holds, which would be read again after each.
+        const P* const map = s.host.as<P>();
+        const C* const v = static_cast<const C*>(values);
+        uint8_t* const out = codes[i].as<uint8_t>();
+        C last = 0;
         int code = lookup.find(0);
+        bool looked = false;  // `code` is zero's, which the table may lack: test it once used
         for (int64_t k = b; k < e; ++k) {
-          const uint64_t bits = map[k] < 0 ? 0 : uint64_t(v[map[k]]);
-          if (bits != last) last = bits, code = lookup.find(bits);
-          if (code < 0) {
-            ok = false;
-            return;
+          const C bits = map[k] < 0 ? C(0) : v[map[k]];
+          if (bits != last || !looked) [[unlikely]] {
+            last = bits, looked = true;
+            if ((code = lookup.find(uint64_t(bits))) < 0) {
+              ok = false;
+              return;
+            }
           }
           out[k] = uint8_t(code);
         }
