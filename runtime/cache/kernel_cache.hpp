@@ -11,7 +11,7 @@ namespace spmvjit {
 
 struct CacheOutcome {
   std::string key;
-  std::string where;  // "memory", "disk" or "compiled"
+  std::string where;  // "memory", "disk", "compiled" or (set by the plan) "built-in"
   double generate_seconds = 0;
   double compile_seconds = 0;  // 0 unless compiled
   double load_seconds = 0;     // reading + loading the binary

@@ -355,7 +355,8 @@ TEST_CASE("describe is valid JSON with format, params, stats, kernel and timings
   CHECK(key.size() == 32);
   CHECK(key.find_first_not_of("0123456789abcdef") == std::string::npos);
   const std::string where = test::json_string_field(j, "cache");
-  CHECK((where == "memory" || where == "disk" || where == "compiled"));
+  // "built-in": the first tier from the CPU kernel bundle (a fresh cache, as in CI).
+  CHECK((where == "memory" || where == "disk" || where == "compiled" || where == "built-in"));
   CHECK(find_format(test::json_string_field(j, "format")) != nullptr);
 
   // The checker itself must reject what a careless describe could emit.
