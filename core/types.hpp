@@ -56,6 +56,13 @@ constexpr ValueType value_type_of() {
                                                   : ValueType::c64;
 }
 
+// Calls f.template operator()<I>() for the index type.
+template <class F>
+decltype(auto) dispatch_index(IndexType index, F&& f) {
+  if (index == IndexType::i32) return f.template operator()<int32_t>();
+  return f.template operator()<int64_t>();
+}
+
 // Calls f.template operator()<I, V>() for the runtime index/value types, real values only: the
 // paths that have no complex version (most formats' converters) are instantiated for float and
 // double alone, and reaching one with complex values is a bug (the planner refuses first).

@@ -73,7 +73,9 @@ class Plan {
   // True when the plan began on the run-time epilogue variant (the specialized one was not cached).
   bool tiered() const { return upgrade_ != nullptr; }
   // How spmv_plan_update_values renews the values: "not yet updated", "gather through a value
-  // map" (after a first update that reconverted and found the map), or "reconversion".
+  // map" (after a first update that reconverted and found the map), "gather through a value map
+  // read off the layout" (the first update read it off a layout holding the pattern), or
+  // "reconversion".
   std::string values_update() const;
   // Where update_values finds the pattern: "format arrays" (the format's own CSR arrays), "copy"
   // (kept at plan time), "layout" (rebuilt from the format's arrays by the first update: kept no
@@ -167,6 +169,9 @@ class Plan {
   // The first host update of a plan that kept no pattern copy (pattern_in_layout_): rebuilds the
   // zero-based CSR pattern from data_ into pattern_row_ptr_ / pattern_col_idx_.
   void derive_pattern();
+  // The first host update of such a plan, where the format walks its slots: the value map read off
+  // the layout (ValueMap::from_layout) instead of a pattern rebuilt and two conversions.
+  void value_map_from_layout();
   // The first update's attempt at a value map (engine/plan_update.cpp): true when `build` gives one
   // that reproduces `fresh`, this update's conversion of `values`, which then serves later updates.
   bool try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build, const void* values,
@@ -226,6 +231,7 @@ class Plan {
   DeviceBuffer device_values_table_;     // the same on a GPU
   std::unique_ptr<ValueMap> value_map_;  // found by the first update_values (engine/value_map.hpp)
   bool value_map_tried_ = false;
+  bool value_map_from_layout_ = false;  // value_map_from_layout() found it
   // Declared after executor_ and module_: freed before them, as the old explicit ~Plan did.
   std::vector<DeviceBuffer> device_arrays_;  // GPU copies of data_.arrays (empty for host-only ones)
   DeviceBuffer device_scratch_;

@@ -156,6 +156,9 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     backend_->download(downloaded.data(), values, downloaded.bytes());
     values = downloaded.data();
   }
+  if (!value_map_ && !value_map_tried_ && pattern_in_layout_ && !pattern_row_ptr_.data() &&
+      !is_complex(value_))
+    value_map_from_layout();
   const bool plain = value_codec() == ValueCodec::plain;
   if (value_map_ && plain) {  // one gather pass, straight into the plan's arrays
     value_map_->gather(values, data_);
@@ -187,7 +190,9 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     fresh = plain_value_arrays(data_, nullptr);
     value_map_->gather(values, fresh);
   } else {
+    TraceSteps trace("update_values (first)");
     if (pattern_in_layout_ && !pattern_row_ptr_.data()) derive_pattern();
+    trace.step("pattern");
     const bool own_pattern = pattern_row_ptr_.data() != nullptr;
     const CsrRef csr{rows_,
                      cols_,
@@ -202,11 +207,13 @@ void Plan::update_values(const void* values, spmv_memory_t memory) {
     for (size_t i = 0; i < data_.arrays.size(); ++i)
       if (data_.arrays[i].is_values())
         SPMVJIT_ASSERT(fresh.arrays[i].count == data_.arrays[i].count, "reconversion changed a size");
+    trace.step("reconvert");
     // A pattern rebuilt from the layout is not needed once a value map gathers the updates.
     if (try_value_map([&] { return ValueMap::build_host(*choice_.format, choice_.params, target_, csr); },
                       values, fresh) &&
         pattern_in_layout_)
       pattern_row_ptr_ = AlignedBuffer(), pattern_col_idx_ = AlignedBuffer();
+    trace.step("value map");
   }
   install_values(std::move(fresh), values, SPMV_MEMORY_HOST);
 }
@@ -385,11 +392,52 @@ int64_t Plan::nonzero_slots() const {
   });
 }
 
+void Plan::value_map_from_layout() {
+  // Which slots hold an entry: those with a nonzero value (pattern_in_layout_).
+  const std::vector<int64_t> base = value_slot_bases(data_);
+  if (choice_.format->slot_parts(data_) <= 0) return;
+  TraceSteps trace("update_values (first, from the layout)");
+  const AlignedBuffer table =
+      value_codec() == ValueCodec::plain ? AlignedBuffer() : value_table_.table_values();
+  AlignedBuffer held(size_t(std::max<int64_t>(base.back(), 1)));
+  dispatch_types(index_, value_, [&]<class I, class V>() {
+    const V* t = table.as<V>();
+    for (size_t i = 0; i < data_.arrays.size(); ++i) {
+      const HostArray& h = data_.arrays[i];
+      if (!h.is_values() || !h.count) continue;
+      uint8_t* out = held.as<uint8_t>() + base[i];
+      uint8_t code_nonzero[256] = {};
+      if (h.buf.data() && h.elem == 1)
+        for (size_t c = 0; c < value_table_.bits.size(); ++c) code_nonzero[c] = t[c] != V(0);
+      parallel_for(h.count, plan_threads(h.count), [&](int64_t b, int64_t e, int) {
+        if (!h.buf.data()) {
+          std::memset(out + b, slot_nonzero<V>(h, t, 0) ? 1 : 0, size_t(e - b));
+        } else if (h.elem == 1) {
+          const uint8_t* codes = h.buf.as<uint8_t>();
+          for (int64_t k = b; k < e; ++k) out[k] = code_nonzero[codes[k]];
+        } else {
+          const V* v = h.buf.as<V>();
+          for (int64_t k = b; k < e; ++k) out[k] = v[k] != V(0);
+        }
+      });
+    }
+  });
+  trace.step("held slots");
+  const CsrRef shape{rows_, cols_, nnz_, index_, value_, nullptr, nullptr, nullptr};
+  value_map_ = ValueMap::from_layout(*choice_.format, data_, shape, held.as<uint8_t>());
+  trace.step("value map");
+  if (value_map_) {
+    value_map_tried_ = value_map_from_layout_ = true;
+    log_debug("update_values: the value map read off the plan's layout");
+  }
+}
+
 void Plan::derive_pattern() {
   // A copy of the layout whose value slots hold one (a nonzero value) or zero: to_triplets then
   // gives the input's entries, whatever codec the values have.
   const AlignedBuffer table =
       value_codec() == ValueCodec::plain ? AlignedBuffer() : value_table_.table_values();
+  TraceSteps trace("update_values: pattern from the layout");
   std::vector<Triplet> entries;
   dispatch_types_complex(index_, value_, [&]<class I, class V>() {
     FormatData marks = plain_value_arrays(data_, nullptr);
@@ -410,10 +458,12 @@ void Plan::derive_pattern() {
         for (int64_t k = b; k < e; ++k) out[k] = slot_nonzero<V>(h, table.as<V>(), k) ? V(1) : V(0);
       });
     }
+    trace.step("marks");
     entries.reserve(size_t(nnz_));
     const CsrRef shape{rows_, cols_, nnz_, index_, value_, nullptr, nullptr, nullptr};
     choice_.format->to_triplets(marks, shape, entries);
   });
+  trace.step("triplets");
   SPMVJIT_ASSERT(int64_t(entries.size()) == nnz_, "the layout's nonzero slots are not the pattern");
   // Rows by a counting sort (stable), then each row's columns in order (to_triplets' order is the
   // layout's: most formats give a row's columns ascending already).
@@ -426,6 +476,7 @@ void Plan::derive_pattern() {
     for (const Triplet& t : entries) cols[size_t(next[size_t(t.row)]++)] = t.col;
   }
   entries = std::vector<Triplet>();
+  trace.step("rows");
   AlignedBuffer rp(size_of(index_) * size_t(rows_ + 1)), ci(size_of(index_) * size_t(nnz_));
   dispatch_types_complex(index_, value_, [&]<class I, class V>() {
     I* prow = rp.as<I>();
@@ -444,6 +495,7 @@ void Plan::derive_pattern() {
       }
     });
   });
+  trace.step("columns");
   pattern_row_ptr_ = std::move(rp);
   pattern_col_idx_ = std::move(ci);
   log_debug("update_values: the pattern rebuilt from the plan's layout");
@@ -457,7 +509,9 @@ std::string Plan::pattern_source() const {
 
 std::string Plan::values_update() const {
   if (!value_map_tried_) return "not yet updated";
-  return value_map_ ? "gather through a value map" : "reconversion";
+  if (!value_map_) return "reconversion";
+  return value_map_from_layout_ ? "gather through a value map read off the layout"
+                                : "gather through a value map";
 }
 
 }  // namespace spmvjit

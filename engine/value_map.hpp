@@ -21,6 +21,13 @@ class ValueMap {
   // nullptr when the codes do not come back as positions.
   static std::unique_ptr<ValueMap> build_host(const Format& f, const FormatParams& p, const TargetInfo& t,
                                               CsrRef pattern);
+  // Host layouts that hold the pattern (rows strictly ascending, each entry in a slot of its own,
+  // `held` marking those slots in value_slot_bases' numbering): the map read off the layout
+  // through the format's slot walk (Format::stored_slots), in parallel, with no conversion: entry
+  // (row, col) is CSR position row's start + col's rank in the row. nullptr when the format has no
+  // walk, or the walk does not give shape.nnz distinct entries, each in its part's rows.
+  static std::unique_ptr<ValueMap> from_layout(const Format& f, const FormatData& layout, const CsrRef& shape,
+                                               const uint8_t* held);
   // Device layouts: the same through the format's device build (`pattern` in device memory,
   // zero-based), the map kept in device memory, the gather kernel resolved once.
   static std::unique_ptr<ValueMap> build_device(Backend& b, const std::string& cache_dir, CsrRef pattern,

@@ -184,6 +184,28 @@ class BsrFormat final : public Format {
     });
   }
 
+  int64_t slot_parts(const FormatData& d) const override { return d.ints[BSR_N_BLOCK_ROWS]; }
+  int64_t slot_part_row(const FormatData& d, const CsrRef& shape, int64_t u) const override {
+    return std::min(shape.rows, u * d.params.at("R"));
+  }
+  void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1, const uint8_t* held,
+                    std::vector<StoredSlot>& out) const override {
+    const int64_t r = d.params.at("R"), c = d.params.at("C");
+    const int64_t base = value_slot_bases(d)[BSR_VALUES];
+    dispatch_index(shape.index, [&]<class I>() {
+      const I* bp = d.arrays[BSR_BLOCK_PTR].buf.template as<I>();
+      const I* bc = d.arrays[BSR_BLOCK_COL].buf.template as<I>();
+      for (int64_t b = u0; b < u1; ++b) {
+        const int64_t rows = std::min(r, shape.rows - b * r);
+        for (int64_t k = int64_t(bp[b]); k < int64_t(bp[b + 1]); ++k)
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < c; ++j)
+              if (const int64_t slot = base + (k * r + i) * c + j; held[slot])
+                out.push_back({b * r + i, int64_t(bc[k]) * c + j, slot});
+      }
+    });
+  }
+
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() {
       return with_width(p.at("C"), [&](auto cw) { return build<decltype(cw)::value, I, V>(a, p, t); });

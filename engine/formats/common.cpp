@@ -15,6 +15,15 @@ Json params_json(const FormatParams& p) {
   return out;
 }
 
+std::vector<int64_t> value_slot_bases(const FormatData& d) {
+  std::vector<int64_t> bases(d.arrays.size() + 1, -1);
+  int64_t next = 0;
+  for (size_t i = 0; i < d.arrays.size(); ++i)
+    if (d.arrays[i].is_values()) bases[i] = next, next += d.arrays[i].count;
+  bases.back() = next;
+  return bases;
+}
+
 std::vector<int64_t> balance_rows(const CsrRef& a, int parts, int64_t granule) {
   const int64_t units = (a.rows + granule - 1) / granule;
   return split_prefix(units, parts, [&](int64_t u) {

@@ -132,6 +132,15 @@ Triplet make_triplet(int64_t row, int64_t col, V v) {
     return Triplet{row, col, double(v)};
 }
 
+// A stored slot that may hold an entry (update_values' value map from a layout): its row and
+// column, and its number over the layout's value arrays (value_slot_bases).
+struct StoredSlot {
+  int64_t row, col, slot;
+};
+// Where each value array's slots start in that numbering: one entry per array of d (-1 where the
+// array holds no values), the total last.
+std::vector<int64_t> value_slot_bases(const FormatData& d);
+
 class DeviceConverter;
 
 class Format {
@@ -190,6 +199,23 @@ class Format {
   // Every stored slot with a nonzero value as (row, col, value), in any order: the converter
   // round-trip check (input minus explicit zeros must come back exactly).
   virtual void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const = 0;
+  // The layout's stored slots in parts for a parallel walk (slices, block rows, sorting windows):
+  // slot_parts(d) of them, 0 where the format has no such walk (update_values then learns its
+  // value map by a conversion). The slots of parts [u0, u1) lie in rows [slot_part_row(d, shape,
+  // u0), slot_part_row(d, shape, u1)); stored_slots appends those whose `held` mark (numbered as
+  // value_slot_bases numbers them) is set, a row's slots in any order.
+  virtual int64_t slot_parts(const FormatData& d) const {
+    (void)d;
+    return 0;
+  }
+  virtual int64_t slot_part_row(const FormatData& d, const CsrRef& shape, int64_t u) const {
+    (void)d, (void)u;
+    return shape.rows;
+  }
+  virtual void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1,
+                            const uint8_t* held, std::vector<StoredSlot>& out) const {
+    (void)d, (void)shape, (void)u0, (void)u1, (void)held, (void)out;
+  }
   // The subset of params baked into the kernel as compile-time constants.
   virtual FormatParams kernel_constants(const FormatParams& p) const { return p; }
   // Deterministic mode: "" when the kernels for p, after this call set what they need in p,

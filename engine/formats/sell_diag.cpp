@@ -355,6 +355,32 @@ class SellDiagFormat final : public Format {
     });
   }
 
+  int64_t slot_parts(const FormatData& d) const override { return d.ints[SELL_DIAG_N_SLICES]; }
+  int64_t slot_part_row(const FormatData& d, const CsrRef& shape, int64_t u) const override {
+    return std::min(shape.rows, u * d.params.at("C"));
+  }
+  void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1, const uint8_t* held,
+                    std::vector<StoredSlot>& out) const override {
+    const int64_t c = d.params.at("C");
+    const int64_t* dp = d.arrays[SELL_DIAG_DIAG_PTR].buf.as<int64_t>();
+    const int64_t* rp = d.arrays[SELL_DIAG_REM_PTR].buf.as<int64_t>();
+    const std::vector<int64_t> base = value_slot_bases(d);
+    const int64_t diag_base = base[SELL_DIAG_DIAG_VALUES], rem_base = base[SELL_DIAG_REM_VALUES];
+    dispatch_index(shape.index, [&]<class I>() {
+      const I* off = d.arrays[SELL_DIAG_DIAG_OFFSET].buf.template as<I>();
+      const I* rc = d.arrays[SELL_DIAG_REM_COL].buf.template as<I>();
+      for (int64_t s = u0; s < u1; ++s) {
+        const int64_t rows = std::min(c, shape.rows - s * c);
+        for (int64_t j = dp[s]; j < dp[s + 1]; ++j)
+          for (int64_t i = 0; i < rows; ++i)
+            if (held[diag_base + j * c + i])
+              out.push_back({s * c + i, s * c + i + int64_t(off[j]), diag_base + j * c + i});
+        for (int64_t k = rp[s], i = 0; k < rp[s + 1]; ++k, i = i + 1 == c ? 0 : i + 1)
+          if (held[rem_base + k]) out.push_back({s * c + i, int64_t(rc[k]), rem_base + k});
+      }
+    });
+  }
+
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }

@@ -415,7 +415,8 @@ void run_update_values(spmv_operation_t op = SPMV_OPERATION_NON_TRANSPOSE, bool 
       // first update found (every format's values are plain copies of the CSR's).
       REQUIRE(spmv_plan_update_values(g.p, t.a.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
       CHECK(check_plan(g.p, judged(t.a), 33) == "");
-      CHECK(test::json_string_field(describe(g.p), "update_values") == "gather through a value map");
+      CHECK(
+          test::json_string_field(describe(g.p), "update_values").starts_with("gather through a value map"));
     }
   }
   if (!explicit_zeros && op == SPMV_OPERATION_NON_TRANSPOSE) CHECK(from_layout > 10);

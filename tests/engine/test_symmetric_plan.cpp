@@ -220,7 +220,7 @@ TEST_CASE("symmetric: update_values takes the input's order, the ignored triangl
         CHECK(check_symmetric(plan, fresh, upper, nullptr, 7) == "");
         REQUIRE(spmv_plan_update_values(plan, a.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
         CHECK(check_symmetric(plan, a, upper, nullptr, 8) == "");
-        CHECK(plan_impl(plan).values_update() == "gather through a value map");
+        CHECK(plan_impl(plan).values_update().starts_with("gather through a value map"));
       }
 }
 
