@@ -218,8 +218,10 @@ void Plan::plan_on_host(const CsrRef& user, bool dev, int base, const Format* fo
   trace.step("kernel lookup started");
 
   t0 = Clock::now();
-  convert_with_fallback(forced,
-                        [&](const Format& f, const FormatParams& p) { return f.convert(csr, p, target_); });
+  convert_with_fallback(forced, [&](const Format& f, const FormatParams& p) {
+    if (std::optional<FormatData> coded = convert_coded(f, p, csr)) return std::move(*coded);
+    return f.convert(csr, p, target_);
+  });
   trace.step("convert");
   compress_values(false);
   trace.step("compress values");

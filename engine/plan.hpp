@@ -160,6 +160,11 @@ class Plan {
   // Value compression (engine/plan_update.cpp): encodes the converted value arrays with the
   // chosen candidate's codec, or drops the codec when a value is missing from the sample's table.
   void compress_values(bool on_device);
+  // The layout of a candidate whose values compress to CODE8, converted from the input's codes
+  // (Format::convert_codes) with value_table_ set; nullopt where the format cannot, the table's
+  // code 0 is not the only zero, or the sample missed a value (then convert and compress_values).
+  std::optional<FormatData> convert_coded(const Format& f, const FormatParams& p, const CsrRef& csr);
+  bool values_coded_ = false;  // data_'s values came out of convert_coded
   // An update's plain value arrays, encoded with the plan's codec (a new table when the old one
   // lacks a value; plain values and kernels when no table fits), put in place of the old ones.
   void install_values(FormatData fresh, const void* values, spmv_memory_t memory, bool encoded = false);

@@ -14,9 +14,38 @@
 
 namespace spmvjit {
 
+std::optional<FormatData> Plan::convert_coded(const Format& f, const FormatParams& p, const CsrRef& csr) {
+  values_coded_ = false;
+  if (!f.converts_codes() || codec_of(p) != ValueCodec::code8 || !choice_.sample_values || is_complex(value_))
+    return std::nullopt;
+  ValueTable table;
+  if (codec_for(*choice_.sample_values, choice_.estimate.stored_entries, nnz_, &table) != ValueCodec::code8)
+    return std::nullopt;
+  // The converters count and pad with code 0 as zero: -0.0 would be a second zero.
+  const size_t vs = size_of(value_);
+  const uint64_t negative_zero = uint64_t(1) << (8 * vs - 1);
+  if (table.bits.empty() || table.bits[0] != 0 ||
+      std::find(table.bits.begin(), table.bits.end(), negative_zero) != table.bits.end())
+    return std::nullopt;
+  TraceSteps trace("plan on host");
+  AlignedBuffer codes(size_t(std::max<int64_t>(csr.nnz, 1)));
+  if (!encode_codes(csr.val, vs, csr.nnz, ValueCodeSet(table), codes.as<uint8_t>())) return std::nullopt;
+  trace.step("input values to codes");
+  CsrRef coded = csr;
+  coded.val = codes.data();
+  FormatData d = f.convert_codes(coded, p, target_);
+  for (HostArray& h : d.arrays)  // empty value arrays as encode_values_host leaves them
+    if (h.is_values() && !h.count) h.elem = vs;
+  d.matrix_bytes = sum_matrix_bytes(d);
+  value_table_ = std::move(table);
+  values_coded_ = true;
+  return d;
+}
+
 void Plan::compress_values(bool on_device) {
   ValueCodec codec = codec_of(choice_.params);
   if (codec == ValueCodec::plain) return;
+  if (values_coded_) return;  // converted from codes: value_table_ is their table
   // The chosen candidate's table (wisdom may name a codec this sample does not allow).
   ValueTable table;
   bool ok = choice_.sample_values &&

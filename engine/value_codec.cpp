@@ -157,6 +157,36 @@ int64_t codec_entry_bytes(ValueCodec c, ValueType v) {
   return int64_t(size_of(v));
 }
 
+bool encode_codes(const void* values, size_t vs, int64_t n, const ValueCodeSet& lookup, uint8_t* out) {
+  SPMVJIT_ASSERT(vs == 4 || vs == 8, "codes for values of " + std::to_string(vs) + " bytes");
+  // Runs of one value (a stencil's diagonals, padding's zeros) skip the lookup: encoding
+  // poisson2d:1000's sell_diag values took 8-12 ms of its plan on the 2-vCPU VM. The loop is one
+  // per value size and tests a code only when it looks one up (22 instructions a value with the
+  // size and the code tested per value, callgrind). `out` as a local: a byte store may alias
+  // anything a closure holds.
+  auto encode = [&lookup]<class U>(const U* v, uint8_t* o, int64_t b, int64_t e) {
+    if (b >= e) return true;
+    U last = v[b];
+    int code = lookup.find(uint64_t(last));
+    if (code < 0) return false;
+    for (int64_t k = b; k < e; ++k) {
+      if (const U bits = v[k]; bits != last) [[unlikely]] {
+        last = bits;
+        if ((code = lookup.find(uint64_t(bits))) < 0) return false;
+      }
+      o[k] = uint8_t(code);
+    }
+    return true;
+  };
+  std::atomic<bool> ok{true};
+  parallel_for(n, plan_threads(n), [&](int64_t b, int64_t e, int) {
+    const bool good = vs == 4 ? encode(static_cast<const uint32_t*>(values), out, b, e)
+                              : encode(static_cast<const uint64_t*>(values), out, b, e);
+    if (!good) ok = false;
+  });
+  return ok;
+}
+
 bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t) {
   if (c == ValueCodec::plain) return true;
   const size_t vs = size_of(d.value);
@@ -166,37 +196,16 @@ bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t) {
     const HostArray& h = d.arrays[i];
     if (!h.is_values() || !h.count) continue;
     SPMVJIT_ASSERT(h.elem == vs && h.buf.bytes(), "encoding values that are not plain host values");
-    if (c == ValueCodec::code8) codes[i] = AlignedBuffer(size_t(h.count));
-    std::atomic<bool> ok{true};
-    uint8_t* out = c == ValueCodec::code8 ? codes[i].as<uint8_t>() : nullptr;
     const int64_t n = checked_count(d, h, c);
-    // Runs of one value (a stencil's diagonals, padding's zeros) skip the lookup: encoding
-    // poisson2d:1000's sell_diag values took 8-12 ms of its plan on the 2-vCPU VM. The loop is
-    // one per value size and tests a code only when it looks one up (22 instructions a value
-    // with the size and the code tested per value, callgrind).
-    SPMVJIT_ASSERT(vs == 4 || vs == 8, "codes for values of " + std::to_string(vs) + " bytes");
-    // `out` as a local: a byte store may alias anything a closure holds.
-    auto encode = [&lookup]<class U>(const U* values, uint8_t* out, int64_t b, int64_t e) {
-      if (b >= e) return true;
-      U last = values[b];
-      int code = lookup.find(uint64_t(last));
-      if (code < 0) return false;
-      for (int64_t k = b; k < e; ++k) {
-        if (const U bits = values[k]; bits != last) [[unlikely]] {
-          last = bits;
-          if ((code = lookup.find(uint64_t(bits))) < 0) return false;
-        }
-        out[k] = uint8_t(code);
-      }
-      return true;
-    };
+    if (c == ValueCodec::code8) {
+      codes[i] = AlignedBuffer(size_t(h.count));
+      if (!encode_codes(h.buf.data(), vs, n, lookup, codes[i].as<uint8_t>())) return false;
+      continue;
+    }
+    std::atomic<bool> ok{true};
     parallel_for(n, plan_threads(n), [&](int64_t b, int64_t e, int) {
       bool good = true;
-      if (out) {
-        good = vs == 4 ? encode(h.buf.as<uint32_t>(), out, b, e) : encode(h.buf.as<uint64_t>(), out, b, e);
-      } else {
-        for (int64_t k = b; k < e && good; ++k) good = bits_at(h.buf.data(), vs, k) == t.bits[0];
-      }
+      for (int64_t k = b; k < e && good; ++k) good = bits_at(h.buf.data(), vs, k) == t.bits[0];
       if (!good) ok = false;
     });
     if (!ok) return false;

@@ -95,6 +95,9 @@ class ValueCodeSet {
 // Encodes the value arrays of `d` (plain, host memory) in place and updates its matrix_bytes.
 // False, with `d` unchanged, when a stored value is not in the table.
 bool encode_values_host(FormatData& d, ValueCodec c, const ValueTable& t);
+// The CODE8 codes of n values of vs (4 or 8) bytes into out, in parallel; false when the table
+// lacks one of them (out then partly written).
+bool encode_codes(const void* values, size_t vs, int64_t n, const ValueCodeSet& lookup, uint8_t* out);
 // The same for value arrays in device memory (HostArray::device), with the device_plan module's
 // encoder; the old arrays are freed once every array encoded.
 bool encode_values_device(Backend& b, const std::string& cache_dir, const TargetInfo& target, FormatData& d,

@@ -211,6 +211,12 @@ class BsrFormat final : public Format {
       return with_width(p.at("C"), [&](auto cw) { return build<decltype(cw)::value, I, V>(a, p, t); });
     });
   }
+  bool converts_codes() const override { return true; }
+  FormatData convert_codes(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_index(a.index, [&]<class I>() {
+      return with_width(p.at("C"), [&](auto cw) { return build<decltype(cw)::value, I, uint8_t>(a, p, t); });
+    });
+  }
 
   bool converts_on_device() const override { return true; }
   // Every shape the candidates propose on a GPU (G is only the SpMV's lanes per block row).
@@ -381,7 +387,7 @@ class BsrFormat final : public Format {
     trace.step("count blocks");
     // Refused before the arrays exist. Every block holds an entry, so blocks <= nnz fits I.
     slice_util::check_padding("bsr", blocks * rc, a.nnz, rc,
-                              double(sizeof(I)) / double(rc) + double(sizeof(V)), false);
+                              double(sizeof(I)) / double(rc) + double(size_of(a.value)), false);
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);
     I* bp = d.make<I>(BSR_BLOCK_PTR, block_rows + 1);

@@ -58,7 +58,8 @@ void FormatData::declare(const std::string& format_name, const FormatParams& p, 
 HostArray& FormatData::at(int slot, size_t elem_bytes) {
   SPMVJIT_ASSERT(slot >= 0 && size_t(slot) < arrays.size(), format + ": no array slot " + std::to_string(slot));
   HostArray& h = arrays[size_t(slot)];
-  SPMVJIT_ASSERT(element_bytes(h.kind, index, value) == elem_bytes,
+  // Value slots also take one-byte codes (Format::convert_codes).
+  SPMVJIT_ASSERT(element_bytes(h.kind, index, value) == elem_bytes || (h.is_values() && elem_bytes == 1),
                  format + "." + h.name + ": " + std::to_string(elem_bytes) + "-byte elements in a slot of " +
                      std::to_string(element_bytes(h.kind, index, value)) + "-byte ones");
   h.elem = elem_bytes;

@@ -199,6 +199,16 @@ class Format {
   // Every stored slot with a nonzero value as (row, col, value), in any order: the converter
   // round-trip check (input minus explicit zeros must come back exactly).
   virtual void to_triplets(const FormatData& d, const CsrRef& shape, std::vector<Triplet>& out) const = 0;
+  // Converts values given as one-byte codes: `a.val` holds nnz CODE8 codes of a table whose code 0
+  // is +0.0, and a.value stays the values' type (which sizes every choice, as in convert). The
+  // layout is convert's with its value arrays the codes encode_values_host would make of them:
+  // a plan whose values compress writes an eighth of the bytes and encodes nnz values, not every
+  // stored slot. Formats without it (converts_codes() false) refuse.
+  virtual bool converts_codes() const { return false; }
+  virtual FormatData convert_codes(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const {
+    (void)a, (void)p, (void)t;
+    fail(SPMV_STATUS_UNSUPPORTED, name() + ": no conversion of coded values");
+  }
   // The layout's stored slots in parts for a parallel walk (slices, block rows, sorting windows):
   // slot_parts(d) of them, 0 where the format has no such walk (update_values then learns its
   // value map by a conversion). The slots of parts [u0, u1) lie in rows [slot_part_row(d, shape,

@@ -148,6 +148,10 @@ class SellFormat final : public Format {
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
+  bool converts_codes() const override { return true; }
+  FormatData convert_codes(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_index(a.index, [&]<class I>() { return build<I, uint8_t>(a, p, t); });
+  }
 
   bool converts_on_device() const override { return true; }
   // Any sigma the host converter takes (sorted windows: engine/formats/sliced_device.hpp).
@@ -207,7 +211,7 @@ class SellFormat final : public Format {
     });
     for (int64_t s = 0; s < slices; ++s) slice_ptr[s + 1] += slice_ptr[s];
     const int64_t stored = slice_ptr[slices];
-    check_padding("sell", stored, a.nnz, c * slices, double(sizeof(I) + sizeof(V)),
+    check_padding("sell", stored, a.nnz, c * slices, double(sizeof(I) + size_of(a.value)),
                   std::is_same_v<I, int32_t>);
     trace.step("slice widths");
     I* cols = d.make<I>(SELL_COL_IDX, stored);

@@ -384,6 +384,10 @@ class SellDiagFormat final : public Format {
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }
+  bool converts_codes() const override { return true; }
+  FormatData convert_codes(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
+    return dispatch_index(a.index, [&]<class I>() { return build<I, uint8_t>(a, p, t); });
+  }
 
   bool converts_on_device() const override { return true; }
   bool device_convertible(const FormatParams& p) const override { return p.count("C") && p.at("C") >= 1; }
@@ -448,7 +452,7 @@ class SellDiagFormat final : public Format {
   FormatData build(const CsrRef& a, const FormatParams& p, const TargetInfo& tg) const {
     const int64_t c = p.at("C");
     if (c < 1) fail(SPMV_STATUS_INVALID_VALUE, "sell_diag: C must be >= 1");
-    const int64_t slices = ceil_div(a.rows, c), min_count = min_diag_count(c, sizeof(I), sizeof(V));
+    const int64_t slices = ceil_div(a.rows, c), min_count = min_diag_count(c, sizeof(I), size_of(a.value));
     FormatData d;
     d.declare(name(), p, contract_arrays(), a.index, a.value);
     int64_t* diag_ptr = d.make<int64_t>(SELL_DIAG_DIAG_PTR, slices + 1);
@@ -478,7 +482,8 @@ class SellDiagFormat final : public Format {
     }
     trace.step("choose diagonals");
     const int64_t ndiag = diag_ptr[slices], nrem = rem_ptr[slices];
-    check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(sizeof(V)), sizeof(I) == 4);
+    check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(size_of(a.value)),
+                  sizeof(I) == 4);
     I* offs = d.make<I>(SELL_DIAG_DIAG_OFFSET, ndiag);
     const I* offsets = offs;
     for (const auto& co : chunk_offsets) offs = std::copy(co.begin(), co.end(), offs);

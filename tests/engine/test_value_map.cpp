@@ -1,13 +1,16 @@
-// Value maps read off a layout (ValueMap::from_layout, the first update_values of a plan that kept
-// no pattern copy) against the conversion: for every format with a slot walk and every CPU
-// candidate, gathering new values through the map must give exactly what converting them gives.
+// Layouts and their values against the conversion, for every format with the path and every CPU
+// candidate: value maps read off a layout (ValueMap::from_layout, the first update_values of a
+// plan that kept no pattern copy) must gather exactly what converting new values gives, and
+// conversions of coded values (Format::convert_codes) must give convert's layout encoded.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
 #include "engine/stats.hpp"
+#include "engine/value_codec.hpp"
 #include "engine/value_map.hpp"
 #include "tests/test_support.hpp"
 
@@ -110,4 +113,78 @@ TEST_CASE("value maps read off a layout reproduce the conversion, every walk and
   check_maps<int32_t, double>(&walked);
   check_maps<int64_t, float>(&walked);
   CHECK(walked > 50);  // sell (both orders), sell_diag and bsr at least, on most matrices
+}
+
+namespace {
+
+// Byte-equal layouts: arrays (names, counts, element sizes, bytes), integers and sizes.
+std::string layout_difference(const FormatData& x, const FormatData& y) {
+  if (x.params != y.params) return "params";
+  if (x.arrays.size() != y.arrays.size()) return "array count";
+  for (size_t i = 0; i < x.arrays.size(); ++i) {
+    const HostArray &a = x.arrays[i], &b = y.arrays[i];
+    if (a.count != b.count || a.elem != b.elem || a.buf.bytes() != b.buf.bytes()) return a.name + ": sizes";
+    if (a.buf.bytes() && std::memcmp(a.buf.data(), b.buf.data(), a.buf.bytes()) != 0)
+      return a.name + ": bytes";
+  }
+  if (!std::equal(std::begin(x.ints), std::end(x.ints), std::begin(y.ints))) return "ints";
+  if (x.stored_entries != y.stored_entries || x.matrix_bytes != y.matrix_bytes) return "sizes";
+  if (x.nonzero_slots != y.nonzero_slots) return "nonzero slots";
+  return "";
+}
+
+template <class I, class V>
+void check_coded(int* coded) {
+  for (const auto& [name, m64] : matrices()) {
+    HostCsr<I, V> a = m64.template cast<I, V>();
+    // Few distinct values, explicit zeros among them: what CODE8 plans hold.
+    for (size_t k = 0; k < a.val.size(); ++k) a.val[k] = k % 11 == 3 ? V(0) : V(double(k % 5) - 2.5);
+    const MatrixStats s = compute_stats(a.ref());
+    TargetInfo t;
+    t.backend = BackendKind::cpu;
+    t.simd_bytes = 64;
+    t.threads = 3;
+    ValueTable table;
+    for (double v : {0.0, -2.5, -1.5, -0.5, 0.5, 1.5}) {
+      const V w = V(v);
+      uint64_t b = 0;
+      std::memcpy(&b, &w, sizeof(V));
+      table.bits.push_back(b);
+    }
+    std::sort(table.bits.begin(), table.bits.end());
+    REQUIRE(table.bits[0] == 0);
+    std::vector<uint8_t> codes(a.val.size() + 1);
+    REQUIRE(encode_codes(a.val.data(), sizeof(V), a.nnz(), ValueCodeSet(table), codes.data()));
+    CsrRef c = a.ref();
+    c.val = codes.data();
+    for (const Format* f : all_formats()) {
+      if (!f->supports(BackendKind::cpu) || !f->converts_codes()) continue;
+      for (const FormatParams& p : f->candidates(a.ref(), s, t)) {
+        INFO(f->name() << " " << params_json(p).dump() << " on " << name);
+        FormatData want;
+        try {
+          want = f->convert(a.ref(), p, t);
+        } catch (const Error&) {
+          CHECK_THROWS(f->convert_codes(c, p, t));  // the same refusal: choices see the values' size
+          continue;
+        }
+        REQUIRE(encode_values_host(want, ValueCodec::code8, table));
+        FormatData got = f->convert_codes(c, p, t);
+        for (HostArray& h : got.arrays)  // as Plan::convert_coded leaves empty value arrays
+          if (h.is_values() && !h.count) h.elem = sizeof(V);
+        got.matrix_bytes = sum_matrix_bytes(got);
+        CHECK(layout_difference(got, want) == "");
+        ++*coded;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("conversions of coded values give the conversion's layout encoded, every candidate", "[codec]") {
+  int coded = 0;
+  check_coded<int32_t, double>(&coded);
+  check_coded<int64_t, float>(&coded);
+  CHECK(coded > 50);
 }
