@@ -103,33 +103,84 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
     slot_begin.push_back(base[i]);
     m->slots_.push_back(std::move(s));
   }
+  auto set_position = [&](int64_t g, int64_t pos) {  // slot g (value_slot_bases' numbering) <- pos
+    size_t a = 0;
+    while (g >= slot_begin[a] + m->slots_[a].count) ++a;
+    if (m->pos_bytes_ == 4)
+      m->slots_[a].host.as<int32_t>()[g - slot_begin[a]] = int32_t(pos);
+    else
+      m->slots_[a].host.as<int64_t>()[g - slot_begin[a]] = pos;
+  };
   // A chunk of parts per thread, walked a batch of parts at a time (the batch's slots stay in
-  // cache). Pass 1 counts each chunk's entries; pass 2 walks again, sorts each batch's entries by
-  // row and then column (a batch holds its rows' every entry: parts own disjoint, ascending row
-  // ranges) and numbers them on from the chunks before.
+  // cache), twice.
   const int64_t kBatch = std::clamp<int64_t>(parts * 8192 / std::max<int64_t>(base.back(), 1), 1, 1024);
   const int chunks = int(std::min<int64_t>(parts, plan_threads(base.back())));
+  std::atomic<bool> ok{true};
+  auto walk = [&](int64_t u0, int64_t u1, std::vector<StoredSlot>& batch, auto&& per_batch) {
+    for (int64_t u = u0; u < u1 && ok; u += kBatch) {
+      batch.clear();
+      f.stored_slots(d, shape, u, std::min(u1, u + kBatch), held, batch);
+      per_batch(u, std::min(u1, u + kBatch));
+    }
+  };
+  if (f.slots_in_row_order(d)) {
+    // Each row in one part, its slots in column order (rows in any order: sell's sorted windows).
+    // Pass 1 counts each row's entries, a scan gives the rows' starts, pass 2 numbers each row's
+    // entries from its start in the order the walk gives them, checking that columns ascend.
+    const int64_t rows = shape.rows;
+    AlignedBuffer next_buf(sizeof(int64_t) * size_t(rows + 1)), last_buf(sizeof(int64_t) * size_t(rows + 1));
+    int64_t* next = next_buf.as<int64_t>();
+    int64_t* last = last_buf.as<int64_t>();
+    parallel_for(rows + 1, plan_threads(rows), [&](int64_t b, int64_t e, int) {
+      std::fill(next + b, next + e, int64_t(0));
+      std::fill(last + b, last + e, int64_t(-1));
+    });
+    parallel_for(parts, chunks, [&](int64_t u0, int64_t u1, int) {
+      std::vector<StoredSlot> batch;
+      walk(u0, u1, batch, [&](int64_t, int64_t) {
+        for (const StoredSlot& e : batch) {
+          if (e.row < 0 || e.row >= rows) {
+            ok = false;
+            return;
+          }
+          ++next[e.row + 1];
+        }
+      });
+    });
+    if (!ok) return nullptr;
+    for (int64_t r = 0; r < rows; ++r) next[r + 1] += next[r];
+    if (next[rows] != shape.nnz) return nullptr;
+    parallel_for(parts, chunks, [&](int64_t u0, int64_t u1, int) {
+      std::vector<StoredSlot> batch;
+      walk(u0, u1, batch, [&](int64_t, int64_t) {
+        for (const StoredSlot& e : batch) {
+          if (e.col <= last[e.row]) {  // not in column order, or a column twice
+            ok = false;
+            return;
+          }
+          last[e.row] = e.col;
+          set_position(e.slot, next[e.row]++);
+        }
+      });
+    });
+    return ok ? std::move(m) : nullptr;
+  }
+  // Parts own disjoint, ascending row ranges. Pass 1 counts each chunk's entries; pass 2 sorts
+  // each batch's entries by row and then column (a batch holds its rows' every entry) and
+  // numbers them on from the chunks before.
   std::vector<int64_t> first(static_cast<size_t>(chunks) + 1, 0);
   parallel_for(parts, chunks, [&](int64_t u0, int64_t u1, int c) {
     std::vector<StoredSlot> batch;
-    for (int64_t u = u0; u < u1; u += kBatch) {
-      batch.clear();
-      f.stored_slots(d, shape, u, std::min(u1, u + kBatch), held, batch);
-      first[size_t(c) + 1] += int64_t(batch.size());
-    }
+    walk(u0, u1, batch, [&](int64_t, int64_t) { first[size_t(c) + 1] += int64_t(batch.size()); });
   });
   for (int c = 0; c < chunks; ++c) first[size_t(c) + 1] += first[size_t(c)];
   if (first.back() != shape.nnz) return nullptr;
-  std::atomic<bool> ok{true};
   parallel_for(parts, chunks, [&](int64_t u0, int64_t u1, int c) {
     std::vector<StoredSlot> batch;
     std::vector<int64_t> start;
     std::vector<std::pair<int64_t, int64_t>> by_row;  // (column, slot)
     int64_t pos = first[size_t(c)];
-    for (int64_t u = u0; u < u1; u += kBatch) {
-      const int64_t ue = std::min(u1, u + kBatch);
-      batch.clear();
-      f.stored_slots(d, shape, u, ue, held, batch);
+    walk(u0, u1, batch, [&](int64_t u, int64_t ue) {
       const int64_t r0 = f.slot_part_row(d, shape, u), r1 = f.slot_part_row(d, shape, ue);
       start.assign(size_t(std::max<int64_t>(r1 - r0, 0)) + 1, 0);
       for (const StoredSlot& e : batch) {
@@ -158,20 +209,9 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
             return;
           }
       }
-      auto place = [&]<class P>() {
-        for (size_t q = 0; q < by_row.size(); ++q) {
-          const int64_t g = by_row[q].second;
-          size_t a = 0;
-          while (g >= slot_begin[a] + m->slots_[a].count) ++a;
-          m->slots_[a].host.as<P>()[g - slot_begin[a]] = P(pos + int64_t(q));
-        }
-      };
-      if (m->pos_bytes_ == 4)
-        place.template operator()<int32_t>();
-      else
-        place.template operator()<int64_t>();
+      for (size_t q = 0; q < by_row.size(); ++q) set_position(by_row[q].second, pos + int64_t(q));
       pos += int64_t(by_row.size());
-    }
+    });
   });
   return ok ? std::move(m) : nullptr;
 }

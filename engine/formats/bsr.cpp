@@ -184,10 +184,9 @@ class BsrFormat final : public Format {
     });
   }
 
+  // A part is a block row; a row's slots come block by block, in column order (blocks ascend).
   int64_t slot_parts(const FormatData& d) const override { return d.ints[BSR_N_BLOCK_ROWS]; }
-  int64_t slot_part_row(const FormatData& d, const CsrRef& shape, int64_t u) const override {
-    return std::min(shape.rows, u * d.params.at("R"));
-  }
+  bool slots_in_row_order(const FormatData&) const override { return true; }
   void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1, const uint8_t* held,
                     std::vector<StoredSlot>& out) const override {
     const int64_t r = d.params.at("R"), c = d.params.at("C");

@@ -209,14 +209,19 @@ class Format {
     (void)a, (void)p, (void)t;
     fail(SPMV_STATUS_UNSUPPORTED, name() + ": no conversion of coded values");
   }
-  // The layout's stored slots in parts for a parallel walk (slices, block rows, sorting windows):
-  // slot_parts(d) of them, 0 where the format has no such walk (update_values then learns its
-  // value map by a conversion). The slots of parts [u0, u1) lie in rows [slot_part_row(d, shape,
-  // u0), slot_part_row(d, shape, u1)); stored_slots appends those whose `held` mark (numbered as
-  // value_slot_bases numbers them) is set, a row's slots in any order.
+  // The layout's stored slots in parts for a parallel walk (slices, block rows): slot_parts(d) of
+  // them, 0 where the format has no such walk (update_values then learns its value map by a
+  // conversion). stored_slots appends the slots of parts [u0, u1) whose `held` mark (numbered as
+  // value_slot_bases numbers them) is set. Either each row's slots lie in one part and come in
+  // column order (slots_in_row_order; rows in any order), or the slots of parts [u0, u1) lie in
+  // rows [slot_part_row(d, shape, u0), slot_part_row(d, shape, u1)), a row's in any order.
   virtual int64_t slot_parts(const FormatData& d) const {
     (void)d;
     return 0;
+  }
+  virtual bool slots_in_row_order(const FormatData& d) const {
+    (void)d;
+    return false;
   }
   virtual int64_t slot_part_row(const FormatData& d, const CsrRef& shape, int64_t u) const {
     (void)d, (void)u;

@@ -117,26 +117,19 @@ class SellFormat final : public Format {
     });
   }
 
-  // A part is a slice, or a sorting window of sigma rows (sigma / C slices) whose rows it permutes.
-  static int64_t part_slices(const FormatData& d) {
-    const int64_t c = d.params.at("C"), sigma = d.params.at("sigma");
-    return sigma > 1 ? sigma / c : 1;
-  }
-  int64_t slot_parts(const FormatData& d) const override {
-    return ceil_div(d.ints[SELL_N_SLICES], part_slices(d));
-  }
-  int64_t slot_part_row(const FormatData& d, const CsrRef& shape, int64_t u) const override {
-    return std::min(shape.rows, u * part_slices(d) * d.params.at("C"));
-  }
+  // A part is a slice: each row in one, its slots in column order (the sorted windows permute
+  // rows, not a row's entries).
+  int64_t slot_parts(const FormatData& d) const override { return d.ints[SELL_N_SLICES]; }
+  bool slots_in_row_order(const FormatData&) const override { return true; }
   void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1, const uint8_t* held,
                     std::vector<StoredSlot>& out) const override {
-    const int64_t c = d.params.at("C"), w = part_slices(d), slices = d.ints[SELL_N_SLICES];
+    const int64_t c = d.params.at("C");
     const int64_t* sp = d.arrays[SELL_SLICE_PTR].buf.as<int64_t>();
     const int64_t base = value_slot_bases(d)[SELL_VALUES];
     dispatch_index(shape.index, [&]<class I>() {
       const I* col = d.arrays[SELL_COL_IDX].buf.template as<I>();
       const I* perm = d.arrays[SELL_PERM].count ? d.arrays[SELL_PERM].buf.template as<I>() : nullptr;
-      for (int64_t s = u0 * w; s < std::min(slices, u1 * w); ++s)
+      for (int64_t s = u0; s < u1; ++s)
         for (int64_t k = sp[s], i = 0; k < sp[s + 1]; ++k, i = i + 1 == c ? 0 : i + 1) {
           const int64_t pos = s * c + i;  // slot q of row i at sp[s] + q * c + i
           if (pos >= shape.rows || !held[base + k]) continue;
