@@ -98,8 +98,9 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
     s.count = d.arrays[i].count;
     s.host = AlignedBuffer(m->pos_bytes_ * size_t(s.count));
     char* pos = static_cast<char*>(s.host.data());  // -1 (padding) until an entry claims the slot
-    parallel_for(int64_t(s.host.bytes()), plan_threads(s.count),
-                 [&](int64_t b, int64_t e, int) { std::memset(pos + b, 0xff, size_t(e - b)); });
+    if (s.count)
+      parallel_for(int64_t(s.host.bytes()), plan_threads(s.count),
+                   [&](int64_t b, int64_t e, int) { std::memset(pos + b, 0xff, size_t(e - b)); });
     slot_begin.push_back(base[i]);
     m->slots_.push_back(std::move(s));
   }
