@@ -347,15 +347,20 @@ class BsrFormat final : public Format {
     const I* ci = a.ci<I>();
     const V* av = a.vals<V>();
     TraceSteps trace("bsr build");
-    // Pass 1: blocks per block row; `merged` marks the block rows walk_blocks must take.
+    // Pass 1: blocks per block row, and each block row's block columns in order of appearance,
+    // written where its entries start in `lists` (one slot per entry: a block row has no more
+    // blocks than entries), so pass 2 reads the columns once, to place the values. `merged` marks
+    // the block rows walk_blocks must take.
     std::vector<int64_t> count(size_t(block_rows) + 1, 0);
     std::vector<uint8_t> merged(size_t(block_rows), 0);
+    AlignedBuffer lists(sizeof(I) * size_t(std::max<int64_t>(a.nnz, 1)));
     parallel_for(block_rows, threads, [&](int64_t b0, int64_t b1, int) {
       std::vector<int64_t> tag(static_cast<size_t>(block_cols), -1);
       BlockRowView<I, V> w;
       for (int64_t b = b0; b < b1; ++b) {
         int64_t n = 0;
         bool ascending = true;
+        I* list = lists.as<I>() + int64_t(rp[b * r]);
         for (int64_t row = b * r; row < std::min(a.rows, (b + 1) * r); ++row) {
           const int64_t k0 = int64_t(rp[row]), k1 = int64_t(rp[row + 1]);
           // A row's entries of one block column come one after another: the mark is read and
@@ -367,7 +372,7 @@ class BsrFormat final : public Format {
             prev = c;
             if (q != last) {
               last = q;
-              n += tag[size_t(q)] != b;
+              if (tag[size_t(q)] != b) list[n++] = I(q);
               tag[size_t(q)] = b;
             }
           }
@@ -398,8 +403,7 @@ class BsrFormat final : public Format {
     std::atomic<int64_t> zero_values{0};
     std::atomic<bool> any_merged{false};
     parallel_for(block_rows + 1, threads, [&](int64_t b0, int64_t b1, int) {
-      std::vector<int64_t> tag(static_cast<size_t>(block_cols), -1), place(static_cast<size_t>(block_cols));
-      std::vector<int64_t> cols;
+      std::vector<int64_t> place(static_cast<size_t>(block_cols));
       BlockRowView<I, V> w;
       int64_t zeros = 0;
       for (int64_t b = b0; b < b1; ++b) {
@@ -421,25 +425,17 @@ class BsrFormat final : public Format {
               [&](int64_t k, int64_t c) { col[k] = I(c); });
           continue;
         }
-        // The block columns in order of appearance: each row's ascend, so the list is a few
-        // ascending runs (usually one); short lists finish with an insertion sort.
-        cols.clear();
-        for (int64_t row = first; row < last; ++row) {
-          int64_t run = -1;  // the block column of the row's previous entry (rows ascend here)
-          for (int64_t k = int64_t(rp[row]); k < int64_t(rp[row + 1]); ++k) {
-            const int64_t c = int64_t(ci[k]) / C;
-            if (c == run) continue;
-            run = c;
-            if (tag[size_t(c)] != b) tag[size_t(c)] = b, cols.push_back(c);
-          }
-        }
-        if (cols.size() > 64)
-          std::sort(cols.begin(), cols.end());
+        // The block columns in order of appearance (pass 1's list): each row's ascend, so the
+        // list is a few ascending runs (usually one); short lists finish with an insertion sort.
+        const int64_t nb = count[size_t(b) + 1] - count[size_t(b)];
+        const I* list = lists.as<I>() + int64_t(rp[first]);
+        std::copy(list, list + nb, col);
+        if (nb > 64)
+          std::sort(col, col + nb);
         else
-          for (size_t i = 1; i < cols.size(); ++i)
-            for (size_t j = i; j > 0 && cols[j - 1] > cols[j]; --j) std::swap(cols[j - 1], cols[j]);
-        for (size_t j = 0; j < cols.size(); ++j)
-          col[j] = I(cols[j]), place[size_t(cols[j])] = int64_t(j) * rc;
+          for (int64_t i = 1; i < nb; ++i)
+            for (int64_t j = i; j > 0 && col[j - 1] > col[j]; --j) std::swap(col[j - 1], col[j]);
+        for (int64_t j = 0; j < nb; ++j) place[size_t(col[j])] = j * rc;
         for (int64_t row = first; row < last; ++row) {
           V* out = val + (row - first) * C;
           int64_t run = -1, shift = 0;  // out[shift + c] is column c's slot in block column `run`
