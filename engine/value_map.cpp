@@ -204,8 +204,8 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
         else
           for (auto i = b + 1; i < e; ++i)
             for (auto j = i; j > b && j[-1] > *j; --j) std::iter_swap(j - 1, j);
-        for (auto q = b + 1; q < e; ++q)
-          if (q[-1].first == q->first) {  // two slots of one entry: not this layout's pattern
+        for (ptrdiff_t q = 1; q < e - b; ++q)  // b + 1 would step past an empty row's end
+          if (b[q - 1].first == b[q].first) {  // two slots of one entry: not this layout's pattern
             ok = false;
             return;
           }

@@ -354,19 +354,22 @@ class BsrFormat final : public Format {
     std::vector<int64_t> count(size_t(block_rows) + 1, 0);
     std::vector<uint8_t> merged(size_t(block_rows), 0);
     AlignedBuffer lists(sizeof(I) * size_t(std::max<int64_t>(a.nnz, 1)));
+    // The marks cost two arrays of block columns a thread: with far more block columns than
+    // entries and rows (a few entries over 2^31 columns), every block row is walked instead.
+    const bool marks = block_cols <= 4 * (a.nnz + a.rows) + 65536;
     parallel_for(block_rows, threads, [&](int64_t b0, int64_t b1, int) {
-      std::vector<int64_t> tag(static_cast<size_t>(block_cols), -1);
+      std::vector<int64_t> tag(static_cast<size_t>(marks ? block_cols : 0), -1);
       BlockRowView<I, V> w;
       for (int64_t b = b0; b < b1; ++b) {
         int64_t n = 0;
-        bool ascending = true;
+        bool ascending = marks;
         I* list = lists.as<I>() + int64_t(rp[b * r]);
         for (int64_t row = b * r; row < std::min(a.rows, (b + 1) * r); ++row) {
           const int64_t k0 = int64_t(rp[row]), k1 = int64_t(rp[row + 1]);
           // A row's entries of one block column come one after another: the mark is read and
           // written once per run, not per entry (a store the next entry's load waited on).
           int64_t prev = -1, last = -1;
-          for (int64_t k = k0; k < k1; ++k) {
+          for (int64_t k = k0; marks && k < k1; ++k) {
             const int64_t c = int64_t(ci[k]), q = c / C;
             ascending &= c > prev;
             prev = c;
@@ -403,7 +406,7 @@ class BsrFormat final : public Format {
     std::atomic<int64_t> zero_values{0};
     std::atomic<bool> any_merged{false};
     parallel_for(block_rows + 1, threads, [&](int64_t b0, int64_t b1, int) {
-      std::vector<int64_t> place(static_cast<size_t>(block_cols));
+      std::vector<int64_t> place(static_cast<size_t>(marks ? block_cols : 0));
       BlockRowView<I, V> w;
       int64_t zeros = 0;
       for (int64_t b = b0; b < b1; ++b) {

@@ -49,6 +49,19 @@ std::vector<std::pair<std::string, Csr64>> matrices() {
     holes.row_ptr.push_back(int64_t(holes.col_idx.size()));
   }
   out.emplace_back("empty rows and a long one", holes);
+  Csr64 late;  // whole slices, blocks and parts of empty rows before the first entry
+  late.rows = 700, late.cols = 90;
+  late.row_ptr = {0};
+  for (int64_t r = 0; r < late.rows; ++r) {
+    if (r >= 600)
+      for (int64_t c : {r % 83, r % 83 + 7}) late.col_idx.push_back(c), late.val.push_back(1.5);
+    late.row_ptr.push_back(int64_t(late.col_idx.size()));
+  }
+  out.emplace_back("600 empty rows, then entries", late);
+  Csr64 none;  // rows and columns, no entry (fuzz_plan's crash: a walk over empty rows only)
+  none.rows = none.cols = 960;
+  none.row_ptr.assign(961, 0);
+  out.emplace_back("960x960, no entry", none);
   return out;
 }
 

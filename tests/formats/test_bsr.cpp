@@ -501,6 +501,23 @@ TEST_CASE("bsr: fill that would blow memory is refused before allocating", "[for
   }
 }
 
+TEST_CASE("bsr: far more columns than entries converts without scratch of every column", "[formats][bsr]") {
+  // 2^34 columns and 300 entries (fuzz_plan found the per-thread marks of every block column,
+  // 32 GiB here): the layout must come out exact, and fast.
+  const int64_t cols = int64_t(1) << 34;
+  test::RowLists r(40);
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t j = 0; j < 8; ++j)
+      if ((i + j) % 3) r[size_t(i)].push_back({(j << 31) + i / 2 * 2 + j % 2, double(i + 1) + double(j) / 8});
+  const Csr64 a = from_rows(40, cols, r);
+  for (const auto& [br, bc] : {std::pair{2, 2}, std::pair{1, 2}, std::pair{2, 1}}) {
+    INFO(br << " x " << bc << " blocks");
+    FormatData d;
+    REQUIRE(convert(a.ref(), shape(br, bc, cols), cpu_target(2), &d));
+    check_round_trip(d, a);
+  }
+}
+
 TEST_CASE("bsr: update_values keeps the layout of explicit zeros", "[formats][bsr]") {
   if (!test::require_cpu_backend()) return;
   Csr64 a = generate_matrix("blockfem:5:3", 2);
