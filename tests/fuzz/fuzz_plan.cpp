@@ -121,6 +121,12 @@ std::vector<T> cast(const std::vector<int64_t>& v, int64_t base) {
   return out;
 }
 
+std::string exact(double v) {  // every digit: a denormal's error shows
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
 [[noreturn]] void wrong(const std::string& what) {
   std::fprintf(stderr, "fuzz_plan: %s\n", what.c_str());
   std::abort();
@@ -145,15 +151,18 @@ void check_product(const Matrix& m, const std::vector<V>& val, const std::vector
     }
     const long double y_in = beta == 0 ? 0 : (long double)beta * y0[size_t(r)];
     const long double ref = alpha * sum + y_in;
-    const long double tol = (std::fabs((long double)alpha) * mag + std::fabs(y_in)) * eps *
-                                (m.rp[size_t(r) + 1] - m.rp[size_t(r)] + 8) * 4 +
-                            std::numeric_limits<V>::denorm_min();
+    // Relative rounding, and below the normal range an absolute half step per operation: a
+    // product, a sum or alpha's scaling of a denormal sum rounds by up to denorm_min / 2 each.
+    const int64_t len = m.rp[size_t(r) + 1] - m.rp[size_t(r)];
+    const long double tol = (std::fabs((long double)alpha) * mag + std::fabs(y_in)) * eps * (len + 8) * 4 +
+                            (std::fabs((long double)alpha) * (2 * len + 2) + 4) *
+                                (long double)std::numeric_limits<V>::denorm_min();
     if (!std::isfinite((double)ref) ||
         std::fabs((long double)alpha) * mag > std::numeric_limits<V>::max() / 4)
       continue;
     if (!(std::fabs(y[size_t(r)] - ref) <= tol))
-      wrong("row " + std::to_string(r) + ": y = " + std::to_string(double(y[size_t(r)])) + ", expected " +
-            std::to_string(double(ref)));
+      wrong("row " + std::to_string(r) + ": y = " + exact(double(y[size_t(r)])) + ", expected " +
+            exact(double(ref)) + " within " + exact(double(tol)));
   }
 }
 
