@@ -74,3 +74,28 @@ inline void parallel_copy(void* dst, const void* src, size_t bytes) {
 }
 
 }  // namespace spmvjit
+
+namespace spmvjit {
+
+// In-place inclusive prefix sum of v[0, n), in parallel: each chunk sums its own, a serial pass
+// over the chunk totals, then each chunk adds its offset while it scans.
+inline void parallel_prefix_sum(int64_t* v, int64_t n) {
+  const int chunks = int(std::min<int64_t>(plan_threads(n), 64));
+  if (chunks <= 1) {
+    for (int64_t i = 1; i < n; ++i) v[i] += v[i - 1];
+    return;
+  }
+  int64_t total[65] = {};
+  parallel_for(n, chunks, [&](int64_t b, int64_t e, int c) {
+    int64_t s = 0;
+    for (int64_t i = b; i < e; ++i) s += v[i];
+    total[c + 1] = s;
+  });
+  for (int c = 0; c < chunks; ++c) total[c + 1] += total[c];
+  parallel_for(n, chunks, [&](int64_t b, int64_t e, int c) {
+    int64_t s = total[c];
+    for (int64_t i = b; i < e; ++i) v[i] = s += v[i];
+  });
+}
+
+}  // namespace spmvjit

@@ -177,6 +177,8 @@ class Plan {
   // The first host update of such a plan, where the format walks its slots: the value map read off
   // the layout (ValueMap::from_layout) instead of a pattern rebuilt and two conversions.
   void value_map_from_layout();
+  // Marks of the layout's slots with a nonzero value, numbered from `base` (value_slot_bases).
+  AlignedBuffer held_marks(const std::vector<int64_t>& base, const AlignedBuffer& table) const;
   // The first update's attempt at a value map (engine/plan_update.cpp): true when `build` gives one
   // that reproduces `fresh`, this update's conversion of `values`, which then serves later updates.
   bool try_value_map(const std::function<std::unique_ptr<ValueMap>()>& build, const void* values,

@@ -395,6 +395,11 @@ class NonzeroFlags {
     if (h.buf.data() && h.elem == 1)
       for (size_t c = 0; c < table_size; ++c) code_nonzero_[c] = table[c] != V(0);
   }
+  uint8_t at(int64_t k) const {
+    if (!h_.buf.data()) return uniform_;
+    if (h_.elem == 1) return code_nonzero_[h_.buf.as<uint8_t>()[k]];
+    return uint8_t(h_.buf.as<V>()[k] != V(0));
+  }
   template <class F>
   void each(int64_t b, int64_t e, F&& f) const {
     if (!h_.buf.data()) {
@@ -437,13 +442,59 @@ int64_t Plan::nonzero_slots() const {
   });
 }
 
+namespace {
+
+// The slots with a nonzero value, slot by slot (HeldSlots' test), over every value array.
+template <class V>
+struct NonzeroTest {
+  std::vector<int64_t> begin;  // each flagged array's first slot number, then the total
+  std::vector<std::unique_ptr<NonzeroFlags<V>>> flags;
+  static bool test(const void* context, int64_t slot) {
+    const auto* t = static_cast<const NonzeroTest*>(context);
+    size_t a = 0;
+    while (slot >= t->begin[a + 1]) ++a;
+    return t->flags[a]->at(slot - t->begin[a]);
+  }
+};
+
+}  // namespace
+
 void Plan::value_map_from_layout() {
   // Which slots hold an entry: those with a nonzero value (pattern_in_layout_).
+  const Format& f = *choice_.format;
   const std::vector<int64_t> base = value_slot_bases(data_);
-  if (choice_.format->slot_parts(data_) <= 0) return;
+  SlicedValues sliced;
+  const bool by_rows = f.sliced_values(data_, sliced);
+  if (!by_rows && !f.numbers_slots() && f.slot_parts(data_) <= 0) return;
   TraceSteps trace("update_values (first, from the layout)");
   const AlignedBuffer table =
       value_codec() == ValueCodec::plain ? AlignedBuffer() : value_table_.table_values();
+  const CsrRef shape{rows_, cols_, nnz_, index_, value_, nullptr, nullptr, nullptr};
+  if (by_rows) {  // no marks: a sliced layout asks about a few slots a row
+    dispatch_types(index_, value_, [&]<class I, class V>() {
+      NonzeroTest<V> t;
+      for (size_t i = 0; i < data_.arrays.size(); ++i) {
+        const HostArray& h = data_.arrays[i];
+        if (!h.is_values() || !h.count) continue;
+        t.begin.push_back(base[i]);
+        t.flags.push_back(std::make_unique<NonzeroFlags<V>>(h, table.as<V>(), value_table_.bits.size()));
+      }
+      t.begin.push_back(base.back());
+      value_map_ = ValueMap::from_layout(f, data_, shape, HeldSlots(&NonzeroTest<V>::test, &t));
+    });
+    trace.step("value map");
+  } else {
+    const AlignedBuffer held = held_marks(base, table);
+    value_map_ = ValueMap::from_layout(f, data_, shape, HeldSlots(held.as<uint8_t>()));
+    trace.step("held slots, value map");
+  }
+  if (value_map_) {
+    value_map_tried_ = value_map_from_layout_ = true;
+    log_debug("update_values: the value map read off the plan's layout");
+  }
+}
+
+AlignedBuffer Plan::held_marks(const std::vector<int64_t>& base, const AlignedBuffer& table) const {
   AlignedBuffer held(size_t(std::max<int64_t>(base.back(), 1)));
   dispatch_types(index_, value_, [&]<class I, class V>() {
     const V* t = table.as<V>();
@@ -457,14 +508,7 @@ void Plan::value_map_from_layout() {
       });
     }
   });
-  trace.step("held slots");
-  const CsrRef shape{rows_, cols_, nnz_, index_, value_, nullptr, nullptr, nullptr};
-  value_map_ = ValueMap::from_layout(*choice_.format, data_, shape, held.as<uint8_t>());
-  trace.step("value map");
-  if (value_map_) {
-    value_map_tried_ = value_map_from_layout_ = true;
-    log_debug("update_values: the value map read off the plan's layout");
-  }
+  return held;
 }
 
 void Plan::derive_pattern() {

@@ -7,6 +7,7 @@
 
 #include "core/parallel.hpp"
 #include "engine/device_plan.hpp"
+#include "engine/formats/partition.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 #include "templates/contract/device_plan.h"
 
@@ -37,6 +38,12 @@ void gather_host(const C* values, const P* map, C* out, int64_t count) {
   parallel_for(count, plan_threads(count), [&](int64_t b, int64_t e, int) {
     for (int64_t j = b; j < e; ++j) out[j] = map[j] < 0 ? C(0) : values[map[j]];
   });
+}
+
+// Calls f.template operator()<C>() for the code type of `value_bytes`.
+template <class F>
+auto with_value_type(size_t value_bytes, F&& f) {
+  return value_bytes == 4 ? f.template operator()<uint32_t>() : f.template operator()<uint64_t>();
 }
 
 // Calls f.template operator()<C, P>() for the code type of `value_bytes` and position type of
@@ -82,9 +89,12 @@ std::unique_ptr<ValueMap> ValueMap::build_host(const Format& f, const FormatPara
 }
 
 std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatData& d, const CsrRef& shape,
-                                                const uint8_t* held) {
+                                                const HeldSlots& held_slots) {
+  SlicedValues sliced;
+  if (f.sliced_values(d, sliced)) return from_slices(std::move(sliced), d, shape, held_slots);
+  const bool numbered = f.numbers_slots();
   const int64_t parts = f.slot_parts(d);
-  if (parts <= 0) return nullptr;
+  if (!numbered && parts <= 0) return nullptr;
   std::unique_ptr<ValueMap> m(new ValueMap);
   m->value_bytes_ = size_of(shape.value);
   m->pos_bytes_ = shape.nnz < (int64_t(1) << 31) ? 4 : 8;
@@ -98,11 +108,18 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
     s.count = d.arrays[i].count;
     s.host = AlignedBuffer(m->pos_bytes_ * size_t(s.count));
     char* pos = static_cast<char*>(s.host.data());  // -1 (padding) until an entry claims the slot
-    if (s.count)
+    if (s.count && !numbered)
       parallel_for(int64_t(s.host.bytes()), plan_threads(s.count),
                    [&](int64_t b, int64_t e, int) { std::memset(pos + b, 0xff, size_t(e - b)); });
     slot_begin.push_back(base[i]);
     m->slots_.push_back(std::move(s));
+  }
+  const uint8_t* held = held_slots.marks();
+  SPMVJIT_ASSERT(held, "a slot walk or numbering without marks of the held slots");
+  if (numbered) {  // the format writes every slot's position
+    std::vector<void*> positions(d.arrays.size(), nullptr);
+    for (Slot& s : m->slots_) positions[s.array] = s.host.data();
+    return f.number_slots(d, shape, held_slots, positions.data(), m->pos_bytes_) ? std::move(m) : nullptr;
   }
   auto set_position = [&](int64_t g, int64_t pos) {  // slot g (value_slot_bases' numbering) <- pos
     size_t a = 0;
@@ -124,48 +141,6 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
       per_batch(u, std::min(u1, u + kBatch));
     }
   };
-  if (f.slots_in_row_order(d)) {
-    // Each row in one part, its slots in column order (rows in any order: sell's sorted windows).
-    // Pass 1 counts each row's entries, a scan gives the rows' starts, pass 2 numbers each row's
-    // entries from its start in the order the walk gives them, checking that columns ascend.
-    const int64_t rows = shape.rows;
-    AlignedBuffer next_buf(sizeof(int64_t) * size_t(rows + 1)), last_buf(sizeof(int64_t) * size_t(rows + 1));
-    int64_t* next = next_buf.as<int64_t>();
-    int64_t* last = last_buf.as<int64_t>();
-    parallel_for(rows + 1, plan_threads(rows), [&](int64_t b, int64_t e, int) {
-      std::fill(next + b, next + e, int64_t(0));
-      std::fill(last + b, last + e, int64_t(-1));
-    });
-    parallel_for(parts, chunks, [&](int64_t u0, int64_t u1, int) {
-      std::vector<StoredSlot> batch;
-      walk(u0, u1, batch, [&](int64_t, int64_t) {
-        for (const StoredSlot& e : batch) {
-          if (e.row < 0 || e.row >= rows) {
-            ok = false;
-            return;
-          }
-          ++next[e.row + 1];
-        }
-      });
-    });
-    if (!ok) return nullptr;
-    for (int64_t r = 0; r < rows; ++r) next[r + 1] += next[r];
-    if (next[rows] != shape.nnz) return nullptr;
-    parallel_for(parts, chunks, [&](int64_t u0, int64_t u1, int) {
-      std::vector<StoredSlot> batch;
-      walk(u0, u1, batch, [&](int64_t, int64_t) {
-        for (const StoredSlot& e : batch) {
-          if (e.col <= last[e.row]) {  // not in column order, or a column twice
-            ok = false;
-            return;
-          }
-          last[e.row] = e.col;
-          set_position(e.slot, next[e.row]++);
-        }
-      });
-    });
-    return ok ? std::move(m) : nullptr;
-  }
   // Parts own disjoint, ascending row ranges. Pass 1 counts each chunk's entries; pass 2 sorts
   // each batch's entries by row and then column (a batch holds its rows' every entry) and
   // numbers them on from the chunks before.
@@ -215,6 +190,127 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
     });
   });
   return ok ? std::move(m) : nullptr;
+}
+
+// Sliced layouts (Format::sliced_values): units of up to kSliceRows positions of one slice, a
+// contiguous run of them per thread, balanced by slots. make() gives each thread its
+// unit(s, i0, i1) for slice s's positions [i0, i1).
+template <class Make>
+void ValueMap::each_slice_unit(Make&& make) const {
+  const SlicedValues& sv = *sliced_;
+  const int64_t c = sv.c, slices = int64_t(sv.slice_ptr.size()) - 1;
+  const int64_t per = (c + kSliceRows - 1) / kSliceRows, units = slices * per;
+  const int64_t* sp = sv.slice_ptr.data();
+  auto cum = [&](int64_t u) {  // slots before unit u (a slice's units share its slots evenly), + u
+    if (u >= units) return sp[slices] + units;
+    const int64_t s = u / per;
+    return sp[s] + (sp[s + 1] - sp[s]) * (u % per) / per + u;
+  };
+  const int threads = plan_threads(sp[slices] + rows_);
+  const std::vector<int64_t> split = split_prefix(units, threads, cum);
+  parallel_for(threads, threads, [&](int64_t t, int64_t, int) {
+    auto unit = make();
+    for (int64_t u = split[size_t(t)]; u < split[size_t(t) + 1]; ++u) {
+      const int64_t i0 = u % per * kSliceRows;
+      unit(u / per, i0, std::min(c, i0 + kSliceRows));
+    }
+  });
+}
+
+// Calls slot(k, position) for every slot of a sliced layout's value array, slot(k, -1) for its
+// padding, a run of slices per thread (make() gives each thread its own): slot by slot in
+// storage order, each unit's rows looked up once. (Row by row was 2x slower on a slice of dense
+// rows, whose every cache line it wrote c times; tiles of 256 slots a row, with each position's
+// first entry and count kept in slot order, no faster on powerlaw:500000 and 3x slower to set up.)
+template <class Make>
+void ValueMap::each_sliced_slot(Make&& make) const {
+  const SlicedValues& sv = *sliced_;
+  const int64_t c = sv.c;
+  each_slice_unit([&] {
+    return [&, slot = make(), first = std::vector<int64_t>(kSliceRows),
+            len = std::vector<int64_t>(kSliceRows)](int64_t s, int64_t i0, int64_t i1) mutable {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t p = s * c + i, r = p >= rows_ ? -1 : sv.perm.empty() ? p : sv.perm[size_t(p)];
+        first[size_t(i - i0)] = r < 0 ? 0 : row_start_[size_t(r)];
+        len[size_t(i - i0)] = r < 0 ? 0 : row_start_[size_t(r) + 1] - row_start_[size_t(r)];
+      }
+      const int64_t b = sv.slice_ptr[size_t(s)], w = (sv.slice_ptr[size_t(s) + 1] - b) / c;
+      for (int64_t j = 0; j < w; ++j)
+        for (int64_t i = i0; i < i1; ++i)
+          slot(b + j * c + i, j < len[size_t(i - i0)] ? first[size_t(i - i0)] + j : int64_t(-1));
+    };
+  });
+}
+
+std::unique_ptr<ValueMap> ValueMap::from_slices(SlicedValues sv, const FormatData& d, const CsrRef& shape,
+                                                const HeldSlots& held) {
+  const int64_t c = sv.c, slices = int64_t(sv.slice_ptr.size()) - 1, rows = shape.rows;
+  if (c <= 0 || slices < 0 || sv.slice_ptr.back() != d.arrays[sv.array].count ||
+      (!sv.perm.empty() && int64_t(sv.perm.size()) != rows))
+    return nullptr;
+  std::unique_ptr<ValueMap> m(new ValueMap);
+  m->value_bytes_ = size_of(shape.value);
+  m->nnz_ = shape.nnz;
+  m->rows_ = rows;
+  Slot slot;
+  slot.array = sv.array;
+  slot.count = d.arrays[sv.array].count;
+  m->slots_.push_back(std::move(slot));
+  m->row_start_.assign(size_t(rows) + 1, 0);
+  m->sliced_ = std::move(sv);
+  // Each row's count: its held slots are its first ones, found by a binary search where `held`
+  // is a test (log2 of the slice's width slots a row), counted (and checked to come first) from
+  // marks.
+  const int64_t base = value_slot_bases(d)[m->sliced_->array];
+  const uint8_t* marks = held.marks();
+  std::atomic<bool> ok{true};
+  const ValueMap& map = *m;
+  map.each_slice_unit([&] {
+    return [&, len = std::vector<int64_t>(kSliceRows)](int64_t s, int64_t i0, int64_t i1) mutable {
+      const int64_t b = map.sliced_->slice_ptr[size_t(s)],
+                    w = (map.sliced_->slice_ptr[size_t(s) + 1] - b) / c;
+      bool bad = false;
+      if (marks) {
+        std::fill(len.begin(), len.end(), int64_t(0));
+        for (int64_t j = 0; j < w; ++j)
+          for (int64_t i = i0; i < i1; ++i) {
+            const int64_t v = marks[base + b + j * c + i] != 0;
+            bad |= v && len[size_t(i - i0)] != j;  // an entry after padding: not this pattern
+            len[size_t(i - i0)] += v;
+          }
+      } else {
+        for (int64_t i = i0; i < i1; ++i) {
+          int64_t lo = 0, hi = s * c + i < rows ? w : 0;  // slots [0, lo) held, [hi, w) padding
+          while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (held(base + b + mid * c + i))
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+          len[size_t(i - i0)] = lo;
+        }
+      }
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t p = s * c + i;
+        if (p >= rows) {
+          bad |= len[size_t(i - i0)] != 0;  // positions past the rows hold only padding
+          continue;
+        }
+        const int64_t r = map.sliced_->perm.empty() ? p : map.sliced_->perm[size_t(p)];
+        if (r < 0 || r >= rows) {
+          bad = true;
+          continue;
+        }
+        m->row_start_[size_t(r) + 1] = len[size_t(i - i0)];
+      }
+      if (bad) ok = false;
+    };
+  });
+  if (!ok) return nullptr;
+  parallel_prefix_sum(m->row_start_.data() + 1, rows);
+  if (m->row_start_[size_t(rows)] != shape.nnz) return nullptr;
+  return m;
 }
 
 std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& cache_dir, CsrRef pattern,
@@ -270,7 +366,16 @@ void ValueMap::launch(void* entry, int64_t items, const SpmvArgs& a) const {
   exec_->run(entry, grid_stride_step(target_, "value_map", items, DP_BLOCK), a, nullptr);
 }
 
+void ValueMap::gather_sliced(const void* values, void* out) const {
+  with_value_type(value_bytes_, [&]<class C>() {
+    const C* const v = static_cast<const C*>(values);
+    C* const o = static_cast<C*>(out);
+    each_sliced_slot([v, o] { return [v, o](int64_t k, int64_t pos) { o[k] = pos < 0 ? C(0) : v[pos]; }; });
+  });
+}
+
 void ValueMap::gather(const void* values, FormatData& data) const {
+  if (sliced_) return gather_sliced(values, data.arrays[slots_[0].array].buf.data());
   for (const Slot& s : slots_) {
     HostArray& out = data.arrays[s.array];
     if (!s.count) continue;
@@ -292,6 +397,31 @@ void ValueMap::gather(const void* values, FormatData& data) const {
 bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData& data) const {
   SPMVJIT_ASSERT(!device_, "gather_codes on a device value map");
   const ValueCodeSet lookup(t);
+  if (sliced_) {  // the same lookups, positions computed as the slots go by
+    const Slot& s = slots_[0];
+    AlignedBuffer codes(size_t(std::max<int64_t>(s.count, 1)));
+    std::atomic<bool> ok{true};
+    with_value_type(value_bytes_, [&]<class C>() {
+      const C* const v = static_cast<const C*>(values);
+      uint8_t* const out = codes.as<uint8_t>();
+      each_sliced_slot([&] {
+        return [v, out, &lookup, &ok, last = C(0), code = lookup.find(0), looked = false](
+                   int64_t k, int64_t pos) mutable {
+          const C bits = pos < 0 ? C(0) : v[pos];
+          if (bits != last || !looked) [[unlikely]] {
+            last = bits, looked = true;
+            if ((code = lookup.find(uint64_t(bits))) < 0) ok = false, code = 0;
+          }
+          out[k] = uint8_t(code);
+        };
+      });
+    });
+    if (!ok) return false;
+    HostArray& h = data.arrays[s.array];
+    h.buf = std::move(codes);
+    h.elem = 1;
+    return true;
+  }
   std::vector<AlignedBuffer> codes(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
@@ -333,6 +463,13 @@ bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData&
 }
 
 bool ValueMap::reproduces(const void* values, const FormatData& expected) const {
+  if (sliced_) {
+    const HostArray& want = expected.arrays[slots_[0].array];
+    if (want.count != slots_[0].count) return false;
+    AlignedBuffer got(value_bytes_ * size_t(std::max<int64_t>(want.count, 1)));
+    gather_sliced(values, got.data());
+    return !want.count || std::memcmp(got.data(), want.buf.data(), value_bytes_ * size_t(want.count)) == 0;
+  }
   if (!device_) {
     for (const Slot& s : slots_) {
       const HostArray& want = expected.arrays[s.array];
@@ -367,6 +504,8 @@ bool ValueMap::reproduces(const void* values, const FormatData& expected) const 
 }
 
 int64_t ValueMap::bytes() const {
+  if (sliced_)
+    return int64_t(sizeof(int64_t) * (row_start_.size() + sliced_->perm.size() + sliced_->slice_ptr.size()));
   int64_t n = 0;
   for (const Slot& s : slots_) n += int64_t(pos_bytes_) * s.count;
   return n;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/formats/format.hpp"
@@ -22,12 +23,13 @@ class ValueMap {
   static std::unique_ptr<ValueMap> build_host(const Format& f, const FormatParams& p, const TargetInfo& t,
                                               CsrRef pattern);
   // Host layouts that hold the pattern (rows strictly ascending, each entry in a slot of its own,
-  // `held` marking those slots in value_slot_bases' numbering): the map read off the layout
-  // through the format's slot walk (Format::stored_slots), in parallel, with no conversion: entry
-  // (row, col) is CSR position row's start + col's rank in the row. nullptr when the format has no
-  // walk, or the walk does not give shape.nnz distinct entries, each in its part's rows.
+  // `held` telling those slots in value_slot_bases' numbering): the map read off the layout, in
+  // parallel, with no conversion: written by the format where it knows where a row's entries sit
+  // (Format::number_slots), else through its slot walk (Format::stored_slots; `held` must be
+  // marks), entry (row, col) being CSR position row's start + col's rank in the row. nullptr when
+  // the format has neither, or the slots cannot be shape.nnz distinct entries.
   static std::unique_ptr<ValueMap> from_layout(const Format& f, const FormatData& layout, const CsrRef& shape,
-                                               const uint8_t* held);
+                                               const HeldSlots& held);
   // Device layouts: the same through the format's device build (`pattern` in device memory,
   // zero-based), the map kept in device memory, the gather kernel resolved once.
   static std::unique_ptr<ValueMap> build_device(Backend& b, const std::string& cache_dir, CsrRef pattern,
@@ -55,6 +57,18 @@ class ValueMap {
   };
   ValueMap() = default;
   void launch(void* entry, int64_t items, const SpmvArgs& a) const;
+  // Sliced layouts (Format::sliced_values): each row's first entry and count, no positions.
+  static std::unique_ptr<ValueMap> from_slices(SlicedValues sv, const FormatData& d, const CsrRef& shape,
+                                               const HeldSlots& held);
+  template <class Make>
+  void each_slice_unit(Make&& make) const;
+  template <class Make>
+  void each_sliced_slot(Make&& make) const;
+  void gather_sliced(const void* values, void* out) const;
+  static constexpr int64_t kSliceRows = 512;  // positions of one slice a unit of work
+  std::optional<SlicedValues> sliced_;
+  HostVector<int64_t> row_start_;  // rows + 1: each row's first entry, then nnz
+  int64_t rows_ = 0;
   bool device_ = false;
   size_t value_bytes_ = 8, pos_bytes_ = 8;
   int64_t nnz_ = 0;

@@ -184,24 +184,58 @@ class BsrFormat final : public Format {
     });
   }
 
-  // A part is a block row; a row's slots come block by block, in column order (blocks ascend).
-  int64_t slot_parts(const FormatData& d) const override { return d.ints[BSR_N_BLOCK_ROWS]; }
-  bool slots_in_row_order(const FormatData&) const override { return true; }
-  void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1, const uint8_t* held,
-                    std::vector<StoredSlot>& out) const override {
-    const int64_t r = d.params.at("R"), c = d.params.at("C");
+  // Rows ascend, so a row's entries come block by block (block columns ascend in a block row)
+  // and column by column within a block: the held slots of row i, in that order, are its
+  // entries. Two passes over the block rows (each row's count, then the positions), balanced by
+  // blocks, and a scan of the counts between.
+  bool numbers_slots() const override { return true; }
+  bool number_slots(const FormatData& d, const CsrRef& shape, const HeldSlots& held, void* const* positions,
+                    size_t pos_bytes) const override {
+    const int64_t r = d.params.at("R"), c = d.params.at("C"), rc = r * c, rows = shape.rows;
+    const int64_t block_rows = d.ints[BSR_N_BLOCK_ROWS];
     const int64_t base = value_slot_bases(d)[BSR_VALUES];
-    dispatch_index(shape.index, [&]<class I>() {
+    return dispatch_index(shape.index, [&]<class I>() {
       const I* bp = d.arrays[BSR_BLOCK_PTR].buf.template as<I>();
-      const I* bc = d.arrays[BSR_BLOCK_COL].buf.template as<I>();
-      for (int64_t b = u0; b < u1; ++b) {
-        const int64_t rows = std::min(r, shape.rows - b * r);
-        for (int64_t k = int64_t(bp[b]); k < int64_t(bp[b + 1]); ++k)
-          for (int64_t i = 0; i < rows; ++i)
-            for (int64_t j = 0; j < c; ++j)
-              if (const int64_t slot = base + (k * r + i) * c + j; held[slot])
-                out.push_back({b * r + i, int64_t(bc[k]) * c + j, slot});
-      }
+      const int threads = plan_threads(int64_t(bp[block_rows]) * rc + rows);
+      const std::vector<int64_t> split =
+          split_prefix(block_rows, threads, [&](int64_t u) { return int64_t(bp[u]) * rc + u * r; });
+      SPMVJIT_ASSERT(held.marks(), "bsr numbers its slots from marks");
+      const uint8_t* h = held.marks() + base;
+      HostVector<int64_t> start(size_t(rows) + 1);
+      start[0] = 0;
+      std::atomic<bool> ok{true};
+      parallel_for(threads, threads, [&](int64_t p0, int64_t, int) {
+        bool bad = false;
+        for (int64_t b = split[size_t(p0)]; b < split[size_t(p0) + 1]; ++b) {
+          int64_t len[kMaxSide] = {};
+          for (int64_t q = int64_t(bp[b]) * rc; q < int64_t(bp[b + 1]) * rc; q += rc)
+            for (int64_t i = 0; i < r; ++i)
+              for (int64_t j = 0; j < c; ++j) len[i] += h[q + i * c + j] != 0;
+          for (int64_t i = 0; i < r; ++i) {
+            if (b * r + i < rows)
+              start[size_t(b * r + i) + 1] = len[i];
+            else
+              bad |= len[i] != 0;  // the last block row's rows past the matrix hold nothing
+          }
+        }
+        if (bad) ok = false;
+      });
+      if (!ok) return false;
+      parallel_prefix_sum(start.data() + 1, rows);
+      if (start[size_t(rows)] != shape.nnz) return false;
+      with_position_type(pos_bytes, [&]<class P>() {
+        P* out = static_cast<P*>(positions[BSR_VALUES]);
+        parallel_for(threads, threads, [&](int64_t p0, int64_t, int) {
+          for (int64_t b = split[size_t(p0)]; b < split[size_t(p0) + 1]; ++b) {
+            int64_t next[kMaxSide] = {};
+            for (int64_t i = 0; i < r && b * r + i < rows; ++i) next[i] = start[size_t(b * r + i)];
+            for (int64_t q = int64_t(bp[b]) * rc; q < int64_t(bp[b + 1]) * rc; q += rc)
+              for (int64_t i = 0; i < r; ++i)
+                for (int64_t j = 0; j < c; ++j) out[q + i * c + j] = h[q + i * c + j] ? P(next[i]++) : P(-1);
+          }
+        });
+      });
+      return true;
     });
   }
 

@@ -76,6 +76,17 @@ class EllFormat final : public Format {
     });
   }
 
+  // One slice of every row (entry j of row r at j * rows + r, padding after the entries):
+  // update_values' value map is each row's first entry and count.
+  bool sliced_values(const FormatData& d, SlicedValues& out) const override {
+    const int64_t w = d.ints[ELL_N_WIDTH], rows = d.ints[ELL_N_STRIDE];
+    if (rows <= 0) return false;
+    out.array = ELL_VALUES;
+    out.c = rows;
+    out.slice_ptr = {0, w * rows};
+    return true;
+  }
+
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {
     return dispatch_types_complex(a.index, a.value, [&]<class I, class V>() { return build<I, V>(a, p, t); });
   }

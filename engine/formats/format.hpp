@@ -140,6 +140,36 @@ struct StoredSlot {
 // Where each value array's slots start in that numbering: one entry per array of d (-1 where the
 // array holds no values), the total last.
 std::vector<int64_t> value_slot_bases(const FormatData& d);
+// Which of a layout's slots hold an entry, by slot number (value_slot_bases): marks of every
+// slot, or a test asked slot by slot (sliced layouts look at a few slots a row).
+class HeldSlots {
+ public:
+  explicit HeldSlots(const uint8_t* marks) : marks_(marks) {}
+  HeldSlots(bool (*test)(const void*, int64_t), const void* context) : test_(test), context_(context) {}
+  bool operator()(int64_t slot) const { return marks_ ? marks_[slot] != 0 : test_(context_, slot); }
+  const uint8_t* marks() const { return marks_; }  // null for a test
+
+ private:
+  const uint8_t* marks_ = nullptr;
+  bool (*test_)(const void*, int64_t) = nullptr;
+  const void* context_ = nullptr;
+};
+// A value array stored in slices (sell, ell): slice s holds positions s * c .. s * c + c - 1 of
+// the row order (row perm[p], or p without a perm; positions past the matrix's rows hold only
+// padding), its slot slice_ptr[s] + j * c + i is entry j of position s * c + i's row in CSR order,
+// and padding follows a row's entries. A value map of such an array is each row's first entry
+// and count: positions computed while it gathers, none stored.
+struct SlicedValues {
+  size_t array = 0;                // in FormatData::arrays
+  int64_t c = 0;                   // positions a slice
+  std::vector<int64_t> slice_ptr;  // slices + 1 slot offsets
+  std::vector<int64_t> perm;       // position -> row; empty: the identity
+};
+// Calls f.template operator()<P>() with P the position type of number_slots' `pos_bytes`.
+template <class F>
+decltype(auto) with_position_type(size_t pos_bytes, F&& f) {
+  return pos_bytes == 4 ? f.template operator()<int32_t>() : f.template operator()<int64_t>();
+}
 
 class DeviceConverter;
 
@@ -209,19 +239,20 @@ class Format {
     (void)a, (void)p, (void)t;
     fail(SPMV_STATUS_UNSUPPORTED, name() + ": no conversion of coded values");
   }
-  // The layout's stored slots in parts for a parallel walk (slices, block rows): slot_parts(d) of
-  // them, 0 where the format has no such walk (update_values then learns its value map by a
-  // conversion). stored_slots appends the slots of parts [u0, u1) whose `held` mark (numbered as
-  // value_slot_bases numbers them) is set. Either each row's slots lie in one part and come in
-  // column order (slots_in_row_order; rows in any order), or the slots of parts [u0, u1) lie in
-  // rows [slot_part_row(d, shape, u0), slot_part_row(d, shape, u1)), a row's in any order.
+  // How update_values reads a value map off a layout that holds the pattern, without converting
+  // (formats with none learn theirs by a conversion): the whole layout one sliced value array
+  // (sliced_values: sell, ell), the format numbering every slot (numbers_slots: bsr), or a
+  // parallel walk of its stored slots in parts (sell_diag): slot_parts(d) of them, stored_slots
+  // appending the slots of parts [u0, u1) whose `held` mark (numbered as value_slot_bases numbers
+  // them) is set, lying in rows [slot_part_row(d, shape, u0), slot_part_row(d, shape, u1)), a
+  // row's in any order.
+  virtual bool sliced_values(const FormatData& d, SlicedValues& out) const {
+    (void)d, (void)out;
+    return false;
+  }
   virtual int64_t slot_parts(const FormatData& d) const {
     (void)d;
     return 0;
-  }
-  virtual bool slots_in_row_order(const FormatData& d) const {
-    (void)d;
-    return false;
   }
   virtual int64_t slot_part_row(const FormatData& d, const CsrRef& shape, int64_t u) const {
     (void)d, (void)u;
@@ -230,6 +261,17 @@ class Format {
   virtual void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1,
                             const uint8_t* held, std::vector<StoredSlot>& out) const {
     (void)d, (void)shape, (void)u0, (void)u1, (void)held, (void)out;
+  }
+  // numbers_slots: writes, for each slot of every value array i, the CSR position of the entry
+  // it holds or -1 (padding) into positions[i] (int32_t when pos_bytes is 4, else int64_t; null
+  // for arrays without values). The pattern's rows strictly ascend and `held` marks the entries'
+  // slots. False when they cannot be the pattern's entries (their count is not shape.nnz, or a
+  // mark is where no entry can be).
+  virtual bool numbers_slots() const { return false; }
+  virtual bool number_slots(const FormatData& d, const CsrRef& shape, const HeldSlots& held,
+                            void* const* positions, size_t pos_bytes) const {
+    (void)d, (void)shape, (void)held, (void)positions, (void)pos_bytes;
+    return false;
   }
   // The subset of params baked into the kernel as compile-time constants.
   virtual FormatParams kernel_constants(const FormatParams& p) const { return p; }

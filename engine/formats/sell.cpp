@@ -117,25 +117,21 @@ class SellFormat final : public Format {
     });
   }
 
-  // A part is a slice: each row in one, its slots in column order (the sorted windows permute
-  // rows, not a row's entries).
-  int64_t slot_parts(const FormatData& d) const override { return d.ints[SELL_N_SLICES]; }
-  bool slots_in_row_order(const FormatData&) const override { return true; }
-  void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1, const uint8_t* held,
-                    std::vector<StoredSlot>& out) const override {
-    const int64_t c = d.params.at("C");
+  // Slices of C sorted (or plain) rows, entries then padding: update_values' value map is each
+  // row's first entry and count.
+  bool sliced_values(const FormatData& d, SlicedValues& out) const override {
+    const int64_t slices = d.ints[SELL_N_SLICES];
     const int64_t* sp = d.arrays[SELL_SLICE_PTR].buf.as<int64_t>();
-    const int64_t base = value_slot_bases(d)[SELL_VALUES];
-    dispatch_index(shape.index, [&]<class I>() {
-      const I* col = d.arrays[SELL_COL_IDX].buf.template as<I>();
-      const I* perm = d.arrays[SELL_PERM].count ? d.arrays[SELL_PERM].buf.template as<I>() : nullptr;
-      for (int64_t s = u0; s < u1; ++s)
-        for (int64_t k = sp[s], i = 0; k < sp[s + 1]; ++k, i = i + 1 == c ? 0 : i + 1) {
-          const int64_t pos = s * c + i;  // slot q of row i at sp[s] + q * c + i
-          if (pos >= shape.rows || !held[base + k]) continue;
-          out.push_back({perm ? int64_t(perm[pos]) : pos, int64_t(col[k]), base + k});
-        }
+    out.array = SELL_VALUES;
+    out.c = d.params.at("C");
+    out.slice_ptr.assign(sp, sp + slices + 1);
+    const HostArray& perm = d.arrays[SELL_PERM];
+    out.perm.resize(size_t(perm.count));
+    dispatch_index(d.index, [&]<class I>() {
+      const I* p = perm.buf.template as<I>();
+      for (int64_t r = 0; r < perm.count; ++r) out.perm[size_t(r)] = int64_t(p[r]);
     });
+    return true;
   }
 
   FormatData convert(const CsrRef& a, const FormatParams& p, const TargetInfo& t) const override {

@@ -78,7 +78,7 @@ std::vector<uint8_t> held_slots(const FormatData& d) {
 }
 
 template <class I, class V>
-void check_maps(int* walked) {
+void check_maps(int* walked, int* asked_count) {
   for (const auto& [name, m64] : matrices()) {
     HostCsr<I, V> a = m64.template cast<I, V>();
     const MatrixStats s = compute_stats(a.ref());
@@ -98,13 +98,25 @@ void check_maps(int* walked) {
         } catch (const Error&) {
           continue;  // refused (padding): nothing to map
         }
-        if (f->slot_parts(d) <= 0) continue;
+        SlicedValues sliced;
+        const bool by_rows = f->sliced_values(d, sliced);
+        if (!by_rows && !f->numbers_slots() && f->slot_parts(d) <= 0) continue;
         ++*walked;
         std::vector<uint8_t> held = held_slots<V>(d);
-        const std::unique_ptr<ValueMap> map = ValueMap::from_layout(*f, d, a.ref(), held.data());
+        const std::unique_ptr<ValueMap> map = ValueMap::from_layout(*f, d, a.ref(), HeldSlots(held.data()));
         REQUIRE(map);
         CHECK(map->reproduces(fresh.val.data(), f->convert(fresh.ref(), p, t)));
         CHECK(map->reproduces(a.val.data(), d));
+        if (by_rows) {  // the same asked slot by slot (a binary search for each row's count)
+          auto test = [](const void* marks, int64_t slot) {
+            return static_cast<const uint8_t*>(marks)[slot] != 0;
+          };
+          const std::unique_ptr<ValueMap> asked =
+              ValueMap::from_layout(*f, d, a.ref(), HeldSlots(test, held.data()));
+          REQUIRE(asked);
+          CHECK(asked->reproduces(fresh.val.data(), f->convert(fresh.ref(), p, t)));
+          ++*asked_count;
+        }
         // One slot fewer marked: not the pattern, no map (a check that can fail).
         if (a.nnz() > 0) {
           for (uint8_t& h : held)
@@ -112,7 +124,7 @@ void check_maps(int* walked) {
               h = 0;
               break;
             }
-          CHECK(ValueMap::from_layout(*f, d, a.ref(), held.data()) == nullptr);
+          CHECK(ValueMap::from_layout(*f, d, a.ref(), HeldSlots(held.data())) == nullptr);
         }
       }
     }
@@ -122,10 +134,11 @@ void check_maps(int* walked) {
 }  // namespace
 
 TEST_CASE("value maps read off a layout reproduce the conversion, every walk and candidate", "[codec]") {
-  int walked = 0;
-  check_maps<int32_t, double>(&walked);
-  check_maps<int64_t, float>(&walked);
-  CHECK(walked > 50);  // sell (both orders), sell_diag and bsr at least, on most matrices
+  int walked = 0, asked = 0;
+  check_maps<int32_t, double>(&walked, &asked);
+  check_maps<int64_t, float>(&walked, &asked);
+  CHECK(walked > 50);  // sell (both orders), ell, sell_diag and bsr at least, on most matrices
+  CHECK(asked > 20);   // sell's and ell's counts by a binary search
 }
 
 namespace {
