@@ -465,7 +465,7 @@ void Plan::value_map_from_layout() {
   const std::vector<int64_t> base = value_slot_bases(data_);
   SlicedValues sliced;
   const bool by_rows = f.sliced_values(data_, sliced);
-  if (!by_rows && !f.numbers_slots() && f.slot_parts(data_) <= 0) return;
+  if (!by_rows && !f.numbers_slots()) return;
   TraceSteps trace("update_values (first, from the layout)");
   const AlignedBuffer table =
       value_codec() == ValueCodec::plain ? AlignedBuffer() : value_table_.table_values();

@@ -92,104 +92,23 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
                                                 const HeldSlots& held_slots) {
   SlicedValues sliced;
   if (f.sliced_values(d, sliced)) return from_slices(std::move(sliced), d, shape, held_slots);
-  const bool numbered = f.numbers_slots();
-  const int64_t parts = f.slot_parts(d);
-  if (!numbered && parts <= 0) return nullptr;
+  if (!f.numbers_slots()) return nullptr;
   std::unique_ptr<ValueMap> m(new ValueMap);
   m->value_bytes_ = size_of(shape.value);
   m->pos_bytes_ = shape.nnz < (int64_t(1) << 31) ? 4 : 8;
   m->nnz_ = shape.nnz;
-  const std::vector<int64_t> base = value_slot_bases(d);
-  std::vector<int64_t> slot_begin;  // slots_[i]'s first slot number
+  std::vector<void*> positions(d.arrays.size(), nullptr);
   for (size_t i = 0; i < d.arrays.size(); ++i) {
     if (!d.arrays[i].is_values()) continue;
     Slot s;
     s.array = i;
     s.count = d.arrays[i].count;
-    s.host = AlignedBuffer(m->pos_bytes_ * size_t(s.count));
-    char* pos = static_cast<char*>(s.host.data());  // -1 (padding) until an entry claims the slot
-    if (s.count && !numbered)
-      parallel_for(int64_t(s.host.bytes()), plan_threads(s.count),
-                   [&](int64_t b, int64_t e, int) { std::memset(pos + b, 0xff, size_t(e - b)); });
-    slot_begin.push_back(base[i]);
+    s.host = AlignedBuffer(m->pos_bytes_ * size_t(s.count));  // every slot written by the format
+    positions[i] = s.host.data();
     m->slots_.push_back(std::move(s));
   }
-  const uint8_t* held = held_slots.marks();
-  SPMVJIT_ASSERT(held, "a slot walk or numbering without marks of the held slots");
-  if (numbered) {  // the format writes every slot's position
-    std::vector<void*> positions(d.arrays.size(), nullptr);
-    for (Slot& s : m->slots_) positions[s.array] = s.host.data();
-    return f.number_slots(d, shape, held_slots, positions.data(), m->pos_bytes_) ? std::move(m) : nullptr;
-  }
-  auto set_position = [&](int64_t g, int64_t pos) {  // slot g (value_slot_bases' numbering) <- pos
-    size_t a = 0;
-    while (g >= slot_begin[a] + m->slots_[a].count) ++a;
-    if (m->pos_bytes_ == 4)
-      m->slots_[a].host.as<int32_t>()[g - slot_begin[a]] = int32_t(pos);
-    else
-      m->slots_[a].host.as<int64_t>()[g - slot_begin[a]] = pos;
-  };
-  // A chunk of parts per thread, walked a batch of parts at a time (the batch's slots stay in
-  // cache), twice.
-  const int64_t kBatch = std::clamp<int64_t>(parts * 8192 / std::max<int64_t>(base.back(), 1), 1, 1024);
-  const int chunks = int(std::min<int64_t>(parts, plan_threads(base.back())));
-  std::atomic<bool> ok{true};
-  auto walk = [&](int64_t u0, int64_t u1, std::vector<StoredSlot>& batch, auto&& per_batch) {
-    for (int64_t u = u0; u < u1 && ok; u += kBatch) {
-      batch.clear();
-      f.stored_slots(d, shape, u, std::min(u1, u + kBatch), held, batch);
-      per_batch(u, std::min(u1, u + kBatch));
-    }
-  };
-  // Parts own disjoint, ascending row ranges. Pass 1 counts each chunk's entries; pass 2 sorts
-  // each batch's entries by row and then column (a batch holds its rows' every entry) and
-  // numbers them on from the chunks before.
-  std::vector<int64_t> first(static_cast<size_t>(chunks) + 1, 0);
-  parallel_for(parts, chunks, [&](int64_t u0, int64_t u1, int c) {
-    std::vector<StoredSlot> batch;
-    walk(u0, u1, batch, [&](int64_t, int64_t) { first[size_t(c) + 1] += int64_t(batch.size()); });
-  });
-  for (int c = 0; c < chunks; ++c) first[size_t(c) + 1] += first[size_t(c)];
-  if (first.back() != shape.nnz) return nullptr;
-  parallel_for(parts, chunks, [&](int64_t u0, int64_t u1, int c) {
-    std::vector<StoredSlot> batch;
-    std::vector<int64_t> start;
-    std::vector<std::pair<int64_t, int64_t>> by_row;  // (column, slot)
-    int64_t pos = first[size_t(c)];
-    walk(u0, u1, batch, [&](int64_t u, int64_t ue) {
-      const int64_t r0 = f.slot_part_row(d, shape, u), r1 = f.slot_part_row(d, shape, ue);
-      start.assign(size_t(std::max<int64_t>(r1 - r0, 0)) + 1, 0);
-      for (const StoredSlot& e : batch) {
-        if (e.row < r0 || e.row >= r1) {
-          ok = false;
-          return;
-        }
-        ++start[size_t(e.row - r0) + 1];
-      }
-      for (size_t r = 1; r < start.size(); ++r) start[r] += start[r - 1];
-      by_row.resize(batch.size());
-      for (const StoredSlot& e : batch) by_row[size_t(start[size_t(e.row - r0)]++)] = {e.col, e.slot};
-      // start[r] is now row r + 1's first: row r spans [start[r - 1], start[r]).
-      for (size_t r = 0; r + 1 < start.size(); ++r) {
-        const auto b = by_row.begin() + (r ? start[r - 1] : 0), e = by_row.begin() + start[r];
-        if (std::is_sorted(b, e))  // most walks give a row's slots in column order
-          ;
-        else if (e - b > 32)
-          std::sort(b, e);
-        else
-          for (auto i = b + 1; i < e; ++i)
-            for (auto j = i; j > b && j[-1] > *j; --j) std::iter_swap(j - 1, j);
-        for (ptrdiff_t q = 1; q < e - b; ++q)  // b + 1 would step past an empty row's end
-          if (b[q - 1].first == b[q].first) {  // two slots of one entry: not this layout's pattern
-            ok = false;
-            return;
-          }
-      }
-      for (size_t q = 0; q < by_row.size(); ++q) set_position(by_row[q].second, pos + int64_t(q));
-      pos += int64_t(by_row.size());
-    });
-  });
-  return ok ? std::move(m) : nullptr;
+  SPMVJIT_ASSERT(held_slots.marks(), "a numbering of slots without marks of the held ones");
+  return f.number_slots(d, shape, held_slots, positions.data(), m->pos_bytes_) ? std::move(m) : nullptr;
 }
 
 // Sliced layouts (Format::sliced_values): units of up to kSliceRows positions of one slice, a

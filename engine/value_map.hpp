@@ -24,10 +24,11 @@ class ValueMap {
                                               CsrRef pattern);
   // Host layouts that hold the pattern (rows strictly ascending, each entry in a slot of its own,
   // `held` telling those slots in value_slot_bases' numbering): the map read off the layout, in
-  // parallel, with no conversion: written by the format where it knows where a row's entries sit
-  // (Format::number_slots), else through its slot walk (Format::stored_slots; `held` must be
-  // marks), entry (row, col) being CSR position row's start + col's rank in the row. nullptr when
-  // the format has neither, or the slots cannot be shape.nnz distinct entries.
+  // parallel, with no conversion: each row's first entry and count for a sliced layout
+  // (Format::sliced_values), else every slot's position as the format writes it
+  // (Format::number_slots; `held` must be marks), entry (row, col) being CSR position row's
+  // start + col's rank in the row. nullptr when the format has neither, or the slots cannot be
+  // shape.nnz entries.
   static std::unique_ptr<ValueMap> from_layout(const Format& f, const FormatData& layout, const CsrRef& shape,
                                                const HeldSlots& held);
   // Device layouts: the same through the format's device build (`pattern` in device memory,

@@ -132,13 +132,8 @@ Triplet make_triplet(int64_t row, int64_t col, V v) {
     return Triplet{row, col, double(v)};
 }
 
-// A stored slot that may hold an entry (update_values' value map from a layout): its row and
-// column, and its number over the layout's value arrays (value_slot_bases).
-struct StoredSlot {
-  int64_t row, col, slot;
-};
-// Where each value array's slots start in that numbering: one entry per array of d (-1 where the
-// array holds no values), the total last.
+// Where each value array's slots start when a layout's value slots are numbered over all its
+// value arrays: one entry per array of d (-1 where the array holds no values), the total last.
 std::vector<int64_t> value_slot_bases(const FormatData& d);
 // Which of a layout's slots hold an entry, by slot number (value_slot_bases): marks of every
 // slot, or a test asked slot by slot (sliced layouts look at a few slots a row).
@@ -240,27 +235,12 @@ class Format {
     fail(SPMV_STATUS_UNSUPPORTED, name() + ": no conversion of coded values");
   }
   // How update_values reads a value map off a layout that holds the pattern, without converting
-  // (formats with none learn theirs by a conversion): the whole layout one sliced value array
-  // (sliced_values: sell, ell), the format numbering every slot (numbers_slots: bsr), or a
-  // parallel walk of its stored slots in parts (sell_diag): slot_parts(d) of them, stored_slots
-  // appending the slots of parts [u0, u1) whose `held` mark (numbered as value_slot_bases numbers
-  // them) is set, lying in rows [slot_part_row(d, shape, u0), slot_part_row(d, shape, u1)), a
-  // row's in any order.
+  // (formats with neither learn theirs by a conversion): the whole layout one sliced value array
+  // (sliced_values: sell, ell), or the format numbering every slot (numbers_slots: bsr,
+  // sell_diag).
   virtual bool sliced_values(const FormatData& d, SlicedValues& out) const {
     (void)d, (void)out;
     return false;
-  }
-  virtual int64_t slot_parts(const FormatData& d) const {
-    (void)d;
-    return 0;
-  }
-  virtual int64_t slot_part_row(const FormatData& d, const CsrRef& shape, int64_t u) const {
-    (void)d, (void)u;
-    return shape.rows;
-  }
-  virtual void stored_slots(const FormatData& d, const CsrRef& shape, int64_t u0, int64_t u1,
-                            const uint8_t* held, std::vector<StoredSlot>& out) const {
-    (void)d, (void)shape, (void)u0, (void)u1, (void)held, (void)out;
   }
   // numbers_slots: writes, for each slot of every value array i, the CSR position of the entry
   // it holds or -1 (padding) into positions[i] (int32_t when pos_bytes is 4, else int64_t; null
