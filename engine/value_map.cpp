@@ -149,7 +149,7 @@ void ValueMap::each_sliced_slot(Make&& make) const {
     return [&, slot = make(), first = std::vector<int64_t>(kSliceRows),
             len = std::vector<int64_t>(kSliceRows)](int64_t s, int64_t i0, int64_t i1) mutable {
       for (int64_t i = i0; i < i1; ++i) {
-        const int64_t p = s * c + i, r = p >= rows_ ? -1 : sv.perm.empty() ? p : sv.perm[size_t(p)];
+        const int64_t r = row_at(s * c + i);
         first[size_t(i - i0)] = r < 0 ? 0 : row_start_[size_t(r)];
         len[size_t(i - i0)] = r < 0 ? 0 : row_start_[size_t(r) + 1] - row_start_[size_t(r)];
       }
@@ -211,17 +211,13 @@ std::unique_ptr<ValueMap> ValueMap::from_slices(SlicedValues sv, const FormatDat
         }
       }
       for (int64_t i = i0; i < i1; ++i) {
-        const int64_t p = s * c + i;
-        if (p >= rows) {
+        const int64_t r = map.row_at(s * c + i);
+        if (r < 0)
           bad |= len[size_t(i - i0)] != 0;  // positions past the rows hold only padding
-          continue;
-        }
-        const int64_t r = map.sliced_->perm.empty() ? p : map.sliced_->perm[size_t(p)];
-        if (r < 0 || r >= rows) {
-          bad = true;
-          continue;
-        }
-        m->row_start_[size_t(r) + 1] = len[size_t(i - i0)];
+        else if (r >= rows)
+          bad = true;  // not a permutation of the rows
+        else
+          m->row_start_[size_t(r) + 1] = len[size_t(i - i0)];
       }
       if (bad) ok = false;
     };

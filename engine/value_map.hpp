@@ -66,6 +66,10 @@ class ValueMap {
   template <class Make>
   void each_sliced_slot(Make&& make) const;
   void gather_sliced(const void* values, void* out) const;
+  int64_t row_at(int64_t position) const {  // a sliced layout's row at a position, -1 past the rows
+    if (position >= rows_) return -1;
+    return sliced_->perm.empty() ? position : sliced_->perm[size_t(position)];
+  }
   static constexpr int64_t kSliceRows = 512;  // positions of one slice a unit of work
   std::optional<SlicedValues> sliced_;
   HostVector<int64_t> row_start_;  // rows + 1: each row's first entry, then nnz
