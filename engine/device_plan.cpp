@@ -227,23 +227,30 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
   std::vector<int64_t> offsets(size_t(n) + 1);
   b_.download(offsets.data(), off.device.get(), offsets.size() * sizeof(int64_t));
   trace_.step("sample offsets download");
-  const int64_t total = offsets.back();
+  // A sample of one group of long rows keeps its first rows (sample_kept_rows); the device
+  // gathers the whole group, the host copies back the rows kept.
+  const int64_t first_rows =
+      std::min(RowSample::kGroupRows, in_.rows - sample_group_start(0, smp->groups, smp->matrix_groups));
+  const int64_t kept =
+      sample_kept_rows(smp->groups, first_rows, [&](int64_t j) { return offsets[size_t(j)]; });
+  const int64_t total = offsets.back(), copied = smp->groups == 1 ? offsets[size_t(kept)] : total;
   HostArray cols = alloc(total, sizeof(int64_t)), vals = alloc(total, size_of(in_.value));
   a.a[DP_SAMPLE_COLS] = cols.device.get();
   a.a[DP_SAMPLE_VALS] = vals.device.get();
   if (total)
     launch("device_plan", "spmvjit_dp_sample_gather", n * b_.target().warp_size, a);  // a warp per row
-  smp->col_idx.resize(size_t(total));
-  smp->values = AlignedBuffer(size_t(total) * size_of(in_.value));
-  b_.download(smp->col_idx.data(), cols.device.get(), size_t(total) * sizeof(int64_t));
+  smp->col_idx.resize(size_t(copied));
+  smp->values = AlignedBuffer(size_t(copied) * size_of(in_.value));
+  b_.download(smp->col_idx.data(), cols.device.get(), size_t(copied) * sizeof(int64_t));
   b_.download(smp->values.data(), vals.device.get(), smp->values.bytes());
-  trace_.step("sample entries download (" + std::to_string(total) + ")");
+  trace_.step("sample entries download (" + std::to_string(copied) + ")");
   // Rows past the matrix's end (only in its last, partial group) are not sample rows.
   for (int64_t g = 0; g < smp->groups; ++g) {
     const int64_t r0 = sample_group_start(g, smp->groups, smp->matrix_groups);
-    for (int64_t j = 0; j < std::min(RowSample::kGroupRows, in_.rows - r0); ++j)
+    const int64_t n = smp->groups == 1 ? kept : std::min(RowSample::kGroupRows, in_.rows - r0);
+    for (int64_t j = 0; j < n; ++j)
       smp->row_ptr.push_back(offsets[size_t(g * RowSample::kGroupRows + j + 1)]);
-    smp->rows += std::min(RowSample::kGroupRows, in_.rows - r0);
+    smp->rows += n;
   }
   mark_ascending(*smp);
   trace_.step("sample rows");

@@ -9,7 +9,7 @@
 # format on ../shared/matrices), values (the extended large suite per value kind in $VALUES, default
 # random,few,ones, compression on; then the kinds in $VALUES_OFF, default few,ones, compression
 # off; every bench times warm and cold), memcheck, sanitize (racecheck, synccheck and initcheck
-# on every format; not in the default list), det (deterministic mode's cost; not in the default
+# on every format, or SANITIZE_TOOLS on SANITIZE_FILTER; not in the default list), det (deterministic mode's cost; not in the default
 # list), hip (not in the default list: the HIP backend built for HIP's NVIDIA platform from
 # .deps/libamdhip64-dev_*.deb, `apt-get download libamdhip64-dev`; the whole [cuda] device suite
 # run through it (HIP_TEST_FILTER: another filter), the [hip] tests (HIP_SKIP_HIP_TESTS=1: not),
@@ -76,10 +76,32 @@ TESTS=$BUILD/tests/spmvjit_tests
 
 if has tests; then
 step "[cuda] tests"
-# TEST_FILTER: another Catch2 filter (e.g. "[cuda]~cuda: every GPU kernel spec compiles*").
-SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_TESTS:-200}" "$TESTS" "${TEST_FILTER:-[cuda]}" -d yes \
-  2>&1 | grep -Ev "^\s*$|^[0-9.]+ s: " | tail -n 80 || status=1
-
+# TEST_FILTER: another Catch2 filter, run in one process (e.g. "cuda device planning*"). Without it,
+# every [cuda] case but the compile-everything ones (they need no device and run on the CPU
+# machines) runs in TEST_SHARDS (default 8) processes side by side, since one process compiling
+# every kernel into an empty cache outlasts any limit; then the cases that time kernels, exhaust
+# device memory or load the device from 8 threads run alone. T_TESTS bounds each phase.
+export SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES"
+if [ -n "${TEST_FILTER:-}" ]; then
+  timeout "${T_TESTS:-200}" "$TESTS" "$TEST_FILTER" -d yes 2>&1 | grep -Ev "^\s*$|^[0-9.]+ s: " | tail -n 80 || status=1
+else
+  serial_re='warm timing agrees|out of memory|then OOM|8 threads on 8 streams'
+  "$TESTS" --list-test-names-only "[cuda]" | sed '/^$/d' | grep -v 'kernel spec compiles' > /tmp/cuda_cases.txt
+  grep -E "$serial_re" /tmp/cuda_cases.txt > /tmp/cuda_serial.txt
+  rm -f /tmp/cuda_shard_*
+  grep -Ev "$serial_re" /tmp/cuda_cases.txt | awk -v n="${TEST_SHARDS:-8}" '{ print > ("/tmp/cuda_shard_" (NR - 1) % n ".txt") }'
+  run_cases() {  # list file -> log next to it, "passed" or the failure's tail
+    timeout "${T_TESTS:-200}" "$TESTS" -f "$1" -d yes > "${1%.txt}.log" 2>&1
+    local rc=$?
+    if [ $rc = 0 ]; then echo "$(basename "$1" .txt): $(grep -E "^All tests passed|^test cases:" "${1%.txt}.log")"
+    else echo "$(basename "$1" .txt): exit $rc"; grep -Ev "^\s*$|^[0-9.]+ s: " "${1%.txt}.log" | tail -n 40; return 1; fi
+  }
+  pids=()
+  for f in /tmp/cuda_shard_*.txt; do run_cases "$f" > "${f%.txt}.out" 2>&1 & pids+=($!); done
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+  cat /tmp/cuda_shard_*.out
+  run_cases /tmp/cuda_serial.txt || status=1
+fi
 fi
 # ctest (the CPU-side tests) is left to the CPU machines: this build has no CPU backend.
 
@@ -307,11 +329,11 @@ fi
 if has sanitize; then
 # racecheck (shared-memory hazards), synccheck (barriers and warp syncs), initcheck (reads of
 # uninitialized device memory) over every format, plain and deterministic, on small matrices.
-for tool in racecheck synccheck initcheck; do
+for tool in ${SANITIZE_TOOLS:-racecheck synccheck initcheck}; do
   step "compute-sanitizer $tool: every format, plain and deterministic, on small matrices; device transposes"
   SPMVJIT_CACHE_DIR=/tmp/spmvjit-test-cache SPMVJIT_MATRICES_DIR="$MATRICES" timeout "${T_SANITIZE:-120}" \
     compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 "$TESTS" \
-    "cuda sanitizer set: every format on small matrices,transpose device*" > /tmp/$tool.txt 2>&1
+    "${SANITIZE_FILTER:-cuda sanitizer set: every format on small matrices,transpose device*}" > /tmp/$tool.txt 2>&1
   echo "$tool exit $? (0 clean, 9 errors found, 124 time limit)"
   tail -n 12 /tmp/$tool.txt
 done

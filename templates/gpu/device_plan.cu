@@ -7,6 +7,7 @@
 // DP_BLOCK threads, the spmvjit_dp_scan* kernels blocks of DP_SCAN_BLOCK (spmvjit_dp_scan exactly
 // one); the others take any block size.
 #include "../contract/device_plan.h"
+#include "block_scan.cuh"
 #include "prelude.h"
 
 namespace dp {
@@ -58,31 +59,9 @@ SPMVJIT_DEVICE void add(u64* stats, int slot, i64 v) {
   if (v) spmvjit_atomic_add_u64(stats + slot, u64(v));
 }
 
-// Exclusive scan of one value per thread over a block of DP_SCAN_BLOCK threads; *total gets the
-// block's sum. `warps` is shared memory of one slot per warp.
+// Exclusive scan of one value per thread over a block of DP_SCAN_BLOCK threads (block_scan.cuh).
 SPMVJIT_DEVICE i64 block_exclusive(i64 x, i64* warps, i64* total) {
-  const int lane = spmvjit_lane(), w = int(threadIdx.x) / SPMVJIT_WARP;
-  constexpr int kWarps = DP_SCAN_BLOCK / SPMVJIT_WARP;
-  i64 inc = x;
-  for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
-    const i64 o = spmvjit_shfl_up(inc, d);
-    if (lane >= d) inc += o;
-  }
-  if (lane == SPMVJIT_WARP - 1) warps[w] = inc;
-  spmvjit_sync_block();
-  if (w == 0) {
-    i64 ws = lane < kWarps ? warps[lane] : 0;
-    for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
-      const i64 o = spmvjit_shfl_up(ws, d);
-      if (lane >= d) ws += o;
-    }
-    if (lane < kWarps) warps[lane] = ws;  // inclusive sums of the warps
-  }
-  spmvjit_sync_block();
-  const i64 before = (w ? warps[w - 1] : 0) + inc - x;
-  *total = warps[kWarps - 1];
-  spmvjit_sync_block();  // warps[] is reused by the caller's next tile
-  return before;
+  return spmvjit_block_exclusive<DP_SCAN_BLOCK>(x, warps, total);
 }
 
 }  // namespace dp

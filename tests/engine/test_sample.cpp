@@ -38,6 +38,27 @@ TEST_CASE("the row sample keeps every sampled row's offsets and alignment", "[en
   }
 }
 
+TEST_CASE("a sample of one group of long rows keeps whole slices of its first rows", "[engine]") {
+  // dense:1000: one group of 192 rows would be 192,000 entries; 66 rows hold kLongEntries.
+  const auto dense = generate_matrix("dense:1000", 2);
+  const auto smp = sample_rows(dense.ref());
+  REQUIRE(smp->groups == 1);
+  CHECK(smp->rows == 2 * RowSample::kLongRows);
+  CHECK(int64_t(smp->col_idx.size()) == smp->rows * 1000);
+  CHECK(smp->row_ptr[size_t(smp->rows)] == smp->rows * 1000);
+  const int64_t r0 = sample_group_start(0, smp->groups, smp->matrix_groups);
+  for (int64_t r = 0; r < smp->rows; ++r)
+    for (int64_t k = 0; k < 1000; k += 97)
+      REQUIRE(smp->col_idx[size_t(r * 1000 + k)] - r ==
+              dense.col_idx[size_t((r0 + r) * 1000 + k)] - (r0 + r));
+  // A group at the cap or under it stays whole, and so do samples of several groups.
+  CHECK(sample_rows(generate_matrix("dense:340", 2).ref())->rows == 192);
+  CHECK(sample_kept_rows(2, 192, [](int64_t j) { return j * 5000; }) == 192);
+  CHECK(sample_kept_rows(1, 192, [](int64_t j) { return j * 5000; }) == 64);
+  CHECK(sample_kept_rows(1, 100, [](int64_t j) { return j * 100000; }) == 64);
+  CHECK(sample_kept_rows(1, 40, [](int64_t j) { return j * 100000; }) == 40);
+}
+
 TEST_CASE("distinct offsets of the sample stop counting past the cap", "[engine]") {
   const auto band = sample_rows(generate_matrix("poisson2d:200", 1).ref());
   CHECK(band->distinct_offsets(128) == 5);

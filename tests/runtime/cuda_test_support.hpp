@@ -54,7 +54,7 @@ inline const std::vector<TestMatrix>& test_matrices() {
     // blocks, powerlaw:6000:1.5:1500 449 from lane-group blocks (counted on the host layout, seed 5).
     for (const char* spec :
          {"poisson2d:40", "random:3000:1:40", "powerlaw:5000", "powerlaw:6000:1.5:1500", "denserows:3000:3:8",
-          "short:5000:2", "dense:50", "random:37:1:40:1000", "random:1:1:1",
+          "short:5000:2", "dense:50", "dense:600", "random:37:1:40:1000", "random:1:1:1",
           // compressed values (engine/value_codec.hpp): uniform and 8-bit codes
           "powerlaw:5000@ones", "powerlaw:6000:1.5:1500@ones", "random:3000:1:40@few",
           "denserows:3000:3:8@few"})

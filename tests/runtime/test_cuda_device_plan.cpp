@@ -58,7 +58,14 @@ spmv_options_t cuda_options(const char* format) {
 }
 
 void check_same_stats(const MatrixStats& dev, const MatrixStats& host) {
-  // The same row sample on both sides: the same entry facts.
+  // The same row sample on both sides (a sample of long rows cut short alike): the same entry facts.
+  REQUIRE((dev.sample != nullptr) == (host.sample != nullptr));
+  if (dev.sample) {
+    CHECK(dev.sample->rows == host.sample->rows);
+    CHECK(dev.sample->row_ptr == host.sample->row_ptr);
+    CHECK(dev.sample->col_idx == host.sample->col_idx);
+    CHECK(dev.sample->rows_ascending == host.sample->rows_ascending);
+  }
   CHECK(dev.facts_sampled == host.facts_sampled);
   CHECK(dev.distinct_diagonals() == host.distinct_diagonals());
   CHECK(dev.dense_run_fraction == host.dense_run_fraction);

@@ -250,6 +250,11 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 
 #endif  // SPMVJIT_CONTRACT_DEVICE_PLAN_H
 #line 10 "gpu/device_plan.cu"
+#line 1 "gpu/block_scan.cuh"
+// A block-wide exclusive scan for device builds that cooperate within a block (not for the CPU
+// emulation, which runs a block's threads one after another).
+#ifndef SPMVJIT_BLOCK_SCAN_INCLUDED
+#define SPMVJIT_BLOCK_SCAN_INCLUDED
 #line 1 "gpu/prelude_hip.h"
 // GPU kernel prelude for HIP (hipRTC, AMD GPUs): the names prelude_cuda.h gives the templates,
 // for wavefronts of 64 lanes (CDNA, GCN) or 32 (RDNA), so every GPU template compiles unchanged.
@@ -701,7 +706,41 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 }
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
+#line 6 "gpu/block_scan.cuh"
+
+// Exclusive scan of one value per thread over a block of kThreads threads (a multiple of
+// SPMVJIT_WARP, at most SPMVJIT_WARP warps); *total gets the block's sum. `warps` is shared memory
+// of kThreads / SPMVJIT_WARP slots. Every thread of the block calls it; it ends at a barrier, so
+// the caller may reuse `warps` and read what others wrote before the call.
+template <int kThreads, class T>
+SPMVJIT_DEVICE T spmvjit_block_exclusive(T x, T* warps, T* total) {
+  static_assert(kThreads % SPMVJIT_WARP == 0 && kThreads / SPMVJIT_WARP <= SPMVJIT_WARP, "block shape");
+  constexpr int kWarps = kThreads / SPMVJIT_WARP;
+  const int lane = spmvjit_lane(), w = int(threadIdx.x) / SPMVJIT_WARP;
+  T inc = x;
+  for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
+    const T o = spmvjit_shfl_up(inc, d);
+    if (lane >= d) inc += o;
+  }
+  if (lane == SPMVJIT_WARP - 1) warps[w] = inc;
+  spmvjit_sync_block();
+  if (w == 0) {
+    T ws = lane < kWarps ? warps[lane] : T(0);
+    for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
+      const T o = spmvjit_shfl_up(ws, d);
+      if (lane >= d) ws += o;
+    }
+    if (lane < kWarps) warps[lane] = ws;  // inclusive sums of the warps
+  }
+  spmvjit_sync_block();
+  const T before = (w ? warps[w - 1] : T(0)) + inc - x;
+  *total = warps[kWarps - 1];
+  spmvjit_sync_block();
+  return before;
+}
+#endif
 #line 11 "gpu/device_plan.cu"
+#line 12 "gpu/device_plan.cu"
 
 namespace dp {
 
@@ -752,31 +791,9 @@ SPMVJIT_DEVICE void add(u64* stats, int slot, i64 v) {
   if (v) spmvjit_atomic_add_u64(stats + slot, u64(v));
 }
 
-// Exclusive scan of one value per thread over a block of DP_SCAN_BLOCK threads; *total gets the
-// block's sum. `warps` is shared memory of one slot per warp.
+// Exclusive scan of one value per thread over a block of DP_SCAN_BLOCK threads (block_scan.cuh).
 SPMVJIT_DEVICE i64 block_exclusive(i64 x, i64* warps, i64* total) {
-  const int lane = spmvjit_lane(), w = int(threadIdx.x) / SPMVJIT_WARP;
-  constexpr int kWarps = DP_SCAN_BLOCK / SPMVJIT_WARP;
-  i64 inc = x;
-  for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
-    const i64 o = spmvjit_shfl_up(inc, d);
-    if (lane >= d) inc += o;
-  }
-  if (lane == SPMVJIT_WARP - 1) warps[w] = inc;
-  spmvjit_sync_block();
-  if (w == 0) {
-    i64 ws = lane < kWarps ? warps[lane] : 0;
-    for (int d = 1; d < SPMVJIT_WARP; d <<= 1) {
-      const i64 o = spmvjit_shfl_up(ws, d);
-      if (lane >= d) ws += o;
-    }
-    if (lane < kWarps) warps[lane] = ws;  // inclusive sums of the warps
-  }
-  spmvjit_sync_block();
-  const i64 before = (w ? warps[w - 1] : 0) + inc - x;
-  *total = warps[kWarps - 1];
-  spmvjit_sync_block();  // warps[] is reused by the caller's next tile
-  return before;
+  return spmvjit_block_exclusive<DP_SCAN_BLOCK>(x, warps, total);
 }
 
 }  // namespace dp
