@@ -264,6 +264,15 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
     backend_->synchronize(nullptr);  // the caller may free or change `values` on return
     return;
   }
+  if (value_map_ && value_codec() == ValueCodec::code8) {
+    // Straight to codes when the table holds every new value (one kernel: map and values read
+    // once, a byte written per slot), else through plain values and an encode below.
+    FormatData codes = plain_value_arrays(data_, nullptr, false);
+    if (value_map_->gather_codes(values, value_table_, codes)) {
+      install_values(std::move(codes), user_values, memory, true);
+      return;
+    }
+  }
   FormatData fresh;
   if (value_map_) {
     fresh = plain_value_arrays(data_, backend_);

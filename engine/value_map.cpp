@@ -10,6 +10,7 @@
 #include "engine/formats/partition.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 #include "templates/contract/device_plan.h"
+#include "templates/contract/values.h"
 
 namespace spmvjit {
 namespace {
@@ -241,6 +242,7 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
   m->module_ =
       get_kernel(b, device_module_spec(t, "device_plan", pattern.index, pattern.value), cache_dir, nullptr);
   m->gather_ = m->module_->entry("spmvjit_dp_value_gather");
+  m->gather_codes_ = m->module_->entry("spmvjit_dp_value_gather_codes");
   m->exec_ = b.make_executor(1);
   // The codes stand in for the pattern's values.
   DeviceBuffer codes(b, m->value_bytes_ * size_t(std::max<int64_t>(pattern.nnz, 1)));
@@ -310,7 +312,7 @@ void ValueMap::gather(const void* values, FormatData& data) const {
 }
 
 bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData& data) const {
-  SPMVJIT_ASSERT(!device_, "gather_codes on a device value map");
+  if (device_) return gather_codes_device(values, t, data);
   const ValueCodeSet lookup(t);
   if (sliced_) {  // the same lookups, positions computed as the slots go by
     const Slot& s = slots_[0];
@@ -372,6 +374,40 @@ bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData&
   for (size_t i = 0; i < slots_.size(); ++i) {
     HostArray& h = data.arrays[slots_[i].array];
     h.buf = std::move(codes[i]);
+    h.elem = 1;
+  }
+  return true;
+}
+
+bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, FormatData& data) const {
+  const AlignedBuffer host_table = t.table_values();  // the sorted patterns: code k is entry k
+  if (!table_) table_ = DeviceBuffer(*backend_, value_bytes_ * SPMVJIT_VALUES_TABLE_MAX);
+  if (!errors_) errors_ = DeviceBuffer(*backend_, sizeof(uint64_t));
+  SPMVJIT_ASSERT(host_table.bytes() <= table_.bytes(), "value table larger than a CODE8 table");
+  backend_->upload(table_.get(), host_table.data(), host_table.bytes());
+  const uint64_t zero = 0;
+  backend_->upload(errors_.get(), &zero, sizeof zero);
+  std::vector<DeviceBuffer> codes(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (!s.count) continue;
+    codes[i] = DeviceBuffer(*backend_, size_t(s.count));
+    SpmvArgs a{};
+    a.a[DP_VM_VALUES] = const_cast<void*>(values);
+    a.a[DP_VM_MAP] = s.device.get();
+    a.a[DP_VM_OUT] = codes[i].get();
+    a.a[DP_VM_ERRORS] = errors_.get();
+    a.a[DP_VM_TABLE] = table_.get();
+    a.n[DP_VM_N_COUNT] = s.count;
+    a.n[DP_VM_N_TABLE] = int64_t(t.bits.size());
+    launch(gather_codes_, s.count, a);
+  }
+  uint64_t bad = 0;
+  backend_->download(&bad, errors_.get(), sizeof bad);  // waits for the kernels
+  if (bad) return false;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    HostArray& h = data.arrays[slots_[i].array];
+    h.device = std::move(codes[i]);
     h.elem = 1;
   }
   return true;

@@ -39,9 +39,10 @@ class ValueMap {
   // Writes the value slots of `data` from `values` (nnz values of the plan's type, in the memory
   // the map was built for: host buffers, or device arrays HostArray::device).
   void gather(const void* values, FormatData& data) const;
-  // Host layouts: the CODE8 codes (table `t`) of the values gathering `values` would give,
-  // written as new one-byte value arrays of `data` (its value slots: name, kind, count): no plain
-  // copy on the way. False, with `data` unchanged, when a value is not in the table.
+  // The CODE8 codes (table `t`) of the values gathering `values` would give, written as new
+  // one-byte value arrays of `data` (its value slots: name, kind, count; host buffers, or device
+  // arrays for a device map): no plain copy on the way. False, with `data` unchanged, when a
+  // value is not in the table.
   bool gather_codes(const void* values, const ValueTable& t, FormatData& data) const;
   // True when gathering `values` gives exactly the value arrays of `expected` (a fresh conversion
   // of the same values): the check that makes the map trusted.
@@ -66,6 +67,7 @@ class ValueMap {
   template <class Make>
   void each_sliced_slot(Make&& make) const;
   void gather_sliced(const void* values, void* out) const;
+  bool gather_codes_device(const void* values, const ValueTable& t, FormatData& data) const;
   int64_t row_at(int64_t position) const {  // a sliced layout's row at a position, -1 past the rows
     if (position >= rows_) return -1;
     return sliced_->perm.empty() ? position : sliced_->perm[size_t(position)];
@@ -82,6 +84,8 @@ class ValueMap {
   Backend* backend_ = nullptr;
   std::shared_ptr<LoadedModule> module_;
   void* gather_ = nullptr;
+  void* gather_codes_ = nullptr;
+  mutable DeviceBuffer table_, errors_;  // gather_codes_device's, kept from update to update
   std::unique_ptr<Executor> exec_;
   TargetInfo target_;
 };

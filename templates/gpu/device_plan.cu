@@ -396,6 +396,42 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(c
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
 
+namespace dp {
+// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
+SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (spmvjit_ldg(table + mid) < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+}  // namespace dp
+
+// Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
+// reads the map and the values once and writes one byte per slot, where a gather and an encode
+// wrote and read the plain values once more.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather_codes(const SpmvArgs a) {
+  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VM_VALUES];
+  const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
+  unsigned char* SPMVJIT_RESTRICT out = (unsigned char*)a.a[DP_VM_OUT];
+  const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VM_TABLE];
+  const int n = int(a.n[DP_VM_N_TABLE]);
+  i64 bad = 0;
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
+       j += i64(gridDim.x) * blockDim.x) {
+    const I m = spmvjit_ld_stream(map + j);
+    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
+    const int c = dp::table_position(table, n, v);
+    bad += c == n || spmvjit_ldg(table + c) != v;
+    out[j] = (unsigned char)c;
+  }
+  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
+}
+
 // Value compression: binary search of each value's bits in the sorted table (at most 256
 // patterns, read through the read-only cache); one atomic per thread that found a stranger.
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(const SpmvArgs a) {
@@ -407,14 +443,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(c
   for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VC_N_COUNT];
        j += i64(gridDim.x) * blockDim.x) {
     const dp::Code v = spmvjit_ld_stream(values + j);
-    int lo = 0, hi = n;  // the first entry >= v
-    while (lo < hi) {
-      const int mid = (lo + hi) >> 1;
-      if (spmvjit_ldg(table + mid) < v)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    const int lo = dp::table_position(table, n, v);
     bad += lo == n || spmvjit_ldg(table + lo) != v;
     if (codes) codes[j] = (unsigned char)lo;
   }

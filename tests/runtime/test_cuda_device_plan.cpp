@@ -581,6 +581,19 @@ TEST_CASE("cuda device planning: compressed values through updates", "[cuda]") {
     }
     CHECK(codec(p) == (first == "code8" ? "code8" : "plain"));
     CHECK(check_plan(p, a2, 23) == "");
+    // Values the table holds, placed anew: a CODE8 plan gathers them straight to codes.
+    for (size_t k = 0; k < a2.val.size(); ++k) a2.val[k] = k % 3 == 0 ? 0.5 : -3.0;
+    REQUIRE(spmv_plan_update_values(p, a2.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
+    CHECK(codec(p) == (first == "code8" ? "code8" : "plain"));
+    CHECK(check_plan(p, a2, 26) == "");
+    for (size_t k = 0; k < a2.val.size(); ++k) a2.val[k] = k % 5 == 1 ? -3.0 : 0.5;
+    {
+      const DeviceBuffer nv(b, a2.val.size() * sizeof(double));
+      b.upload(nv.get(), a2.val.data(), a2.val.size() * sizeof(double));
+      REQUIRE(spmv_plan_update_values(p, nv.get(), SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
+    }
+    CHECK(codec(p) == (first == "code8" ? "code8" : "plain"));
+    CHECK(check_plan(p, a2, 27) == "");
     a2.val = random_vector<double>(a.nnz(), 24);  // random: plain values and kernel
     REQUIRE(spmv_plan_update_values(p, a2.val.data(), SPMV_MEMORY_HOST) == SPMV_STATUS_SUCCESS);
     CHECK(codec(p) == "plain");

@@ -234,9 +234,12 @@ enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 // Value maps (engine/value_map.hpp): position codes (the bits of k + 1 in entry k, an unsigned
 // integer as wide as V), a map from converted codes (I positions, -1 for padding, codes past nnz
 // counted in errors[0]), and the gather out[j] = map[j] < 0 ? 0 : values[map[j]], which with
-// n[DP_VM_N_CHECK] compares with out instead and counts differences in errors[0].
-enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS };  // a[]
-enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK };         // n[]
+// n[DP_VM_N_CHECK] compares with out instead and counts differences in errors[0];
+// spmvjit_dp_value_gather_codes writes each gathered value's CODE8 code instead (a byte: its
+// position in the sorted table a[DP_VM_TABLE] of n[DP_VM_N_TABLE] patterns, values missing from
+// it counted in errors[0]).
+enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS, DP_VM_TABLE };  // a[]
+enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK, DP_VM_N_TABLE };       // n[]
 
 // Value compression (engine/value_codec.hpp): codes[j] = the position of values[j]'s bits in the
 // sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in errors[0]; with no
@@ -1128,6 +1131,42 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(c
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
 
+namespace dp {
+// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
+SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (spmvjit_ldg(table + mid) < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+}  // namespace dp
+
+// Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
+// reads the map and the values once and writes one byte per slot, where a gather and an encode
+// wrote and read the plain values once more.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather_codes(const SpmvArgs a) {
+  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VM_VALUES];
+  const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
+  unsigned char* SPMVJIT_RESTRICT out = (unsigned char*)a.a[DP_VM_OUT];
+  const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VM_TABLE];
+  const int n = int(a.n[DP_VM_N_TABLE]);
+  i64 bad = 0;
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
+       j += i64(gridDim.x) * blockDim.x) {
+    const I m = spmvjit_ld_stream(map + j);
+    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
+    const int c = dp::table_position(table, n, v);
+    bad += c == n || spmvjit_ldg(table + c) != v;
+    out[j] = (unsigned char)c;
+  }
+  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
+}
+
 // Value compression: binary search of each value's bits in the sorted table (at most 256
 // patterns, read through the read-only cache); one atomic per thread that found a stranger.
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(const SpmvArgs a) {
@@ -1139,14 +1178,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(c
   for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VC_N_COUNT];
        j += i64(gridDim.x) * blockDim.x) {
     const dp::Code v = spmvjit_ld_stream(values + j);
-    int lo = 0, hi = n;  // the first entry >= v
-    while (lo < hi) {
-      const int mid = (lo + hi) >> 1;
-      if (spmvjit_ldg(table + mid) < v)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
+    const int lo = dp::table_position(table, n, v);
     bad += lo == n || spmvjit_ldg(table + lo) != v;
     if (codes) codes[j] = (unsigned char)lo;
   }
