@@ -85,8 +85,9 @@ std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {
   s->matrix_groups = (a.rows + RowSample::kGroupRows - 1) / RowSample::kGroupRows;
   s->groups = sample_groups(a.rows, a.nnz);
   const size_t vs = size_of(a.value);
-  // Rows past r0 kept of group g (all but in a sample of one group of long rows).
-  auto group_end = [&](int64_t g, int64_t r0) {
+  // Where the sampled group starting at row r0 ends (short of its 192 rows only in a sample of
+  // one group of long rows).
+  auto group_end = [&](int64_t r0) {
     const int64_t n = std::min(a.rows, r0 + RowSample::kGroupRows) - r0;
     return r0 +
            sample_kept_rows(s->groups, n, [&](int64_t j) { return a.row_begin(r0 + j) - a.row_begin(r0); });
@@ -95,7 +96,7 @@ std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {
   int64_t rows = 0, entries = 0;
   for (int64_t g = 0; g < s->groups; ++g) {
     const int64_t r0 = sample_group_start(g, s->groups, s->matrix_groups);
-    const int64_t r1 = group_end(g, r0);
+    const int64_t r1 = group_end(r0);
     rows += r1 - r0;
     entries += a.row_begin(r1) - a.row_begin(r0);
   }
@@ -108,7 +109,7 @@ std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {
   int64_t out = 0;
   for (int64_t g = 0; g < s->groups; ++g) {
     const int64_t r0 = sample_group_start(g, s->groups, s->matrix_groups);
-    const int64_t r1 = group_end(g, r0);
+    const int64_t r1 = group_end(r0);
     const int64_t shift = r0 - s->rows;  // a multiple of kGroupRows
     const int64_t b = a.row_begin(r0), e = a.row_begin(r1);
     for (int64_t k = b; k < e; ++k)
