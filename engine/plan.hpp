@@ -30,6 +30,11 @@ class ValueMap;
 // Seconds of each planning stage. backend_init: the process's first use of the device (context,
 // compiler libraries), paid once per process. compile/load: every module the plan needed (device
 // planning and build modules included); the stages around them exclude that time.
+// A FormatData with only the value slots of `layout`, plain and allocated (device arrays with
+// `device`, else host buffers; unless `allocate` is false: names, kinds and counts only): where a
+// value map gathers an update (engine/plan_update.cpp, engine/plan_pattern.cpp).
+FormatData plain_value_arrays(const FormatData& layout, Backend* device, bool allocate = true);
+
 struct PlanTimings {
   double backend_init = 0, input_upload = 0, transpose = 0, symmetric = 0, validate = 0, stats = 0, plan = 0,
          convert = 0, codegen = 0, compile = 0, load = 0, upload = 0, total = 0;
