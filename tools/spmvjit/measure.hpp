@@ -23,6 +23,9 @@ struct MeasureResult {
   std::string cache;   // memory / disk / compiled
   bool ok = false;     // planned and verified
   std::string error;   // why not
+  // plan_s: the plan measured (for the planner's choices the second of the process, plan_first_s
+  // the first; 0 when not run).
+  double plan_first_s = 0;
   double plan_s = 0, validate_s = 0, stats_s = 0, estimate_s = 0, convert_s = 0, compile_s = 0, load_s = 0,
          upload_s = 0;
   double exec_s = 0;                        // median seconds of one SpMV (beta = 0), warm (back to back)
@@ -38,8 +41,10 @@ struct MeasureResult {
 };
 
 // The GPU timing modes run besides warm (tools/spmvjit/gpu_bench.hpp's GpuTiming).
+// second_plan: the planner's choices (auto and device input) are timed on a second plan of the
+// matrix, the first one's time kept in plan_first_s (bench; `run` times its one plan).
 struct TimingModes {
-  bool cold = false, sync = false;
+  bool cold = false, sync = false, second_plan = false;
 };
 
 // format "" = planner's choice. Never throws: failures land in `error`.
