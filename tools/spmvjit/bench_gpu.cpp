@@ -195,7 +195,7 @@ int bench_gpu(BackendKind kind, const std::vector<std::pair<std::string, HostCsr
                          alg1_cold > 0 && r.exec_cold_s > 0 ? Json(alg1_cold / r.exec_cold_s) : Json()},
                         {"plan_spmvs", r.plan_s / r.exec_s},
                         {"plan_seconds", r.plan_s},
-                        {"plan_first_seconds", r.plan_first_s},
+                        {"plan_first_seconds", r.plan_first_s > 0 ? Json(r.plan_first_s) : Json()},
                         {"break_even_spmvs", even == -2 ? Json() : Json(even)},
                         {"compile_seconds", r.compile_s},
                         {"update_seconds", opt(r.update_s)},

@@ -92,9 +92,10 @@ MeasureResult run_typed(const HostCsr<I, V>& a, const spmv_options_t& options, c
     desc.row_ptr = device_csr[0].get(), desc.col_idx = device_csr[1].get(), desc.values = device_csr[2].get();
     desc.memory = SPMV_MEMORY_DEVICE;
   }
-  // The planner's choices are timed on a second plan (timing.second_plan), from host and device
-  // memory alike: the first in a process also loads the kernels from the disk cache (and on a GPU
-  // the planning modules); its time is kept apart (plan_first_s). Device input always was.
+  // The planner's choices are timed on a second plan of the matrix (timing.second_plan), from host
+  // and device memory alike: the first may also load kernels from the disk cache (and on a GPU the
+  // planning modules) unless an earlier plan of the process did; its time is kept apart
+  // (plan_first_s). Device input always was timed so.
   if ((format.empty() && timing.second_plan) || device_input) {
     spmv_plan_t warm = nullptr;
     if (spmv_plan(&warm, &desc, &o) == SPMV_STATUS_SUCCESS) {

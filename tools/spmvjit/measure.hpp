@@ -23,8 +23,8 @@ struct MeasureResult {
   std::string cache;   // memory / disk / compiled
   bool ok = false;     // planned and verified
   std::string error;   // why not
-  // plan_s: the plan measured (for the planner's choices the second of the process, plan_first_s
-  // the first; 0 when not run).
+  // plan_s: the plan measured; with TimingModes::second_plan, the planner's choices' second plan
+  // of this matrix, and plan_first_s the first (0 when not run).
   double plan_first_s = 0;
   double plan_s = 0, validate_s = 0, stats_s = 0, estimate_s = 0, convert_s = 0, compile_s = 0, load_s = 0,
          upload_s = 0;
