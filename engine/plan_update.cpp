@@ -251,8 +251,11 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
   }
   const bool plain = value_codec() == ValueCodec::plain;
   if (value_map_ && plain) {
+    TraceSteps trace("update_values (device)");
     value_map_->gather(values, data_);
+    trace.step("launch");
     backend_->synchronize(nullptr);  // the caller may free or change `values` on return
+    trace.step("gather kernels (wait)");
     return;
   }
   if (value_map_ && value_codec() == ValueCodec::code8) {
@@ -260,7 +263,9 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
     // once, a byte written per slot), else through plain values and an encode below.
     FormatData codes = plain_value_arrays(data_, nullptr, false);
     if (value_map_->gather_codes(values, value_table_, codes)) {
+      TraceSteps trace("update_values (device codes)");
       install_values(std::move(codes), user_values, memory, true);
+      trace.step("install");
       return;
     }
   }

@@ -380,6 +380,7 @@ bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData&
 }
 
 bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, FormatData& data) const {
+  TraceSteps trace("update_values (device codes)");
   const AlignedBuffer host_table = t.table_values();  // the sorted patterns: code k is entry k
   if (!table_) table_ = DeviceBuffer(*backend_, value_bytes_ * SPMVJIT_VALUES_TABLE_MAX);
   if (!errors_) errors_ = DeviceBuffer(*backend_, sizeof(uint64_t));
@@ -387,6 +388,7 @@ bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, Form
   backend_->upload(table_.get(), host_table.data(), host_table.bytes());
   const uint64_t zero = 0;
   backend_->upload(errors_.get(), &zero, sizeof zero);
+  trace.step("table and error uploads");
   std::vector<DeviceBuffer> codes(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
@@ -402,8 +404,10 @@ bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, Form
     a.n[DP_VM_N_TABLE] = int64_t(t.bits.size());
     launch(gather_codes_, s.count, a);
   }
+  trace.step("allocate and launch");
   uint64_t bad = 0;
   backend_->download(&bad, errors_.get(), sizeof bad);  // waits for the kernels
+  trace.step("gather kernels (wait)");
   if (bad) return false;
   for (size_t i = 0; i < slots_.size(); ++i) {
     HostArray& h = data.arrays[slots_[i].array];
