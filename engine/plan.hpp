@@ -79,8 +79,9 @@ class Plan {
   bool tiered() const { return upgrade_ != nullptr; }
   // How spmv_plan_update_values renews the values: "not yet updated", "gather through a value
   // map" (after a first update that reconverted and found the map), "gather through a value map
-  // read off the layout" (the first update read it off a layout holding the pattern), or
-  // "reconversion".
+  // read off the layout" (the first update read it off a layout holding the pattern), "gather
+  // through a value map and the format's kernel" (a device map whose gathers compute the
+  // positions of regular rows, Format::device_gather), or "reconversion".
   std::string values_update() const;
   // Where update_values finds the pattern: "format arrays" (the format's own CSR arrays), "copy"
   // (kept at plan time), "layout" (rebuilt from the format's arrays by the first update: kept no

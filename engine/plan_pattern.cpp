@@ -231,8 +231,9 @@ std::string Plan::pattern_source() const {
 std::string Plan::values_update() const {
   if (!value_map_tried_) return "not yet updated";
   if (!value_map_) return "reconversion";
-  return value_map_from_layout_ ? "gather through a value map read off the layout"
-                                : "gather through a value map";
+  if (value_map_from_layout_) return "gather through a value map read off the layout";
+  return value_map_->format_gathers() ? "gather through a value map and the format's kernel"
+                                      : "gather through a value map";
 }
 
 }  // namespace spmvjit

@@ -252,7 +252,7 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
   const bool plain = value_codec() == ValueCodec::plain;
   if (value_map_ && plain) {
     TraceSteps trace("update_values (device)");
-    value_map_->gather(values, data_);
+    value_map_->gather(values, data_, &data_);
     trace.step("launch");
     backend_->synchronize(nullptr);  // the caller may free or change `values` on return
     trace.step("gather kernels (wait)");
@@ -262,7 +262,7 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
     // Straight to codes when the table holds every new value (one kernel: map and values read
     // once, a byte written per slot), else through plain values and an encode below.
     FormatData codes = plain_value_arrays(data_, nullptr, false);
-    if (value_map_->gather_codes(values, value_table_, codes)) {
+    if (value_map_->gather_codes(values, value_table_, codes, &data_)) {
       TraceSteps trace("update_values (device codes)");
       install_values(std::move(codes), user_values, memory, true);
       trace.step("install");
@@ -272,7 +272,7 @@ void Plan::update_values_on_device(const void* values, spmv_memory_t memory) {
   FormatData fresh;
   if (value_map_) {
     fresh = plain_value_arrays(data_, backend_);
-    value_map_->gather(values, fresh);
+    value_map_->gather(values, fresh, &data_);
   } else {
     const CsrRef pattern{rows_, cols_, nnz_, index_, value_, device_pattern(0), device_pattern(1), values};
     DevicePlanner dp(*backend_, pattern, 0, cache_dir_);

@@ -10,6 +10,7 @@
 #include "engine/formats/partition.hpp"
 #include "runtime/cache/kernel_cache.hpp"
 #include "templates/contract/device_plan.h"
+#include "templates/contract/value_gather.h"
 #include "templates/contract/values.h"
 
 namespace spmvjit {
@@ -276,7 +277,48 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
   }
   uint64_t bad = 0;
   b.download(&bad, errors.get(), sizeof bad);  // waits for the kernels
-  return bad ? nullptr : std::move(m);
+  if (bad) return nullptr;
+  // The format's own gather, trusted where every position it computes is the map's.
+  DeviceGather g;
+  if (m->slots_.size() <= VG_MAX_VALUE_ARRAYS && f.device_gather(coded, g)) {
+    SPMVJIT_ASSERT(g.layout.size() <= VG_MAX_LAYOUT && g.params.size() + VG_N_PARAM0 <= SPMVJIT_MAX_ARRAYS,
+                   f.name() + ": update gather arguments past the contract's slots");
+    m->format_ = &f;
+    m->pattern_row_ptr_ = pattern.row_ptr;
+    m->pattern_rows_ = pattern.rows;
+    m->format_module_ =
+        get_kernel(b, device_module_spec(t, g.module, pattern.index, pattern.value), cache_dir, nullptr);
+    m->format_gather_ = m->format_module_->entry(g.entry);
+    m->launch_format_gather(coded, codes.get(), nullptr, VG_CHECK, 0, errors.get());
+    b.download(&bad, errors.get(), sizeof bad);
+    if (bad) {
+      log_debug(f.name() + ": its update gather computed " + std::to_string(bad) +
+                " positions the value map does not hold; updates take the map's gather");
+      m->format_gather_ = nullptr;
+    }
+  }
+  return m;
+}
+
+void ValueMap::launch_format_gather(const FormatData& layout, const void* values, void* const* outs, int mode,
+                                    int64_t table_patterns, void* errors) const {
+  DeviceGather g;
+  SPMVJIT_ASSERT(format_ && format_->device_gather(layout, g), "no update gather for this layout");
+  SpmvArgs a{};
+  a.rows = pattern_rows_;
+  a.x = values;
+  a.values_table = table_.get();
+  a.scratch = errors;
+  a.a[VG_ROW_PTR] = pattern_row_ptr_;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    a.a[VG_MAP0 + i] = slots_[i].device.get();
+    a.a[VG_OUT0 + i] = outs ? outs[i] : nullptr;
+  }
+  for (size_t k = 0; k < g.layout.size(); ++k) a.a[VG_LAYOUT0 + k] = layout.arrays[g.layout[k]].device.get();
+  a.n[VG_N_MODE] = mode;
+  a.n[VG_N_TABLE] = table_patterns;
+  for (size_t k = 0; k < g.params.size(); ++k) a.n[VG_N_PARAM0 + k] = g.params[k];
+  if (g.items) exec_->run(format_gather_, grid_stride_step(target_, g.entry, g.items, g.block), a, nullptr);
 }
 
 void ValueMap::launch(void* entry, int64_t items, const SpmvArgs& a) const {
@@ -291,8 +333,13 @@ void ValueMap::gather_sliced(const void* values, void* out) const {
   });
 }
 
-void ValueMap::gather(const void* values, FormatData& data) const {
+void ValueMap::gather(const void* values, FormatData& data, const FormatData* layout) const {
   if (sliced_) return gather_sliced(values, data.arrays[slots_[0].array].buf.data());
+  if (device_ && format_gather_ && layout) {
+    void* outs[VG_MAX_VALUE_ARRAYS] = {};
+    for (size_t i = 0; i < slots_.size(); ++i) outs[i] = data.arrays[slots_[i].array].device.get();
+    return launch_format_gather(*layout, values, outs, VG_GATHER, 0, nullptr);  // counts no errors
+  }
   for (const Slot& s : slots_) {
     HostArray& out = data.arrays[s.array];
     if (!s.count) continue;
@@ -311,8 +358,9 @@ void ValueMap::gather(const void* values, FormatData& data) const {
   }
 }
 
-bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData& data) const {
-  if (device_) return gather_codes_device(values, t, data);
+bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData& data,
+                            const FormatData* layout) const {
+  if (device_) return gather_codes_device(values, t, data, layout);
   const ValueCodeSet lookup(t);
   if (sliced_) {  // the same lookups, positions computed as the slots go by
     const Slot& s = slots_[0];
@@ -379,21 +427,37 @@ bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData&
   return true;
 }
 
-bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, FormatData& data) const {
+bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, FormatData& data,
+                                   const FormatData* layout) const {
   TraceSteps trace("update_values (device codes)");
-  const AlignedBuffer host_table = t.table_values();  // the sorted patterns: code k is entry k
+  // The table goes up when it differs from the one there (an update's two synchronous uploads
+  // were a third of poisson2d:2000's); the error count only grows, each call reading its growth.
   if (!table_) table_ = DeviceBuffer(*backend_, value_bytes_ * SPMVJIT_VALUES_TABLE_MAX);
-  if (!errors_) errors_ = DeviceBuffer(*backend_, sizeof(uint64_t));
-  SPMVJIT_ASSERT(host_table.bytes() <= table_.bytes(), "value table larger than a CODE8 table");
-  backend_->upload(table_.get(), host_table.data(), host_table.bytes());
-  const uint64_t zero = 0;
-  backend_->upload(errors_.get(), &zero, sizeof zero);
-  trace.step("table and error uploads");
+  if (!errors_) {
+    errors_ = DeviceBuffer(*backend_, sizeof(uint64_t));
+    errors_seen_ = 0;
+    backend_->upload(errors_.get(), &errors_seen_, sizeof errors_seen_);
+  }
+  if (t.bits != table_bits_) {
+    const AlignedBuffer host_table = t.table_values();  // the sorted patterns: code k is entry k
+    SPMVJIT_ASSERT(host_table.bytes() <= table_.bytes(), "value table larger than a CODE8 table");
+    table_bits_.clear();  // a failed upload leaves no table named as uploaded
+    backend_->upload(table_.get(), host_table.data(), host_table.bytes());
+    table_bits_ = t.bits;
+  }
+  trace.step("table upload");
   std::vector<DeviceBuffer> codes(slots_.size());
-  for (size_t i = 0; i < slots_.size(); ++i) {
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].count) codes[i] = DeviceBuffer(*backend_, size_t(slots_[i].count));
+  const bool own = format_gather_ && layout;
+  if (own) {
+    void* outs[VG_MAX_VALUE_ARRAYS] = {};
+    for (size_t i = 0; i < slots_.size(); ++i) outs[i] = codes[i].get();
+    launch_format_gather(*layout, values, outs, VG_CODES, int64_t(t.bits.size()), errors_.get());
+  }
+  for (size_t i = 0; i < slots_.size() && !own; ++i) {
     const Slot& s = slots_[i];
     if (!s.count) continue;
-    codes[i] = DeviceBuffer(*backend_, size_t(s.count));
     SpmvArgs a{};
     a.a[DP_VM_VALUES] = const_cast<void*>(values);
     a.a[DP_VM_MAP] = s.device.get();
@@ -405,9 +469,11 @@ bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, Form
     launch(gather_codes_, s.count, a);
   }
   trace.step("allocate and launch");
-  uint64_t bad = 0;
-  backend_->download(&bad, errors_.get(), sizeof bad);  // waits for the kernels
+  uint64_t count = 0;
+  backend_->download(&count, errors_.get(), sizeof count);  // waits for the kernels
   trace.step("gather kernels (wait)");
+  const bool bad = count != errors_seen_;
+  errors_seen_ = count;
   if (bad) return false;
   for (size_t i = 0; i < slots_.size(); ++i) {
     HostArray& h = data.arrays[slots_[i].array];

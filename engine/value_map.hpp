@@ -38,15 +38,20 @@ class ValueMap {
 
   // Writes the value slots of `data` from `values` (nnz values of the plan's type, in the memory
   // the map was built for: host buffers, or device arrays HostArray::device).
-  void gather(const void* values, FormatData& data) const;
+  // Device maps: `layout` is the plan's layout (index arrays in device memory) for a format's own
+  // gather (Format::device_gather); without it the map's generic gather runs.
+  void gather(const void* values, FormatData& data, const FormatData* layout = nullptr) const;
   // The CODE8 codes (table `t`) of the values gathering `values` would give, written as new
   // one-byte value arrays of `data` (its value slots: name, kind, count; host buffers, or device
   // arrays for a device map): no plain copy on the way. False, with `data` unchanged, when a
   // value is not in the table.
-  bool gather_codes(const void* values, const ValueTable& t, FormatData& data) const;
+  bool gather_codes(const void* values, const ValueTable& t, FormatData& data,
+                    const FormatData* layout = nullptr) const;
   // True when gathering `values` gives exactly the value arrays of `expected` (a fresh conversion
   // of the same values): the check that makes the map trusted.
   bool reproduces(const void* values, const FormatData& expected) const;
+  // True when a device map's gathers run the format's own kernel (Format::device_gather).
+  bool format_gathers() const { return format_gather_ != nullptr; }
   // Bytes the map holds (host or device).
   int64_t bytes() const;
 
@@ -67,7 +72,12 @@ class ValueMap {
   template <class Make>
   void each_sliced_slot(Make&& make) const;
   void gather_sliced(const void* values, void* out) const;
-  bool gather_codes_device(const void* values, const ValueTable& t, FormatData& data) const;
+  bool gather_codes_device(const void* values, const ValueTable& t, FormatData& data,
+                           const FormatData* layout) const;
+  // The format's gather (templates/contract/value_gather.h) over every value array: outs[i] for
+  // slots_[i] (none for VG_CHECK), errors counted at `errors`.
+  void launch_format_gather(const FormatData& layout, const void* values, void* const* outs, int mode,
+                            int64_t table_patterns, void* errors) const;
   int64_t row_at(int64_t position) const {  // a sliced layout's row at a position, -1 past the rows
     if (position >= rows_) return -1;
     return sliced_->perm.empty() ? position : sliced_->perm[size_t(position)];
@@ -85,7 +95,18 @@ class ValueMap {
   std::shared_ptr<LoadedModule> module_;
   void* gather_ = nullptr;
   void* gather_codes_ = nullptr;
-  mutable DeviceBuffer table_, errors_;  // gather_codes_device's, kept from update to update
+  // The format's own gather, once it computed the map's positions (null: the generic gather), and
+  // what it reads besides the layout: the pattern's row_ptr (the plan's, kept for its life).
+  const Format* format_ = nullptr;
+  std::shared_ptr<LoadedModule> format_module_;
+  void* format_gather_ = nullptr;
+  const void* pattern_row_ptr_ = nullptr;
+  int64_t pattern_rows_ = 0;
+  // gather_codes_device's, kept from update to update: the table's buffer and the patterns it
+  // holds, the error count and its value after the last call.
+  mutable DeviceBuffer table_, errors_;
+  mutable std::vector<uint64_t> table_bits_;
+  mutable uint64_t errors_seen_ = 0;
   std::unique_ptr<Executor> exec_;
   TargetInfo target_;
 };

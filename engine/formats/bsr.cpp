@@ -259,6 +259,19 @@ class BsrFormat final : public Format {
            valid_side(p.at("C")) && p.at("R") * p.at("C") > 1 && g >= 1 && (g & (g - 1)) == 0;
   }
   std::vector<std::string> device_build_modules() const override { return {"bsr_build"}; }
+  // A block row without fill needs no map (templates/gpu/bsr_build.cu, spmvjit_update_gather).
+  bool device_gather(const FormatData& d, DeviceGather& out) const override {
+    const int64_t block_rows = d.ints[BSR_N_BLOCK_ROWS];
+    out.module = "bsr_build";
+    out.entry = "spmvjit_update_gather";
+    out.layout = {BSR_BLOCK_PTR};
+    out.params = {d.params.at("R"), d.params.at("C"), block_rows};
+    out.items = block_rows * BSR_UPD_LANES;
+    out.block = BSR_UPD_BLOCK;
+    static_assert(int(BSR_UPD_BLOCK_PTR) == int(VG_LAYOUT0) && int(BSR_UPD_N_R) == int(VG_N_PARAM0) &&
+                  int(BSR_UPD_N_C) == VG_N_PARAM0 + 1 && int(BSR_UPD_N_BLOCK_ROWS) == VG_N_PARAM0 + 2);
+    return true;
+  }
   // Each block row's blocks are counted, the counts scanned into block_ptr, and the blocks
   // written (templates/gpu/bsr_build.cu: a warp per block row, or a thread where rows are out
   // of order, repeat a column, or hold many blocks). Rows out of column order (rare) are sorted

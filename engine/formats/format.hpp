@@ -166,6 +166,17 @@ decltype(auto) with_position_type(size_t pos_bytes, F&& f) {
   return pos_bytes == 4 ? f.template operator()<int32_t>() : f.template operator()<int64_t>();
 }
 
+// A format's own update gather for device value maps (templates/contract/value_gather.h gives
+// its arguments): a kernel of one of its device build modules that computes the slots of rows
+// whose placement follows from the layout and the pattern, and reads the map for the others.
+struct DeviceGather {
+  std::string module, entry;
+  std::vector<size_t> layout;   // the layout arrays it reads, at a[VG_LAYOUT0 + k]
+  std::vector<int64_t> params;  // its sizes, at n[VG_N_PARAM0 + k]
+  int64_t items = 0;            // threads (grid-stride)
+  int block = 0;                // threads a block
+};
+
 class DeviceConverter;
 
 class Format {
@@ -251,6 +262,12 @@ class Format {
   virtual bool number_slots(const FormatData& d, const CsrRef& shape, const HeldSlots& held,
                             void* const* positions, size_t pos_bytes) const {
     (void)d, (void)shape, (void)held, (void)positions, (void)pos_bytes;
+    return false;
+  }
+  // Device value maps (engine/value_map.cpp): the format's update gather for layout d, if it has
+  // one; the map checks its positions against its own once before it uses it.
+  virtual bool device_gather(const FormatData& d, DeviceGather& out) const {
+    (void)d, (void)out;
     return false;
   }
   // The subset of params baked into the kernel as compile-time constants.

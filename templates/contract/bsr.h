@@ -5,6 +5,7 @@
 #ifndef SPMVJIT_CONTRACT_BSR_H
 #define SPMVJIT_CONTRACT_BSR_H
 #include "arrays.h"
+#include "value_gather.h"
 
 // Block row b covers rows [b*R, b*R + R) (the last one may reach past the matrix: those rows are
 // never written). block_ptr: first block of each block row (n[BSR_N_BLOCK_ROWS] + 1);
@@ -28,6 +29,13 @@ enum {
   // one thread takes the rest): three lists of it in shared memory per warp.
   BSR_WARP_BLOCKS = 256
 };
+
+// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
+// block_ptr, sizes R, C and the block rows; BSR_UPD_LANES threads per block row, blocks of
+// BSR_UPD_BLOCK threads.
+enum { BSR_UPD_BLOCK_PTR = VG_LAYOUT0 };
+enum { BSR_UPD_N_R = VG_N_PARAM0, BSR_UPD_N_C, BSR_UPD_N_BLOCK_ROWS };
+enum { BSR_UPD_LANES = 32, BSR_UPD_BLOCK = 256 };
 
 // Device build (templates/gpu/bsr_build.cu) argument slots: the input arrays (index base
 // n[DP_N_BASE]), blocks per block row (i64, scanned in place; [block_rows] first counts the block

@@ -10,6 +10,7 @@
 #include "../contract/device_plan.h"
 #include "heap_sort.cuh"
 #include "prelude.h"
+#include "value_gather.cuh"
 
 namespace bb {
 
@@ -301,3 +302,36 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_write_w
   }
 }
 #endif
+
+// The update gather (Format::device_gather; templates/contract/value_gather.h), BSR_UPD_LANES
+// threads per block row striding over its slots, so writes are coalesced. A block row whose
+// blocks hold as many entries as slots (no fill: every row of it has nb * C entries, entry k in
+// block k / C at column k % C) reads its values at computed positions; the others read the map.
+extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[VG_ROW_PTR];
+  const I* map = (const I*)a.a[VG_MAP0];
+  void* out = (void*)a.a[VG_OUT0];
+  const I* bptr = (const I*)a.a[BSR_UPD_BLOCK_PTR];
+  const i64 r = a.n[BSR_UPD_N_R], c = a.n[BSR_UPD_N_C], rc = r * c;
+  const i64 items = a.n[BSR_UPD_N_BLOCK_ROWS] * BSR_UPD_LANES;
+  vg::Sink sink(a);
+  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < items; p += i64(gridDim.x) * blockDim.x) {
+    const i64 b = p / BSR_UPD_LANES, lane = p - b * BSR_UPD_LANES;
+    const i64 k0 = spmvjit_ldg(bptr + b), nb = spmvjit_ldg(bptr + b + 1) - k0;
+    const i64 r0 = b * r, slots = nb * rc, base = k0 * rc;
+    const i64 p0 = r0 < a.rows ? i64(spmvjit_ldg(rp + r0)) : 0;
+    // 32-bit divisions where the block row allows: a 64-bit one is a long instruction sequence.
+    const bool full = r0 + r <= a.rows && i64(spmvjit_ldg(rp + r0 + r)) - p0 == slots && slots < 0x7fffffffLL;
+    if (!full) {
+      for (i64 t = lane; t < slots; t += BSR_UPD_LANES) sink.mapped(out, base + t, map);
+      continue;
+    }
+    const unsigned urc = unsigned(rc), uc = unsigned(c);
+    const i64 row_len = nb * c;
+    for (i64 t = lane; t < slots; t += BSR_UPD_LANES) {
+      const unsigned blk = unsigned(t) / urc, w = unsigned(t) - blk * urc, i = w / uc, j = w - i * uc;
+      sink.at(out, base + t, p0 + i64(i) * row_len + i64(blk) * c + j, map);
+    }
+  }
+  sink.finish(a);
+}

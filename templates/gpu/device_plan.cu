@@ -9,6 +9,7 @@
 #include "../contract/device_plan.h"
 #include "block_scan.cuh"
 #include "prelude.h"
+#include "value_gather.cuh"
 
 namespace dp {
 
@@ -342,16 +343,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(
 }
 
 namespace dp {
-// The unsigned integer as wide as V: value codes and bitwise comparisons.
-template <int Bytes>
-struct CodeOf {
-  typedef unsigned long long type;
-};
-template <>
-struct CodeOf<4> {
-  typedef unsigned type;
-};
-typedef CodeOf<sizeof(V)>::type Code;
+typedef vg::Code Code;  // the unsigned integer as wide as V: value codes and bitwise comparisons
 }  // namespace dp
 
 // Value map, pass 0: a[DP_VM_OUT][k] = k + 1 for k < n[DP_VM_N_NNZ], as a V-wide code.
@@ -396,20 +388,6 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(c
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
 
-namespace dp {
-// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
-SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (spmvjit_ldg(table + mid) < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-}  // namespace dp
 
 // Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
 // reads the map and the values once and writes one byte per slot, where a gather and an encode
@@ -425,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather_c
        j += i64(gridDim.x) * blockDim.x) {
     const I m = spmvjit_ld_stream(map + j);
     const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
-    const int c = dp::table_position(table, n, v);
+    const int c = vg::table_position(table, n, v);
     bad += c == n || spmvjit_ldg(table + c) != v;
     out[j] = (unsigned char)c;
   }
@@ -443,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(c
   for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VC_N_COUNT];
        j += i64(gridDim.x) * blockDim.x) {
     const dp::Code v = spmvjit_ld_stream(values + j);
-    const int lo = dp::table_position(table, n, v);
+    const int lo = vg::table_position(table, n, v);
     bad += lo == n || spmvjit_ldg(table + lo) != v;
     if (codes) codes[j] = (unsigned char)lo;
   }

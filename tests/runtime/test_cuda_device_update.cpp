@@ -120,4 +120,45 @@ TEST_CASE("cuda device planning: compressed values through updates", "[cuda]") {
   }
 }
 
+TEST_CASE("cuda device planning: the formats' own update gathers", "[cuda]") {
+  if (!test::gpu_available()) {
+    SPMVJIT_SKIP("no GPU of the backend under test");
+  }
+  Backend& b = test::gpu_backend();
+  // sell_diag: stencils (interior rows regular, boundaries through the map, a last slice past
+  // the rows, 27 diagonals staged in shared memory), a band of 41 diagonals (regular rows past the
+  // stage), a variable band (remainders); bsr: full 3 x 3 blocks, and blocks with fill.
+  const std::pair<const char*, const char*> cases[] = {
+      {"sell_diag", "poisson2d:60@few"}, {"sell_diag", "stencil27:11@few"}, {"sell_diag", "diag:3001:41@few"},
+      {"sell_diag", "varband:3000@few"}, {"bsr", "blockfem:5:3@few"},     {"bsr", "random:3001:1:12@few"}};
+  for (const auto& [name, spec] : cases) {
+    INFO("format " << name << ", matrix " << spec);
+    HostCsr<int32_t, double> a = generate_matrix(spec, 5).cast<int32_t, double>();
+    const DeviceCsr<int32_t, double> d(b, a, 0);
+    const spmv_options_t o = cuda_options(name);
+    spmv_plan_t p = nullptr;
+    REQUIRE(spmv_plan(&p, &d.desc, &o) == SPMV_STATUS_SUCCESS);
+    REQUIRE(plan_impl(p).converted_on_device());
+    auto update = [&](uint64_t seed, bool few) {
+      // few: the matrix's values moved around (a CODE8 plan's table holds them); else random.
+      HostCsr<int32_t, double> a2 = a;
+      if (few)
+        for (size_t k = 0; k < a2.val.size(); ++k) a2.val[k] = a.val[(k * 7 + seed) % a.val.size()];
+      else
+        a2.val = random_vector<double>(a.nnz(), seed);
+      const DeviceBuffer nv(b, a2.val.size() * sizeof(double));
+      b.upload(nv.get(), a2.val.data(), a2.val.size() * sizeof(double));
+      REQUIRE(spmv_plan_update_values(p, nv.get(), SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
+      CHECK(check_plan(p, a2, seed + 1) == "");
+    };
+    update(31, true);  // reconverts and finds the map
+    CHECK(plan_impl(p).values_update() == "gather through a value map and the format's kernel");
+    update(33, true);  // codes (or plain values) through the format's gather
+    update(35, false);  // random: a CODE8 plan drops to plain values through it
+    update(37, false);
+    CHECK(plan_impl(p).values_update() == "gather through a value map and the format's kernel");
+    spmv_plan_destroy(p);
+  }
+}
+
 #endif  // SPMVJIT_WITH_CUDA

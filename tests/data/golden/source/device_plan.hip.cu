@@ -549,6 +549,13 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared (LDS) storage.
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
+// A warp's barrier for warp-private shared memory: a wavefront runs in lockstep, so on AMD only
+// the compiler must not move LDS accesses across it.
+#if defined(__HIP_PLATFORM_NVIDIA__)
+SPMVJIT_DEVICE void spmvjit_sync_warp() { __syncwarp(); }
+#else
+SPMVJIT_DEVICE void spmvjit_sync_warp() { __builtin_amdgcn_wave_barrier(); }
+#endif
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
 // Return the old value (shared memory).
@@ -694,7 +701,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 223 "gpu/prelude_hip.h"
+#line 230 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -744,6 +751,109 @@ SPMVJIT_DEVICE T spmvjit_block_exclusive(T x, T* warps, T* total) {
 #endif
 #line 11 "gpu/device_plan.cu"
 #line 12 "gpu/device_plan.cu"
+#line 1 "gpu/value_gather.cuh"
+// What a format's update gather (templates/contract/value_gather.h) does with each slot: the
+// unsigned integer as wide as V that stands for a value's bits, the CODE8 table's search, and the
+// sink that writes a slot's value, its code, or compares its computed position with the map.
+#ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
+#define SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 1 "contract/value_gather.h"
+// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
+// map's kernel that computes the slots of rows whose placement follows from the layout and the
+// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
+// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
+#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
+#define SPMVJIT_CONTRACT_VALUE_GATHER_H
+
+// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
+// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
+// table lacks, computed positions that differ from the map).
+// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
+// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
+enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
+// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
+// n[VG_N_PARAM0 + k]: the sizes the format names.
+enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
+enum {
+  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
+  VG_CODES,   // out[slot] = its CODE8 code (a byte)
+  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
+};
+
+#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
+#line 7 "gpu/value_gather.cuh"
+
+namespace vg {
+
+template <int Bytes>
+struct CodeOf {
+  typedef unsigned long long type;
+};
+template <>
+struct CodeOf<4> {
+  typedef unsigned type;
+};
+typedef CodeOf<sizeof(V)>::type Code;
+
+// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
+SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (spmvjit_ldg(table + mid) < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+struct Sink {
+  const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
+  const Code* table;
+  int mode, n;
+  long long bad;
+
+  SPMVJIT_METHOD explicit Sink(const SpmvArgs& a)
+      : values((const Code*)a.x),
+        table((const Code*)a.values_table),
+        mode(int(a.n[VG_N_MODE])),
+        n(int(a.n[VG_N_TABLE])),
+        bad(0) {}
+  // The slot's value (VG_CHECK: its computed position, as a Code) into out[slot].
+  SPMVJIT_METHOD void put(void* out, i64 slot, Code v, const I* map) {
+    if (mode == VG_GATHER) {
+      ((Code*)out)[slot] = v;
+    } else if (mode == VG_CODES) {
+      const int c = table_position(table, n, v);
+      bad += c == n || spmvjit_ldg(table + c) != v;
+      ((unsigned char*)out)[slot] = (unsigned char)c;
+    } else {
+      bad += i64(spmvjit_ldg(map + slot)) != i64(v);
+    }
+  }
+  // A slot at computed position p (-1: padding).
+  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
+    if (mode == VG_CHECK) return put(out, slot, Code(p), map);
+    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
+  }
+  // A slot the map places (nothing to compare in VG_CHECK).
+  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
+    if (mode == VG_CHECK) return;
+    const I m = spmvjit_ld_stream(map + slot);
+    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m), map);
+  }
+  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
+    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
+  }
+};
+
+}  // namespace vg
+
+#endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 13 "gpu/device_plan.cu"
 
 namespace dp {
 
@@ -1077,16 +1187,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(
 }
 
 namespace dp {
-// The unsigned integer as wide as V: value codes and bitwise comparisons.
-template <int Bytes>
-struct CodeOf {
-  typedef unsigned long long type;
-};
-template <>
-struct CodeOf<4> {
-  typedef unsigned type;
-};
-typedef CodeOf<sizeof(V)>::type Code;
+typedef vg::Code Code;  // the unsigned integer as wide as V: value codes and bitwise comparisons
 }  // namespace dp
 
 // Value map, pass 0: a[DP_VM_OUT][k] = k + 1 for k < n[DP_VM_N_NNZ], as a V-wide code.
@@ -1131,20 +1232,6 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(c
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
 
-namespace dp {
-// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
-SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (spmvjit_ldg(table + mid) < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-}  // namespace dp
 
 // Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
 // reads the map and the values once and writes one byte per slot, where a gather and an encode
@@ -1160,7 +1247,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather_c
        j += i64(gridDim.x) * blockDim.x) {
     const I m = spmvjit_ld_stream(map + j);
     const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
-    const int c = dp::table_position(table, n, v);
+    const int c = vg::table_position(table, n, v);
     bad += c == n || spmvjit_ldg(table + c) != v;
     out[j] = (unsigned char)c;
   }
@@ -1178,7 +1265,7 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(c
   for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VC_N_COUNT];
        j += i64(gridDim.x) * blockDim.x) {
     const dp::Code v = spmvjit_ld_stream(values + j);
-    const int lo = dp::table_position(table, n, v);
+    const int lo = vg::table_position(table, n, v);
     bad += lo == n || spmvjit_ldg(table + lo) != v;
     if (codes) codes[j] = (unsigned char)lo;
   }

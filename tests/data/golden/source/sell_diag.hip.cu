@@ -456,6 +456,13 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared (LDS) storage.
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
+// A warp's barrier for warp-private shared memory: a wavefront runs in lockstep, so on AMD only
+// the compiler must not move LDS accesses across it.
+#if defined(__HIP_PLATFORM_NVIDIA__)
+SPMVJIT_DEVICE void spmvjit_sync_warp() { __syncwarp(); }
+#else
+SPMVJIT_DEVICE void spmvjit_sync_warp() { __builtin_amdgcn_wave_barrier(); }
+#endif
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
 // Return the old value (shared memory).
@@ -601,7 +608,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 223 "gpu/prelude_hip.h"
+#line 230 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -649,6 +656,33 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
 #line 6 "contract/sell_diag.h"
+#line 1 "contract/value_gather.h"
+// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
+// map's kernel that computes the slots of rows whose placement follows from the layout and the
+// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
+// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
+#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
+#define SPMVJIT_CONTRACT_VALUE_GATHER_H
+
+// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
+// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
+// table lacks, computed positions that differ from the map).
+// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
+// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
+enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
+// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
+// n[VG_N_PARAM0 + k]: the sizes the format names.
+enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
+enum {
+  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
+  VG_CODES,   // out[slot] = its CODE8 code (a byte)
+  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
+};
+
+#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
+#line 7 "contract/sell_diag.h"
 
 // diag_ptr: first kept diagonal of each slice (n[SELL_DIAG_N_SLICES] + 1)
 // diag_offset: column - row of each kept diagonal
@@ -692,6 +726,14 @@ enum {
   SELL_DIAG_BUILD_REM_VALUES = 7
 };
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
+
+// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout arrays
+// diag_ptr and rem_ptr, sizes C and the slice count; one thread per row position, blocks of
+// SELL_DIAG_UPD_BLOCK; slices of a warp's rows with at most SELL_DIAG_UPD_STAGE diagonals, every
+// row regular, are read through shared memory.
+enum { SELL_DIAG_UPD_DIAG_PTR = VG_LAYOUT0, SELL_DIAG_UPD_REM_PTR };
+enum { SELL_DIAG_UPD_N_C = VG_N_PARAM0, SELL_DIAG_UPD_N_SLICES };
+enum { SELL_DIAG_UPD_BLOCK = 128, SELL_DIAG_UPD_STAGE = 32 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__

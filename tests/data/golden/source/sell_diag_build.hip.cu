@@ -285,6 +285,33 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
 #line 6 "contract/sell_diag.h"
+#line 1 "contract/value_gather.h"
+// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
+// map's kernel that computes the slots of rows whose placement follows from the layout and the
+// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
+// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
+#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
+#define SPMVJIT_CONTRACT_VALUE_GATHER_H
+
+// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
+// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
+// table lacks, computed positions that differ from the map).
+// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
+// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
+enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
+// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
+// n[VG_N_PARAM0 + k]: the sizes the format names.
+enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
+enum {
+  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
+  VG_CODES,   // out[slot] = its CODE8 code (a byte)
+  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
+};
+
+#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
+#line 7 "contract/sell_diag.h"
 
 // diag_ptr: first kept diagonal of each slice (n[SELL_DIAG_N_SLICES] + 1)
 // diag_offset: column - row of each kept diagonal
@@ -328,6 +355,14 @@ enum {
   SELL_DIAG_BUILD_REM_VALUES = 7
 };
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
+
+// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout arrays
+// diag_ptr and rem_ptr, sizes C and the slice count; one thread per row position, blocks of
+// SELL_DIAG_UPD_BLOCK; slices of a warp's rows with at most SELL_DIAG_UPD_STAGE diagonals, every
+// row regular, are read through shared memory.
+enum { SELL_DIAG_UPD_DIAG_PTR = VG_LAYOUT0, SELL_DIAG_UPD_REM_PTR };
+enum { SELL_DIAG_UPD_N_C = VG_N_PARAM0, SELL_DIAG_UPD_N_SLICES };
+enum { SELL_DIAG_UPD_BLOCK = 128, SELL_DIAG_UPD_STAGE = 32 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__
@@ -677,6 +712,13 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared (LDS) storage.
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
+// A warp's barrier for warp-private shared memory: a wavefront runs in lockstep, so on AMD only
+// the compiler must not move LDS accesses across it.
+#if defined(__HIP_PLATFORM_NVIDIA__)
+SPMVJIT_DEVICE void spmvjit_sync_warp() { __syncwarp(); }
+#else
+SPMVJIT_DEVICE void spmvjit_sync_warp() { __builtin_amdgcn_wave_barrier(); }
+#endif
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
 // Return the old value (shared memory).
@@ -822,7 +864,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 223 "gpu/prelude_hip.h"
+#line 230 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -866,6 +908,83 @@ SPMVJIT_DEVICE void build_heap_sort(T* v, i64 n, const Less& less) {
 #endif  // SPMVJIT_HEAP_SORT_INCLUDED
 #line 12 "gpu/sell_diag_build.cu"
 #line 13 "gpu/sell_diag_build.cu"
+#line 1 "gpu/value_gather.cuh"
+// What a format's update gather (templates/contract/value_gather.h) does with each slot: the
+// unsigned integer as wide as V that stands for a value's bits, the CODE8 table's search, and the
+// sink that writes a slot's value, its code, or compares its computed position with the map.
+#ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
+#define SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 7 "gpu/value_gather.cuh"
+
+namespace vg {
+
+template <int Bytes>
+struct CodeOf {
+  typedef unsigned long long type;
+};
+template <>
+struct CodeOf<4> {
+  typedef unsigned type;
+};
+typedef CodeOf<sizeof(V)>::type Code;
+
+// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
+SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (spmvjit_ldg(table + mid) < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+struct Sink {
+  const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
+  const Code* table;
+  int mode, n;
+  long long bad;
+
+  SPMVJIT_METHOD explicit Sink(const SpmvArgs& a)
+      : values((const Code*)a.x),
+        table((const Code*)a.values_table),
+        mode(int(a.n[VG_N_MODE])),
+        n(int(a.n[VG_N_TABLE])),
+        bad(0) {}
+  // The slot's value (VG_CHECK: its computed position, as a Code) into out[slot].
+  SPMVJIT_METHOD void put(void* out, i64 slot, Code v, const I* map) {
+    if (mode == VG_GATHER) {
+      ((Code*)out)[slot] = v;
+    } else if (mode == VG_CODES) {
+      const int c = table_position(table, n, v);
+      bad += c == n || spmvjit_ldg(table + c) != v;
+      ((unsigned char*)out)[slot] = (unsigned char)c;
+    } else {
+      bad += i64(spmvjit_ldg(map + slot)) != i64(v);
+    }
+  }
+  // A slot at computed position p (-1: padding).
+  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
+    if (mode == VG_CHECK) return put(out, slot, Code(p), map);
+    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
+  }
+  // A slot the map places (nothing to compare in VG_CHECK).
+  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
+    if (mode == VG_CHECK) return;
+    const I m = spmvjit_ld_stream(map + slot);
+    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m), map);
+  }
+  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
+    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
+  }
+};
+
+}  // namespace vg
+
+#endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 14 "gpu/sell_diag_build.cu"
 
 namespace sd {
 
@@ -1215,4 +1334,54 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
       val[q * c] = V(0);
     }
   }
+}
+
+// The update gather (Format::device_gather; templates/contract/value_gather.h), one thread per
+// row position of every slice. A row holding exactly its slice's diagonals in a slice with no
+// remainder (a stencil's interior) has its entry k on diagonal k: its values are read at
+// row_ptr + k, not through the map, which only the other rows read. A warp whose slice of C ==
+// warp rows is all such rows reads the slice's values as one coalesced run into shared memory
+// and writes each row's slots from there (a row's entries are a strided read otherwise).
+extern "C" __global__ void __launch_bounds__(SELL_DIAG_UPD_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[VG_ROW_PTR];
+  const I* dmap = (const I*)a.a[VG_MAP0];
+  const I* rmap = (const I*)a.a[VG_MAP1];
+  void* dout = (void*)a.a[VG_OUT0];
+  void* rout = (void*)a.a[VG_OUT1];
+  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
+  const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
+  const i64 c = a.n[SELL_DIAG_UPD_N_C], positions = a.n[SELL_DIAG_UPD_N_SLICES] * c;
+  vg::Sink sink(a);
+#ifndef SPMVJIT_EMULATED
+  SPMVJIT_SHARED vg::Code stage[SELL_DIAG_UPD_BLOCK / SPMVJIT_WARP][SPMVJIT_WARP * SELL_DIAG_UPD_STAGE];
+  vg::Code* st = stage[threadIdx.x / SPMVJIT_WARP];
+  const int lane = spmvjit_lane();
+#endif
+  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
+    const i64 s = p / c, i = p - s * c;
+    const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
+    const i64 q0 = spmvjit_ldg(rptr + s), width = (spmvjit_ldg(rptr + s + 1) - q0) / c;
+    const i64 b = p < a.rows ? i64(spmvjit_ldg(rp + p)) : 0;
+    const bool regular = p < a.rows && width == 0 && i64(spmvjit_ldg(rp + p + 1)) - b == nd;
+#ifndef SPMVJIT_EMULATED
+    // c == warp: the warp's lanes are one slice's rows (blocks and the grid's stride are whole
+    // warps, and the positions a whole number of slices), so the branch is the warp's.
+    if (c == SPMVJIT_WARP && nd <= SELL_DIAG_UPD_STAGE && spmvjit_ballot(!regular) == 0) {
+      const i64 b0 = spmvjit_shfl(b, 0);
+      for (i64 t = lane; t < SPMVJIT_WARP * nd; t += SPMVJIT_WARP)
+        st[t] = sink.mode == VG_CHECK ? vg::Code(b0 + t) : spmvjit_ld_stream(sink.values + b0 + t);
+      spmvjit_sync_warp();
+      for (i64 j = 0; j < nd; ++j) sink.put(dout, (dp + j) * c + i, st[i * nd + j], dmap);
+      spmvjit_sync_warp();  // the stage is the next slice's
+      continue;
+    }
+#endif
+    if (regular) {
+      for (i64 j = 0; j < nd; ++j) sink.at(dout, (dp + j) * c + i, b + j, dmap);
+      continue;
+    }
+    for (i64 j = 0; j < nd; ++j) sink.mapped(dout, (dp + j) * c + i, dmap);
+    for (i64 q = 0; q < width; ++q) sink.mapped(rout, q0 + q * c + i, rmap);
+  }
+  sink.finish(a);
 }

@@ -1,0 +1,75 @@
+// What a format's update gather (templates/contract/value_gather.h) does with each slot: the
+// unsigned integer as wide as V that stands for a value's bits, the CODE8 table's search, and the
+// sink that writes a slot's value, its code, or compares its computed position with the map.
+#ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
+#define SPMVJIT_GPU_VALUE_GATHER_CUH
+#include "../contract/value_gather.h"
+
+namespace vg {
+
+template <int Bytes>
+struct CodeOf {
+  typedef unsigned long long type;
+};
+template <>
+struct CodeOf<4> {
+  typedef unsigned type;
+};
+typedef CodeOf<sizeof(V)>::type Code;
+
+// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
+SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (spmvjit_ldg(table + mid) < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+struct Sink {
+  const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
+  const Code* table;
+  int mode, n;
+  long long bad;
+
+  SPMVJIT_METHOD explicit Sink(const SpmvArgs& a)
+      : values((const Code*)a.x),
+        table((const Code*)a.values_table),
+        mode(int(a.n[VG_N_MODE])),
+        n(int(a.n[VG_N_TABLE])),
+        bad(0) {}
+  // The slot's value (VG_CHECK: its computed position, as a Code) into out[slot].
+  SPMVJIT_METHOD void put(void* out, i64 slot, Code v, const I* map) {
+    if (mode == VG_GATHER) {
+      ((Code*)out)[slot] = v;
+    } else if (mode == VG_CODES) {
+      const int c = table_position(table, n, v);
+      bad += c == n || spmvjit_ldg(table + c) != v;
+      ((unsigned char*)out)[slot] = (unsigned char)c;
+    } else {
+      bad += i64(spmvjit_ldg(map + slot)) != i64(v);
+    }
+  }
+  // A slot at computed position p (-1: padding).
+  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
+    if (mode == VG_CHECK) return put(out, slot, Code(p), map);
+    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
+  }
+  // A slot the map places (nothing to compare in VG_CHECK).
+  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
+    if (mode == VG_CHECK) return;
+    const I m = spmvjit_ld_stream(map + slot);
+    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m), map);
+  }
+  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
+    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
+  }
+};
+
+}  // namespace vg
+
+#endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
