@@ -289,12 +289,17 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
     m->format_module_ =
         get_kernel(b, device_module_spec(t, g.module, pattern.index, pattern.value), cache_dir, nullptr);
     m->format_gather_ = m->format_module_->entry(g.entry);
+    if (g.flags) {
+      m->row_flags_ = DeviceBuffer(b, size_t(g.flags));
+      m->launch_format_gather(coded, codes.get(), nullptr, VG_DERIVE, 0, errors.get());
+    }
     m->launch_format_gather(coded, codes.get(), nullptr, VG_CHECK, 0, errors.get());
     b.download(&bad, errors.get(), sizeof bad);
     if (bad) {
       log_debug(f.name() + ": its update gather computed " + std::to_string(bad) +
                 " positions the value map does not hold; updates take the map's gather");
       m->format_gather_ = nullptr;
+      m->row_flags_ = DeviceBuffer();
     }
   }
   return m;
@@ -315,6 +320,7 @@ void ValueMap::launch_format_gather(const FormatData& layout, const void* values
     a.a[VG_OUT0 + i] = outs ? outs[i] : nullptr;
   }
   for (size_t k = 0; k < g.layout.size(); ++k) a.a[VG_LAYOUT0 + k] = layout.arrays[g.layout[k]].device.get();
+  a.a[VG_FLAGS] = row_flags_.get();
   a.n[VG_N_MODE] = mode;
   a.n[VG_N_TABLE] = table_patterns;
   for (size_t k = 0; k < g.params.size(); ++k) a.n[VG_N_PARAM0 + k] = g.params[k];
@@ -529,7 +535,7 @@ int64_t ValueMap::bytes() const {
     return int64_t(sizeof(int64_t) * (row_start_.size() + sliced_->perm.size() + sliced_->slice_ptr.size()));
   int64_t n = 0;
   for (const Slot& s : slots_) n += int64_t(pos_bytes_) * s.count;
-  return n;
+  return n + int64_t(row_flags_.bytes());
 }
 
 }  // namespace spmvjit

@@ -101,6 +101,7 @@ class ValueMap {
   std::shared_ptr<LoadedModule> format_module_;
   void* format_gather_ = nullptr;
   const void* pattern_row_ptr_ = nullptr;
+  DeviceBuffer row_flags_;  // DeviceGather::flags, written once by VG_DERIVE
   int64_t pattern_rows_ = 0;
   // gather_codes_device's, kept from update to update: the table's buffer and the patterns it
   // holds, the error count and its value after the last call.

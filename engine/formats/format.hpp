@@ -175,6 +175,7 @@ struct DeviceGather {
   std::vector<int64_t> params;  // its sizes, at n[VG_N_PARAM0 + k]
   int64_t items = 0;            // threads (grid-stride)
   int block = 0;                // threads a block
+  int64_t flags = 0;            // row flags it keeps (bytes, VG_DERIVE writes them), or none
 };
 
 class DeviceConverter;

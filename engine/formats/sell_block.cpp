@@ -181,6 +181,20 @@ class SellBlockFormat final : public Format {
   }
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& tg) const override;
   std::vector<std::string> device_build_modules() const override { return {"sell_block_build"}; }
+  // A row whose entries fill its blocks in order needs no map (templates/gpu/sell_block_build.cu,
+  // spmvjit_update_gather; the rows are flagged once, from the map).
+  bool device_gather(const FormatData& d, DeviceGather& out) const override {
+    const int64_t c = d.params.at("C"), slices = d.ints[SELL_BLOCK_N_SLICES];
+    out.module = "sell_block_build";
+    out.entry = "spmvjit_update_gather";
+    out.layout = {SELL_BLOCK_SLICE_PTR};
+    out.params = {c, d.params.at("B"), slices};
+    out.items = out.flags = slices * c;
+    out.block = SELL_BLOCK_GPU_BLOCK;
+    static_assert(int(SELL_BLOCK_UPD_SLICE_PTR) == int(VG_LAYOUT0) && int(SELL_BLOCK_UPD_N_C) == int(VG_N_PARAM0) &&
+                  int(SELL_BLOCK_UPD_N_B) == VG_N_PARAM0 + 1 && int(SELL_BLOCK_UPD_N_SLICES) == VG_N_PARAM0 + 2);
+    return true;
+  }
 
  private:
   static void check_params(const CsrRef& a, int64_t c, int64_t b) {

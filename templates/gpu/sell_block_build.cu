@@ -7,6 +7,7 @@
 #include "../contract/device_plan.h"
 #include "../contract/sell_block.h"
 #include "prelude.h"
+#include "value_gather.cuh"
 
 // The i64 work array: block counts by row, then the per-window sums (templates/contract/sell_block.h).
 SPMVJIT_DEVICE i64* sbb_window_sums(const SpmvArgs& a, int which) {
@@ -173,4 +174,39 @@ extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
       for (i64 bb = 0; bb < b; ++bb) val[b * p0 + (j * b + bb) * c + lane] = V(0);
     }
   }
+}
+
+// The update gather (Format::device_gather; templates/contract/value_gather.h), one thread per
+// row position. A row whose entries fill its blocks in order but for the last (a band's row: one
+// run of columns) holds entry k at slot k of its slice column: its values are read at row_ptr + k
+// and the rest of its slots are zeros. VG_DERIVE flags those rows once, from the map; the others
+// read the map.
+extern "C" __global__ void __launch_bounds__(SELL_BLOCK_GPU_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[VG_ROW_PTR];
+  const I* map = (const I*)a.a[VG_MAP0];
+  void* out = (void*)a.a[VG_OUT0];
+  const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
+  unsigned char* flags = (unsigned char*)a.a[VG_FLAGS];
+  const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B];
+  const i64 positions = a.n[SELL_BLOCK_UPD_N_SLICES] * c;
+  vg::Sink sink(a);
+  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
+    const i64 s = p / c, i = p - s * c;
+    const i64 sp = spmvjit_ldg(sptr + s), slots = (spmvjit_ldg(sptr + s + 1) - sp) / c * bw, base = bw * sp;
+    const i64 b = p < a.rows ? i64(spmvjit_ldg(rp + p)) : 0;
+    const i64 len = p < a.rows ? i64(spmvjit_ldg(rp + p + 1)) - b : 0;
+    if (sink.mode == VG_DERIVE) {
+      bool in_order = len <= slots;
+      for (i64 t = 0; t < slots && in_order; ++t)
+        in_order = i64(spmvjit_ldg(map + base + t * c + i)) == (t < len ? b + t : i64(-1));
+      flags[p] = in_order ? 1 : 0;
+      continue;
+    }
+    if (spmvjit_ldg(flags + p)) {
+      for (i64 t = 0; t < slots; ++t) sink.at(out, base + t * c + i, t < len ? b + t : i64(-1), map);
+      continue;
+    }
+    for (i64 t = 0; t < slots; ++t) sink.mapped(out, base + t * c + i, map);
+  }
+  sink.finish(a);
 }

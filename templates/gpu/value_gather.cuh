@@ -56,7 +56,10 @@ struct Sink {
   }
   // A slot at computed position p (-1: padding).
   SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
-    if (mode == VG_CHECK) return put(out, slot, Code(p), map);
+    if (mode == VG_CHECK) {
+      bad += i64(spmvjit_ldg(map + slot)) != p;
+      return;
+    }
     put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
   }
   // A slot the map places (nothing to compare in VG_CHECK).

@@ -202,6 +202,36 @@ static __device__ __forceinline__ int __clzll(long long v) {
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
 #line 8 "contract/bsr.h"
+#line 1 "contract/value_gather.h"
+// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
+// map's kernel that computes the slots of rows whose placement follows from the layout and the
+// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
+// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
+#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
+#define SPMVJIT_CONTRACT_VALUE_GATHER_H
+
+// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
+// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
+// table lacks, computed positions that differ from the map).
+// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
+// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_FLAGS]: one byte per row
+// position for a format that asks for them (DeviceGather::flags), which VG_DERIVE writes once
+// from the map (nonzero: the row's slots follow from its entries) and the other modes read.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
+enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
+// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
+// n[VG_N_PARAM0 + k]: the sizes the format names.
+enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
+enum {
+  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
+  VG_CODES,   // out[slot] = its CODE8 code (a byte)
+  VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
+  VG_DERIVE   // only the row flags written, from the map
+};
+
+#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
+#line 9 "contract/bsr.h"
 
 // Block row b covers rows [b*R, b*R + R) (the last one may reach past the matrix: those rows are
 // never written). block_ptr: first block of each block row (n[BSR_N_BLOCK_ROWS] + 1);
@@ -225,6 +255,13 @@ enum {
   // one thread takes the rest): three lists of it in shared memory per warp.
   BSR_WARP_BLOCKS = 256
 };
+
+// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
+// block_ptr, sizes R, C and the block rows; BSR_UPD_LANES threads per block row, blocks of
+// BSR_UPD_BLOCK threads.
+enum { BSR_UPD_BLOCK_PTR = VG_LAYOUT0 };
+enum { BSR_UPD_N_R = VG_N_PARAM0, BSR_UPD_N_C, BSR_UPD_N_BLOCK_ROWS };
+enum { BSR_UPD_LANES = 32, BSR_UPD_BLOCK = 256 };
 
 // Device build (templates/gpu/bsr_build.cu) argument slots: the input arrays (index base
 // n[DP_N_BASE]), blocks per block row (i64, scanned in place; [block_rows] first counts the block
@@ -821,6 +858,86 @@ SPMVJIT_DEVICE void build_heap_sort(T* v, i64 n, const Less& less) {
 #endif  // SPMVJIT_HEAP_SORT_INCLUDED
 #line 12 "gpu/bsr_build.cu"
 #line 13 "gpu/bsr_build.cu"
+#line 1 "gpu/value_gather.cuh"
+// What a format's update gather (templates/contract/value_gather.h) does with each slot: the
+// unsigned integer as wide as V that stands for a value's bits, the CODE8 table's search, and the
+// sink that writes a slot's value, its code, or compares its computed position with the map.
+#ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
+#define SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 7 "gpu/value_gather.cuh"
+
+namespace vg {
+
+template <int Bytes>
+struct CodeOf {
+  typedef unsigned long long type;
+};
+template <>
+struct CodeOf<4> {
+  typedef unsigned type;
+};
+typedef CodeOf<sizeof(V)>::type Code;
+
+// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
+SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (spmvjit_ldg(table + mid) < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+struct Sink {
+  const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
+  const Code* table;
+  int mode, n;
+  long long bad;
+
+  SPMVJIT_METHOD explicit Sink(const SpmvArgs& a)
+      : values((const Code*)a.x),
+        table((const Code*)a.values_table),
+        mode(int(a.n[VG_N_MODE])),
+        n(int(a.n[VG_N_TABLE])),
+        bad(0) {}
+  // The slot's value (VG_CHECK: its computed position, as a Code) into out[slot].
+  SPMVJIT_METHOD void put(void* out, i64 slot, Code v, const I* map) {
+    if (mode == VG_GATHER) {
+      ((Code*)out)[slot] = v;
+    } else if (mode == VG_CODES) {
+      const int c = table_position(table, n, v);
+      bad += c == n || spmvjit_ldg(table + c) != v;
+      ((unsigned char*)out)[slot] = (unsigned char)c;
+    } else {
+      bad += i64(spmvjit_ldg(map + slot)) != i64(v);
+    }
+  }
+  // A slot at computed position p (-1: padding).
+  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
+    if (mode == VG_CHECK) {
+      bad += i64(spmvjit_ldg(map + slot)) != p;
+      return;
+    }
+    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
+  }
+  // A slot the map places (nothing to compare in VG_CHECK).
+  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
+    if (mode == VG_CHECK) return;
+    const I m = spmvjit_ld_stream(map + slot);
+    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m), map);
+  }
+  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
+    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
+  }
+};
+
+}  // namespace vg
+
+#endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 14 "gpu/bsr_build.cu"
 
 namespace bb {
 
@@ -1112,3 +1229,36 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_write_w
   }
 }
 #endif
+
+// The update gather (Format::device_gather; templates/contract/value_gather.h), BSR_UPD_LANES
+// threads per block row striding over its slots, so writes are coalesced. A block row whose
+// blocks hold as many entries as slots (no fill: every row of it has nb * C entries, entry k in
+// block k / C at column k % C) reads its values at computed positions; the others read the map.
+extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[VG_ROW_PTR];
+  const I* map = (const I*)a.a[VG_MAP0];
+  void* out = (void*)a.a[VG_OUT0];
+  const I* bptr = (const I*)a.a[BSR_UPD_BLOCK_PTR];
+  const i64 r = a.n[BSR_UPD_N_R], c = a.n[BSR_UPD_N_C], rc = r * c;
+  const i64 items = a.n[BSR_UPD_N_BLOCK_ROWS] * BSR_UPD_LANES;
+  vg::Sink sink(a);
+  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < items; p += i64(gridDim.x) * blockDim.x) {
+    const i64 b = p / BSR_UPD_LANES, lane = p - b * BSR_UPD_LANES;
+    const i64 k0 = spmvjit_ldg(bptr + b), nb = spmvjit_ldg(bptr + b + 1) - k0;
+    const i64 r0 = b * r, slots = nb * rc, base = k0 * rc;
+    const i64 p0 = r0 < a.rows ? i64(spmvjit_ldg(rp + r0)) : 0;
+    // 32-bit divisions where the block row allows: a 64-bit one is a long instruction sequence.
+    const bool full = r0 + r <= a.rows && i64(spmvjit_ldg(rp + r0 + r)) - p0 == slots && slots < 0x7fffffffLL;
+    if (!full) {
+      for (i64 t = lane; t < slots; t += BSR_UPD_LANES) sink.mapped(out, base + t, map);
+      continue;
+    }
+    const unsigned urc = unsigned(rc), uc = unsigned(c);
+    const i64 row_len = nb * c;
+    for (i64 t = lane; t < slots; t += BSR_UPD_LANES) {
+      const unsigned blk = unsigned(t) / urc, w = unsigned(t) - blk * urc, i = w / uc, j = w - i * uc;
+      sink.at(out, base + t, p0 + i64(i) * row_len + i64(blk) * c + j, map);
+    }
+  }
+  sink.finish(a);
+}

@@ -572,16 +572,19 @@ SPMVJIT_DEVICE T spmvjit_block_exclusive(T x, T* warps, T* total) {
 // table lacks, computed positions that differ from the map).
 // a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
 // array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
-enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_FLAGS]: one byte per row
+// position for a format that asks for them (DeviceGather::flags), which VG_DERIVE writes once
+// from the map (nonzero: the row's slots follow from its entries) and the other modes read.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
+enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
 enum {
   VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
   VG_CODES,   // out[slot] = its CODE8 code (a byte)
-  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
+  VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
+  VG_DERIVE   // only the row flags written, from the map
 };
 
 #endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
@@ -638,7 +641,10 @@ struct Sink {
   }
   // A slot at computed position p (-1: padding).
   SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
-    if (mode == VG_CHECK) return put(out, slot, Code(p), map);
+    if (mode == VG_CHECK) {
+      bad += i64(spmvjit_ldg(map + slot)) != p;
+      return;
+    }
     put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
   }
   // A slot the map places (nothing to compare in VG_CHECK).
