@@ -291,7 +291,8 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
     m->format_gather_ = m->format_module_->entry(g.entry);
     if (g.flags) {
       m->row_flags_ = DeviceBuffer(b, size_t(g.flags));
-      m->launch_format_gather(coded, codes.get(), nullptr, VG_DERIVE, 0, errors.get());
+      m->launch_format_gather(coded, codes.get(), nullptr, VG_DERIVE, 0, errors.get(),
+                              m->format_module_->entry(g.flags_entry));
     }
     m->launch_format_gather(coded, codes.get(), nullptr, VG_CHECK, 0, errors.get());
     b.download(&bad, errors.get(), sizeof bad);
@@ -306,7 +307,7 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
 }
 
 void ValueMap::launch_format_gather(const FormatData& layout, const void* values, void* const* outs, int mode,
-                                    int64_t table_patterns, void* errors) const {
+                                    int64_t table_patterns, void* errors, void* flags_entry) const {
   DeviceGather g;
   SPMVJIT_ASSERT(format_ && format_->device_gather(layout, g), "no update gather for this layout");
   SpmvArgs a{};
@@ -324,6 +325,11 @@ void ValueMap::launch_format_gather(const FormatData& layout, const void* values
   a.n[VG_N_MODE] = mode;
   a.n[VG_N_TABLE] = table_patterns;
   for (size_t k = 0; k < g.params.size(); ++k) a.n[VG_N_PARAM0 + k] = g.params[k];
+  if (flags_entry) {  // VG_DERIVE: a thread per flag
+    if (g.flags)
+      exec_->run(flags_entry, grid_stride_step(target_, g.flags_entry, g.flags, DP_BLOCK), a, nullptr);
+    return;
+  }
   if (g.items) exec_->run(format_gather_, grid_stride_step(target_, g.entry, g.items, g.block), a, nullptr);
 }
 

@@ -75,9 +75,10 @@ class ValueMap {
   bool gather_codes_device(const void* values, const ValueTable& t, FormatData& data,
                            const FormatData* layout) const;
   // The format's gather (templates/contract/value_gather.h) over every value array: outs[i] for
-  // slots_[i] (none for VG_CHECK), errors counted at `errors`.
+  // slots_[i] (none for VG_CHECK), errors counted at `errors`; with flags_entry, that kernel
+  // (DeviceGather::flags_entry) instead, a thread per flag.
   void launch_format_gather(const FormatData& layout, const void* values, void* const* outs, int mode,
-                            int64_t table_patterns, void* errors) const;
+                            int64_t table_patterns, void* errors, void* flags_entry = nullptr) const;
   int64_t row_at(int64_t position) const {  // a sliced layout's row at a position, -1 past the rows
     if (position >= rows_) return -1;
     return sliced_->perm.empty() ? position : sliced_->perm[size_t(position)];

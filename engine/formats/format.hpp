@@ -175,7 +175,8 @@ struct DeviceGather {
   std::vector<int64_t> params;  // its sizes, at n[VG_N_PARAM0 + k]
   int64_t items = 0;            // threads (grid-stride)
   int block = 0;                // threads a block
-  int64_t flags = 0;            // row flags it keeps (bytes, VG_DERIVE writes them), or none
+  int64_t flags = 0;            // row flags it keeps (bytes), or none
+  std::string flags_entry;      // the kernel that writes them (VG_DERIVE), items = flags
 };
 
 class DeviceConverter;

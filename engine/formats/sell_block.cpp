@@ -189,10 +189,14 @@ class SellBlockFormat final : public Format {
     out.entry = "spmvjit_update_gather";
     out.layout = {SELL_BLOCK_SLICE_PTR};
     out.params = {c, d.params.at("B"), slices};
-    out.items = out.flags = slices * c;
-    out.block = SELL_BLOCK_GPU_BLOCK;
-    static_assert(int(SELL_BLOCK_UPD_SLICE_PTR) == int(VG_LAYOUT0) && int(SELL_BLOCK_UPD_N_C) == int(VG_N_PARAM0) &&
-                  int(SELL_BLOCK_UPD_N_B) == VG_N_PARAM0 + 1 && int(SELL_BLOCK_UPD_N_SLICES) == VG_N_PARAM0 + 2);
+    if (c > VG_SLICE_MAX_C) return false;
+    out.items = slices * VG_SLICE_BLOCK;  // a block per slice
+    out.block = VG_SLICE_BLOCK;
+    out.flags = slices * c;
+    out.flags_entry = "spmvjit_update_flags";
+    static_assert(int(SELL_BLOCK_UPD_SLICE_PTR) == int(VG_LAYOUT0) &&
+                  int(SELL_BLOCK_UPD_N_C) == int(VG_N_PARAM0) && int(SELL_BLOCK_UPD_N_B) == VG_N_PARAM0 + 1 &&
+                  int(SELL_BLOCK_UPD_N_SLICES) == VG_N_PARAM0 + 2);
     return true;
   }
 

@@ -375,17 +375,19 @@ class SellDiagFormat final : public Format {
   bool device_convertible(const FormatParams& p) const override { return p.count("C") && p.at("C") >= 1; }
   std::vector<std::string> device_build_modules() const override { return {"sell_diag_build"}; }
   // A row holding exactly its slice's diagonals, in a slice without a remainder, needs no map
-  // (templates/gpu/sell_diag_build.cu, spmvjit_update_gather).
+  // (templates/gpu/sell_diag_build.cu, spmvjit_update_gather: a block per slice).
   bool device_gather(const FormatData& d, DeviceGather& out) const override {
     const int64_t c = d.params.at("C"), slices = d.ints[SELL_DIAG_N_SLICES];
     out.module = "sell_diag_build";
     out.entry = "spmvjit_update_gather";
     out.layout = {SELL_DIAG_DIAG_PTR, SELL_DIAG_REM_PTR};
     out.params = {c, slices};
-    out.items = slices * c;
-    out.block = SELL_DIAG_UPD_BLOCK;
-    static_assert(int(SELL_DIAG_UPD_DIAG_PTR) == int(VG_LAYOUT0) && int(SELL_DIAG_UPD_REM_PTR) == VG_LAYOUT0 + 1 &&
-                  int(SELL_DIAG_UPD_N_C) == int(VG_N_PARAM0) && int(SELL_DIAG_UPD_N_SLICES) == VG_N_PARAM0 + 1);
+    if (c > VG_SLICE_MAX_C) return false;
+    out.items = slices * VG_SLICE_BLOCK;  // a block per slice
+    out.block = VG_SLICE_BLOCK;
+    static_assert(
+        int(SELL_DIAG_UPD_DIAG_PTR) == int(VG_LAYOUT0) && int(SELL_DIAG_UPD_REM_PTR) == VG_LAYOUT0 + 1 &&
+        int(SELL_DIAG_UPD_N_C) == int(VG_N_PARAM0) && int(SELL_DIAG_UPD_N_SLICES) == VG_N_PARAM0 + 1);
     return true;
   }
   // Choosing a slice's diagonals needs the whole slice: a warp per slice (one thread where the

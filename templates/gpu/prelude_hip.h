@@ -149,13 +149,6 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared (LDS) storage.
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
-// A warp's barrier for warp-private shared memory: a wavefront runs in lockstep, so on AMD only
-// the compiler must not move LDS accesses across it.
-#if defined(__HIP_PLATFORM_NVIDIA__)
-SPMVJIT_DEVICE void spmvjit_sync_warp() { __syncwarp(); }
-#else
-SPMVJIT_DEVICE void spmvjit_sync_warp() { __builtin_amdgcn_wave_barrier(); }
-#endif
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
 // Return the old value (shared memory).

@@ -362,13 +362,22 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
   }
 }
 
-// The update gather (Format::device_gather; templates/contract/value_gather.h), one thread per
-// row position of every slice. A row holding exactly its slice's diagonals in a slice with no
-// remainder (a stencil's interior) has its entry k on diagonal k: its values are read at
-// row_ptr + k, not through the map, which only the other rows read. A warp whose slice of C ==
-// warp rows is all such rows reads the slice's values as one coalesced run into shared memory
-// and writes each row's slots from there (a row's entries are a strided read otherwise).
-extern "C" __global__ void __launch_bounds__(SELL_DIAG_UPD_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+#ifndef SPMVJIT_EMULATED
+namespace sd {
+// A row holding exactly its slice's nd diagonals, in a slice with no remainder (a stencil's
+// interior row: entry k on diagonal k); rows past the matrix hold padding alone.
+struct RegularRow {
+  i64 rows, nd, width;
+  __device__ __forceinline__ bool operator()(i64 r, i64 len) const {
+    return width == 0 && (r >= rows || len == nd);
+  }
+};
+}  // namespace sd
+
+// The update gather (Format::device_gather; templates/contract/value_gather.h): a block per
+// slice (vg::column_slice). Regular rows take their values at row_ptr + k, the rest and the
+// remainder read the map.
+extern "C" __global__ void __launch_bounds__(VG_SLICE_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* dmap = (const I*)a.a[VG_MAP0];
   const I* rmap = (const I*)a.a[VG_MAP1];
@@ -376,38 +385,16 @@ extern "C" __global__ void __launch_bounds__(SELL_DIAG_UPD_BLOCK) spmvjit_update
   void* rout = (void*)a.a[VG_OUT1];
   const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
   const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
-  const i64 c = a.n[SELL_DIAG_UPD_N_C], positions = a.n[SELL_DIAG_UPD_N_SLICES] * c;
+  const i64 c = a.n[SELL_DIAG_UPD_N_C], slices = a.n[SELL_DIAG_UPD_N_SLICES];
   vg::Sink sink(a);
-#ifndef SPMVJIT_EMULATED
-  SPMVJIT_SHARED vg::Code stage[SELL_DIAG_UPD_BLOCK / SPMVJIT_WARP][SPMVJIT_WARP * SELL_DIAG_UPD_STAGE];
-  vg::Code* st = stage[threadIdx.x / SPMVJIT_WARP];
-  const int lane = spmvjit_lane();
-#endif
-  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
-    const i64 s = p / c, i = p - s * c;
+  SPMVJIT_SHARED vg::SliceShared sh;
+  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
     const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
     const i64 q0 = spmvjit_ldg(rptr + s), width = (spmvjit_ldg(rptr + s + 1) - q0) / c;
-    const i64 b = p < a.rows ? i64(spmvjit_ldg(rp + p)) : 0;
-    const bool regular = p < a.rows && width == 0 && i64(spmvjit_ldg(rp + p + 1)) - b == nd;
-#ifndef SPMVJIT_EMULATED
-    // c == warp: the warp's lanes are one slice's rows (blocks and the grid's stride are whole
-    // warps, and the positions a whole number of slices), so the branch is the warp's.
-    if (c == SPMVJIT_WARP && nd <= SELL_DIAG_UPD_STAGE && spmvjit_ballot(!regular) == 0) {
-      const i64 b0 = spmvjit_shfl(b, 0);
-      for (i64 t = lane; t < SPMVJIT_WARP * nd; t += SPMVJIT_WARP)
-        st[t] = sink.mode == VG_CHECK ? vg::Code(b0 + t) : spmvjit_ld_stream(sink.values + b0 + t);
-      spmvjit_sync_warp();
-      for (i64 j = 0; j < nd; ++j) sink.put(dout, (dp + j) * c + i, st[i * nd + j], dmap);
-      spmvjit_sync_warp();  // the stage is the next slice's
-      continue;
-    }
-#endif
-    if (regular) {
-      for (i64 j = 0; j < nd; ++j) sink.at(dout, (dp + j) * c + i, b + j, dmap);
-      continue;
-    }
-    for (i64 j = 0; j < nd; ++j) sink.mapped(dout, (dp + j) * c + i, dmap);
-    for (i64 q = 0; q < width; ++q) sink.mapped(rout, q0 + q * c + i, rmap);
+    vg::column_slice(sink, rp, a.rows, s * c, c, nd, dp * c, dout, dmap, sd::RegularRow{a.rows, nd, width},
+                     sh);
+    for (i64 j = threadIdx.x; j < width * c; j += blockDim.x) sink.mapped(rout, q0 + j, rmap);
   }
   sink.finish(a);
 }
+#endif

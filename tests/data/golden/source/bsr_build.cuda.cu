@@ -63,6 +63,10 @@
 // from the map (nonzero: the row's slots follow from its entries) and the other modes read.
 enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
 enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
+// Column-major slices gathered a block per slice (templates/gpu/value_gather.cuh,
+// vg::column_slice): its threads, the most rows a slice, the entries a slice staged in shared
+// memory.
+enum { VG_SLICE_BLOCK = 256, VG_SLICE_MAX_C = 64, VG_STAGE = 4096 };
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
@@ -462,8 +466,6 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared storage (block-cooperative kernels such as csr_adaptive).
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
-// A warp's barrier (and memory fence among its lanes) for warp-private shared memory.
-SPMVJIT_DEVICE void spmvjit_sync_warp() { __syncwarp(); }
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
 // Return the old value (shared memory).
@@ -616,7 +618,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 189 "gpu/prelude_cuda.h"
+#line 187 "gpu/prelude_cuda.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -735,6 +737,60 @@ struct Sink {
     if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
   }
 };
+
+#ifndef SPMVJIT_EMULATED  // blocks cooperate: the CPU emulation runs threads one by one
+// One slice of a column-major layout by one block (VG_SLICE_BLOCK threads, c <= VG_SLICE_MAX_C): rows r0 + i
+// for i < c, slot t * c + i of out / map at `base` for t < slot_rows (consecutive threads take consecutive
+// slots, as the map's gather does). A regular row (regular(row, length)) holds entry k at slot
+// row k and padding past its length; other rows go through the map. When every row is regular,
+// the slice's entries are one run of the CSR arrays: staged in shared memory when they fit, read
+// coalesced instead of a row per lane.
+struct SliceShared {
+  i64 b[VG_SLICE_MAX_C], len[VG_SLICE_MAX_C];
+  bool ok[VG_SLICE_MAX_C];
+  Code stage[VG_STAGE];
+};
+template <class Regular>
+SPMVJIT_DEVICE void column_slice(Sink& sink, const I* rp, i64 rows, i64 r0, i64 c, i64 slot_rows, i64 base,
+                                 void* out, const I* map, const Regular& regular, SliceShared& sh) {
+  const int tid = int(threadIdx.x), bd = int(blockDim.x);
+  const i64 end = rows > 0 ? i64(spmvjit_ldg(rp + rows)) : 0;
+  bool irregular = false;
+  for (i64 i = tid; i < c; i += bd) {
+    const i64 r = r0 + i;
+    const i64 b = r < rows ? i64(spmvjit_ldg(rp + r)) : end,
+              len = r < rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
+    sh.b[i] = b;
+    sh.len[i] = len;
+    sh.ok[i] = regular(r, len);
+    irregular |= !sh.ok[i];
+  }
+  const bool mixed = spmvjit_sync_block_or(irregular);
+  const i64 p0 = sh.b[0], total = sh.b[c - 1] + sh.len[c - 1] - p0, n = slot_rows * c;
+  const unsigned uc = unsigned(c);
+  if (!mixed && total <= VG_STAGE) {
+    for (i64 k = tid; k < total; k += bd)
+      sh.stage[k] = sink.mode == VG_CHECK ? Code(p0 + k) : spmvjit_ld_stream(sink.values + p0 + k);
+    spmvjit_sync_block();
+    for (i64 j = tid; j < n; j += bd) {
+      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
+      if (t < sh.len[i])
+        sink.put(out, base + j, sh.stage[sh.b[i] - p0 + t], map);
+      else
+        sink.at(out, base + j, -1, map);
+    }
+  } else {
+    for (i64 j = tid; j < n; j += bd) {
+      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
+      if (sh.ok[i])
+        sink.at(out, base + j, t < sh.len[i] ? sh.b[i] + t : i64(-1), map);
+      else
+        sink.mapped(out, base + j, map);
+    }
+  }
+  spmvjit_sync_block();  // sh is the next slice's
+}
+#endif
 
 }  // namespace vg
 

@@ -401,8 +401,6 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared storage (block-cooperative kernels such as csr_adaptive).
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
-// A warp's barrier (and memory fence among its lanes) for warp-private shared memory.
-SPMVJIT_DEVICE void spmvjit_sync_warp() { __syncwarp(); }
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
 // Return the old value (shared memory).
@@ -555,7 +553,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 189 "gpu/prelude_cuda.h"
+#line 187 "gpu/prelude_cuda.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per

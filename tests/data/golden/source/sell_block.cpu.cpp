@@ -334,6 +334,10 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 // from the map (nonzero: the row's slots follow from its entries) and the other modes read.
 enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
 enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
+// Column-major slices gathered a block per slice (templates/gpu/value_gather.cuh,
+// vg::column_slice): its threads, the most rows a slice, the entries a slice staged in shared
+// memory.
+enum { VG_SLICE_BLOCK = 256, VG_SLICE_MAX_C = 64, VG_STAGE = 4096 };
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
@@ -358,9 +362,10 @@ enum {
   X(SELL_BLOCK_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_BLOCK_ARRAYS, kSellBlockArrays)
 
-enum { SELL_BLOCK_N_SLICES };         // n[] slots
+enum { SELL_BLOCK_N_SLICES };  // n[] slots
 // The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
-// slice_ptr, sizes C, B and the slice count, row flags; one thread per row position.
+// slice_ptr, sizes C, B and the slice count, row flags (spmvjit_update_flags, a thread per row
+// position); a block of VG_SLICE_BLOCK threads per slice.
 enum { SELL_BLOCK_UPD_SLICE_PTR = VG_LAYOUT0 };
 enum { SELL_BLOCK_UPD_N_C = VG_N_PARAM0, SELL_BLOCK_UPD_N_B, SELL_BLOCK_UPD_N_SLICES };
 enum { SELL_BLOCK_GPU_BLOCK = 128 };  // GPU threads per block (one per row)

@@ -302,6 +302,10 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 // from the map (nonzero: the row's slots follow from its entries) and the other modes read.
 enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
 enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
+// Column-major slices gathered a block per slice (templates/gpu/value_gather.cuh,
+// vg::column_slice): its threads, the most rows a slice, the entries a slice staged in shared
+// memory.
+enum { VG_SLICE_BLOCK = 256, VG_SLICE_MAX_C = 64, VG_STAGE = 4096 };
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
@@ -326,9 +330,10 @@ enum {
   X(SELL_BLOCK_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_BLOCK_ARRAYS, kSellBlockArrays)
 
-enum { SELL_BLOCK_N_SLICES };         // n[] slots
+enum { SELL_BLOCK_N_SLICES };  // n[] slots
 // The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
-// slice_ptr, sizes C, B and the slice count, row flags; one thread per row position.
+// slice_ptr, sizes C, B and the slice count, row flags (spmvjit_update_flags, a thread per row
+// position); a block of VG_SLICE_BLOCK threads per slice.
 enum { SELL_BLOCK_UPD_SLICE_PTR = VG_LAYOUT0 };
 enum { SELL_BLOCK_UPD_N_C = VG_N_PARAM0, SELL_BLOCK_UPD_N_B, SELL_BLOCK_UPD_N_SLICES };
 enum { SELL_BLOCK_GPU_BLOCK = 128 };  // GPU threads per block (one per row)
@@ -677,13 +682,6 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared (LDS) storage.
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
-// A warp's barrier for warp-private shared memory: a wavefront runs in lockstep, so on AMD only
-// the compiler must not move LDS accesses across it.
-#if defined(__HIP_PLATFORM_NVIDIA__)
-SPMVJIT_DEVICE void spmvjit_sync_warp() { __syncwarp(); }
-#else
-SPMVJIT_DEVICE void spmvjit_sync_warp() { __builtin_amdgcn_wave_barrier(); }
-#endif
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
 // Return the old value (shared memory).
@@ -829,7 +827,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 230 "gpu/prelude_hip.h"
+#line 223 "gpu/prelude_hip.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -920,6 +918,60 @@ struct Sink {
     if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
   }
 };
+
+#ifndef SPMVJIT_EMULATED  // blocks cooperate: the CPU emulation runs threads one by one
+// One slice of a column-major layout by one block (VG_SLICE_BLOCK threads, c <= VG_SLICE_MAX_C): rows r0 + i
+// for i < c, slot t * c + i of out / map at `base` for t < slot_rows (consecutive threads take consecutive
+// slots, as the map's gather does). A regular row (regular(row, length)) holds entry k at slot
+// row k and padding past its length; other rows go through the map. When every row is regular,
+// the slice's entries are one run of the CSR arrays: staged in shared memory when they fit, read
+// coalesced instead of a row per lane.
+struct SliceShared {
+  i64 b[VG_SLICE_MAX_C], len[VG_SLICE_MAX_C];
+  bool ok[VG_SLICE_MAX_C];
+  Code stage[VG_STAGE];
+};
+template <class Regular>
+SPMVJIT_DEVICE void column_slice(Sink& sink, const I* rp, i64 rows, i64 r0, i64 c, i64 slot_rows, i64 base,
+                                 void* out, const I* map, const Regular& regular, SliceShared& sh) {
+  const int tid = int(threadIdx.x), bd = int(blockDim.x);
+  const i64 end = rows > 0 ? i64(spmvjit_ldg(rp + rows)) : 0;
+  bool irregular = false;
+  for (i64 i = tid; i < c; i += bd) {
+    const i64 r = r0 + i;
+    const i64 b = r < rows ? i64(spmvjit_ldg(rp + r)) : end,
+              len = r < rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
+    sh.b[i] = b;
+    sh.len[i] = len;
+    sh.ok[i] = regular(r, len);
+    irregular |= !sh.ok[i];
+  }
+  const bool mixed = spmvjit_sync_block_or(irregular);
+  const i64 p0 = sh.b[0], total = sh.b[c - 1] + sh.len[c - 1] - p0, n = slot_rows * c;
+  const unsigned uc = unsigned(c);
+  if (!mixed && total <= VG_STAGE) {
+    for (i64 k = tid; k < total; k += bd)
+      sh.stage[k] = sink.mode == VG_CHECK ? Code(p0 + k) : spmvjit_ld_stream(sink.values + p0 + k);
+    spmvjit_sync_block();
+    for (i64 j = tid; j < n; j += bd) {
+      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
+      if (t < sh.len[i])
+        sink.put(out, base + j, sh.stage[sh.b[i] - p0 + t], map);
+      else
+        sink.at(out, base + j, -1, map);
+    }
+  } else {
+    for (i64 j = tid; j < n; j += bd) {
+      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
+      if (sh.ok[i])
+        sink.at(out, base + j, t < sh.len[i] ? sh.b[i] + t : i64(-1), map);
+      else
+        sink.mapped(out, base + j, map);
+    }
+  }
+  spmvjit_sync_block();  // sh is the next slice's
+}
+#endif
 
 }  // namespace vg
 
@@ -1093,37 +1145,51 @@ extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
   }
 }
 
-// The update gather (Format::device_gather; templates/contract/value_gather.h), one thread per
-// row position. A row whose entries fill its blocks in order but for the last (a band's row: one
-// run of columns) holds entry k at slot k of its slice column: its values are read at row_ptr + k
-// and the rest of its slots are zeros. VG_DERIVE flags those rows once, from the map; the others
-// read the map.
-extern "C" __global__ void __launch_bounds__(SELL_BLOCK_GPU_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+// The update gather's row flags (VG_DERIVE, once from the map), one thread per row position: a
+// row whose entries fill its blocks in order but for the last (a band's row: one run of columns)
+// holds entry k at slot row k of its slice and padding after.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_update_flags(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* map = (const I*)a.a[VG_MAP0];
-  void* out = (void*)a.a[VG_OUT0];
   const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
   unsigned char* flags = (unsigned char*)a.a[VG_FLAGS];
   const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B];
   const i64 positions = a.n[SELL_BLOCK_UPD_N_SLICES] * c;
-  vg::Sink sink(a);
   for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
     const i64 s = p / c, i = p - s * c;
     const i64 sp = spmvjit_ldg(sptr + s), slots = (spmvjit_ldg(sptr + s + 1) - sp) / c * bw, base = bw * sp;
     const i64 b = p < a.rows ? i64(spmvjit_ldg(rp + p)) : 0;
     const i64 len = p < a.rows ? i64(spmvjit_ldg(rp + p + 1)) - b : 0;
-    if (sink.mode == VG_DERIVE) {
-      bool in_order = len <= slots;
-      for (i64 t = 0; t < slots && in_order; ++t)
-        in_order = i64(spmvjit_ldg(map + base + t * c + i)) == (t < len ? b + t : i64(-1));
-      flags[p] = in_order ? 1 : 0;
-      continue;
-    }
-    if (spmvjit_ldg(flags + p)) {
-      for (i64 t = 0; t < slots; ++t) sink.at(out, base + t * c + i, t < len ? b + t : i64(-1), map);
-      continue;
-    }
-    for (i64 t = 0; t < slots; ++t) sink.mapped(out, base + t * c + i, map);
+    bool in_order = len <= slots;
+    for (i64 t = 0; t < slots && in_order; ++t)
+      in_order = i64(spmvjit_ldg(map + base + t * c + i)) == (t < len ? b + t : i64(-1));
+    flags[p] = in_order ? 1 : 0;
+  }
+}
+
+#ifndef SPMVJIT_EMULATED
+namespace sb {
+struct FlaggedRow {
+  const unsigned char* flags;
+  __device__ __forceinline__ bool operator()(i64 r, i64) const { return spmvjit_ldg(flags + r) != 0; }
+};
+}  // namespace sb
+
+// The update gather (Format::device_gather; templates/contract/value_gather.h): a block per
+// slice (vg::column_slice), the rows spmvjit_update_flags flagged taking their values at
+// row_ptr + k, the others through the map.
+extern "C" __global__ void __launch_bounds__(VG_SLICE_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[VG_ROW_PTR];
+  const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
+  const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B], slices = a.n[SELL_BLOCK_UPD_N_SLICES];
+  vg::Sink sink(a);
+  SPMVJIT_SHARED vg::SliceShared sh;
+  const sb::FlaggedRow flagged{(const unsigned char*)a.a[VG_FLAGS]};
+  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
+    const i64 sp = spmvjit_ldg(sptr + s), slot_rows = (spmvjit_ldg(sptr + s + 1) - sp) / c * bw;
+    vg::column_slice(sink, rp, a.rows, s * c, c, slot_rows, bw * sp, (void*)a.a[VG_OUT0],
+                     (const I*)a.a[VG_MAP0], flagged, sh);
   }
   sink.finish(a);
 }
+#endif

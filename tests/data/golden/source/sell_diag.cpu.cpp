@@ -334,6 +334,10 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 // from the map (nonzero: the row's slots follow from its entries) and the other modes read.
 enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
 enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
+// Column-major slices gathered a block per slice (templates/gpu/value_gather.cuh,
+// vg::column_slice): its threads, the most rows a slice, the entries a slice staged in shared
+// memory.
+enum { VG_SLICE_BLOCK = 256, VG_SLICE_MAX_C = 64, VG_STAGE = 4096 };
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
@@ -391,12 +395,9 @@ enum {
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
 
 // The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout arrays
-// diag_ptr and rem_ptr, sizes C and the slice count; one thread per row position, blocks of
-// SELL_DIAG_UPD_BLOCK; slices of a warp's rows with at most SELL_DIAG_UPD_STAGE diagonals, every
-// row regular, are read through shared memory.
+// diag_ptr and rem_ptr, sizes C and the slice count; a block of VG_SLICE_BLOCK threads per slice.
 enum { SELL_DIAG_UPD_DIAG_PTR = VG_LAYOUT0, SELL_DIAG_UPD_REM_PTR };
 enum { SELL_DIAG_UPD_N_C = VG_N_PARAM0, SELL_DIAG_UPD_N_SLICES };
-enum { SELL_DIAG_UPD_BLOCK = 128, SELL_DIAG_UPD_STAGE = 32 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__

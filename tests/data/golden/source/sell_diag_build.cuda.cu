@@ -146,6 +146,10 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 // from the map (nonzero: the row's slots follow from its entries) and the other modes read.
 enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
 enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
+// Column-major slices gathered a block per slice (templates/gpu/value_gather.cuh,
+// vg::column_slice): its threads, the most rows a slice, the entries a slice staged in shared
+// memory.
+enum { VG_SLICE_BLOCK = 256, VG_SLICE_MAX_C = 64, VG_STAGE = 4096 };
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
@@ -203,12 +207,9 @@ enum {
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
 
 // The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout arrays
-// diag_ptr and rem_ptr, sizes C and the slice count; one thread per row position, blocks of
-// SELL_DIAG_UPD_BLOCK; slices of a warp's rows with at most SELL_DIAG_UPD_STAGE diagonals, every
-// row regular, are read through shared memory.
+// diag_ptr and rem_ptr, sizes C and the slice count; a block of VG_SLICE_BLOCK threads per slice.
 enum { SELL_DIAG_UPD_DIAG_PTR = VG_LAYOUT0, SELL_DIAG_UPD_REM_PTR };
 enum { SELL_DIAG_UPD_N_C = VG_N_PARAM0, SELL_DIAG_UPD_N_SLICES };
-enum { SELL_DIAG_UPD_BLOCK = 128, SELL_DIAG_UPD_STAGE = 32 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__
@@ -515,8 +516,6 @@ SPMVJIT_DEVICE void spmvjit_atomic_max_u64(unsigned long long* p, unsigned long 
 SPMVJIT_DEVICE void spmvjit_atomic_add_f64(double* p, double v) { atomicAdd(p, v); }
 // Block-wide barrier and block-shared storage (block-cooperative kernels such as csr_adaptive).
 SPMVJIT_DEVICE void spmvjit_sync_block() { __syncthreads(); }
-// A warp's barrier (and memory fence among its lanes) for warp-private shared memory.
-SPMVJIT_DEVICE void spmvjit_sync_warp() { __syncwarp(); }
 // Barrier that also returns whether p held in any thread of the block.
 SPMVJIT_DEVICE bool spmvjit_sync_block_or(bool p) { return __syncthreads_or(p) != 0; }
 // Return the old value (shared memory).
@@ -669,7 +668,7 @@ SPMVJIT_DEVICE V spmvjit_ldg(const spmvjit_values_t p) { return p.load(); }
 #endif
 
 #endif  // SPMVJIT_GPU_VALUES_CUH
-#line 189 "gpu/prelude_cuda.h"
+#line 187 "gpu/prelude_cuda.h"
 
 // y = beta * y, or 0 when beta == 0, reading neither A nor x: spmv_execute with alpha == 0
 // (BLAS's rule: an inf or nan in x must not reach y). Every module exports it. One thread per
@@ -788,6 +787,60 @@ struct Sink {
     if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
   }
 };
+
+#ifndef SPMVJIT_EMULATED  // blocks cooperate: the CPU emulation runs threads one by one
+// One slice of a column-major layout by one block (VG_SLICE_BLOCK threads, c <= VG_SLICE_MAX_C): rows r0 + i
+// for i < c, slot t * c + i of out / map at `base` for t < slot_rows (consecutive threads take consecutive
+// slots, as the map's gather does). A regular row (regular(row, length)) holds entry k at slot
+// row k and padding past its length; other rows go through the map. When every row is regular,
+// the slice's entries are one run of the CSR arrays: staged in shared memory when they fit, read
+// coalesced instead of a row per lane.
+struct SliceShared {
+  i64 b[VG_SLICE_MAX_C], len[VG_SLICE_MAX_C];
+  bool ok[VG_SLICE_MAX_C];
+  Code stage[VG_STAGE];
+};
+template <class Regular>
+SPMVJIT_DEVICE void column_slice(Sink& sink, const I* rp, i64 rows, i64 r0, i64 c, i64 slot_rows, i64 base,
+                                 void* out, const I* map, const Regular& regular, SliceShared& sh) {
+  const int tid = int(threadIdx.x), bd = int(blockDim.x);
+  const i64 end = rows > 0 ? i64(spmvjit_ldg(rp + rows)) : 0;
+  bool irregular = false;
+  for (i64 i = tid; i < c; i += bd) {
+    const i64 r = r0 + i;
+    const i64 b = r < rows ? i64(spmvjit_ldg(rp + r)) : end,
+              len = r < rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
+    sh.b[i] = b;
+    sh.len[i] = len;
+    sh.ok[i] = regular(r, len);
+    irregular |= !sh.ok[i];
+  }
+  const bool mixed = spmvjit_sync_block_or(irregular);
+  const i64 p0 = sh.b[0], total = sh.b[c - 1] + sh.len[c - 1] - p0, n = slot_rows * c;
+  const unsigned uc = unsigned(c);
+  if (!mixed && total <= VG_STAGE) {
+    for (i64 k = tid; k < total; k += bd)
+      sh.stage[k] = sink.mode == VG_CHECK ? Code(p0 + k) : spmvjit_ld_stream(sink.values + p0 + k);
+    spmvjit_sync_block();
+    for (i64 j = tid; j < n; j += bd) {
+      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
+      if (t < sh.len[i])
+        sink.put(out, base + j, sh.stage[sh.b[i] - p0 + t], map);
+      else
+        sink.at(out, base + j, -1, map);
+    }
+  } else {
+    for (i64 j = tid; j < n; j += bd) {
+      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
+      if (sh.ok[i])
+        sink.at(out, base + j, t < sh.len[i] ? sh.b[i] + t : i64(-1), map);
+      else
+        sink.mapped(out, base + j, map);
+    }
+  }
+  spmvjit_sync_block();  // sh is the next slice's
+}
+#endif
 
 }  // namespace vg
 
@@ -1144,13 +1197,22 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
   }
 }
 
-// The update gather (Format::device_gather; templates/contract/value_gather.h), one thread per
-// row position of every slice. A row holding exactly its slice's diagonals in a slice with no
-// remainder (a stencil's interior) has its entry k on diagonal k: its values are read at
-// row_ptr + k, not through the map, which only the other rows read. A warp whose slice of C ==
-// warp rows is all such rows reads the slice's values as one coalesced run into shared memory
-// and writes each row's slots from there (a row's entries are a strided read otherwise).
-extern "C" __global__ void __launch_bounds__(SELL_DIAG_UPD_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+#ifndef SPMVJIT_EMULATED
+namespace sd {
+// A row holding exactly its slice's nd diagonals, in a slice with no remainder (a stencil's
+// interior row: entry k on diagonal k); rows past the matrix hold padding alone.
+struct RegularRow {
+  i64 rows, nd, width;
+  __device__ __forceinline__ bool operator()(i64 r, i64 len) const {
+    return width == 0 && (r >= rows || len == nd);
+  }
+};
+}  // namespace sd
+
+// The update gather (Format::device_gather; templates/contract/value_gather.h): a block per
+// slice (vg::column_slice). Regular rows take their values at row_ptr + k, the rest and the
+// remainder read the map.
+extern "C" __global__ void __launch_bounds__(VG_SLICE_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* dmap = (const I*)a.a[VG_MAP0];
   const I* rmap = (const I*)a.a[VG_MAP1];
@@ -1158,38 +1220,16 @@ extern "C" __global__ void __launch_bounds__(SELL_DIAG_UPD_BLOCK) spmvjit_update
   void* rout = (void*)a.a[VG_OUT1];
   const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
   const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
-  const i64 c = a.n[SELL_DIAG_UPD_N_C], positions = a.n[SELL_DIAG_UPD_N_SLICES] * c;
+  const i64 c = a.n[SELL_DIAG_UPD_N_C], slices = a.n[SELL_DIAG_UPD_N_SLICES];
   vg::Sink sink(a);
-#ifndef SPMVJIT_EMULATED
-  SPMVJIT_SHARED vg::Code stage[SELL_DIAG_UPD_BLOCK / SPMVJIT_WARP][SPMVJIT_WARP * SELL_DIAG_UPD_STAGE];
-  vg::Code* st = stage[threadIdx.x / SPMVJIT_WARP];
-  const int lane = spmvjit_lane();
-#endif
-  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
-    const i64 s = p / c, i = p - s * c;
+  SPMVJIT_SHARED vg::SliceShared sh;
+  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
     const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
     const i64 q0 = spmvjit_ldg(rptr + s), width = (spmvjit_ldg(rptr + s + 1) - q0) / c;
-    const i64 b = p < a.rows ? i64(spmvjit_ldg(rp + p)) : 0;
-    const bool regular = p < a.rows && width == 0 && i64(spmvjit_ldg(rp + p + 1)) - b == nd;
-#ifndef SPMVJIT_EMULATED
-    // c == warp: the warp's lanes are one slice's rows (blocks and the grid's stride are whole
-    // warps, and the positions a whole number of slices), so the branch is the warp's.
-    if (c == SPMVJIT_WARP && nd <= SELL_DIAG_UPD_STAGE && spmvjit_ballot(!regular) == 0) {
-      const i64 b0 = spmvjit_shfl(b, 0);
-      for (i64 t = lane; t < SPMVJIT_WARP * nd; t += SPMVJIT_WARP)
-        st[t] = sink.mode == VG_CHECK ? vg::Code(b0 + t) : spmvjit_ld_stream(sink.values + b0 + t);
-      spmvjit_sync_warp();
-      for (i64 j = 0; j < nd; ++j) sink.put(dout, (dp + j) * c + i, st[i * nd + j], dmap);
-      spmvjit_sync_warp();  // the stage is the next slice's
-      continue;
-    }
-#endif
-    if (regular) {
-      for (i64 j = 0; j < nd; ++j) sink.at(dout, (dp + j) * c + i, b + j, dmap);
-      continue;
-    }
-    for (i64 j = 0; j < nd; ++j) sink.mapped(dout, (dp + j) * c + i, dmap);
-    for (i64 q = 0; q < width; ++q) sink.mapped(rout, q0 + q * c + i, rmap);
+    vg::column_slice(sink, rp, a.rows, s * c, c, nd, dp * c, dout, dmap, sd::RegularRow{a.rows, nd, width},
+                     sh);
+    for (i64 j = threadIdx.x; j < width * c; j += blockDim.x) sink.mapped(rout, q0 + j, rmap);
   }
   sink.finish(a);
 }
+#endif
