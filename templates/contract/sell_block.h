@@ -19,10 +19,17 @@ SPMVJIT_DECLARE_ARRAYS(SELL_BLOCK_ARRAYS, kSellBlockArrays)
 
 enum { SELL_BLOCK_N_SLICES };  // n[] slots
 // The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
-// slice_ptr, sizes C, B and the slice count, row flags (spmvjit_update_flags, a thread per row
-// position); a block of VG_SLICE_BLOCK threads per slice.
+// slice_ptr; sizes C, B, the slice count, the value slots and where in the aux each slot row's
+// slice starts (bytes; before it a flag per row position; spmvjit_update_flags a thread per row
+// position).
 enum { SELL_BLOCK_UPD_SLICE_PTR = VG_LAYOUT0 };
-enum { SELL_BLOCK_UPD_N_C = VG_N_PARAM0, SELL_BLOCK_UPD_N_B, SELL_BLOCK_UPD_N_SLICES };
+enum {
+  SELL_BLOCK_UPD_N_C = VG_N_PARAM0,
+  SELL_BLOCK_UPD_N_B,
+  SELL_BLOCK_UPD_N_SLICES,
+  SELL_BLOCK_UPD_N_SLOTS,
+  SELL_BLOCK_UPD_N_SLICE_OF
+};
 enum { SELL_BLOCK_GPU_BLOCK = 128 };  // GPU threads per block (one per row)
 
 // Device build (templates/gpu/sell_block_build.cu) argument slots: the input arrays (index base

@@ -73,60 +73,6 @@ struct Sink {
   }
 };
 
-#ifndef SPMVJIT_EMULATED  // blocks cooperate: the CPU emulation runs threads one by one
-// One slice of a column-major layout by one block (VG_SLICE_BLOCK threads, c <= VG_SLICE_MAX_C): rows r0 + i
-// for i < c, slot t * c + i of out / map at `base` for t < slot_rows (consecutive threads take consecutive
-// slots, as the map's gather does). A regular row (regular(row, length)) holds entry k at slot
-// row k and padding past its length; other rows go through the map. When every row is regular,
-// the slice's entries are one run of the CSR arrays: staged in shared memory when they fit, read
-// coalesced instead of a row per lane.
-struct SliceShared {
-  i64 b[VG_SLICE_MAX_C], len[VG_SLICE_MAX_C];
-  bool ok[VG_SLICE_MAX_C];
-  Code stage[VG_STAGE];
-};
-template <class Regular>
-SPMVJIT_DEVICE void column_slice(Sink& sink, const I* rp, i64 rows, i64 r0, i64 c, i64 slot_rows, i64 base,
-                                 void* out, const I* map, const Regular& regular, SliceShared& sh) {
-  const int tid = int(threadIdx.x), bd = int(blockDim.x);
-  const i64 end = rows > 0 ? i64(spmvjit_ldg(rp + rows)) : 0;
-  bool irregular = false;
-  for (i64 i = tid; i < c; i += bd) {
-    const i64 r = r0 + i;
-    const i64 b = r < rows ? i64(spmvjit_ldg(rp + r)) : end,
-              len = r < rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
-    sh.b[i] = b;
-    sh.len[i] = len;
-    sh.ok[i] = regular(r, len);
-    irregular |= !sh.ok[i];
-  }
-  const bool mixed = spmvjit_sync_block_or(irregular);
-  const i64 p0 = sh.b[0], total = sh.b[c - 1] + sh.len[c - 1] - p0, n = slot_rows * c;
-  const unsigned uc = unsigned(c);
-  if (!mixed && total <= VG_STAGE) {
-    for (i64 k = tid; k < total; k += bd)
-      sh.stage[k] = sink.mode == VG_CHECK ? Code(p0 + k) : spmvjit_ld_stream(sink.values + p0 + k);
-    spmvjit_sync_block();
-    for (i64 j = tid; j < n; j += bd) {
-      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
-      if (t < sh.len[i])
-        sink.put(out, base + j, sh.stage[sh.b[i] - p0 + t], map);
-      else
-        sink.at(out, base + j, -1, map);
-    }
-  } else {
-    for (i64 j = tid; j < n; j += bd) {
-      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
-      if (sh.ok[i])
-        sink.at(out, base + j, t < sh.len[i] ? sh.b[i] + t : i64(-1), map);
-      else
-        sink.mapped(out, base + j, map);
-    }
-  }
-  spmvjit_sync_block();  // sh is the next slice's
-}
-#endif
-
 }  // namespace vg
 
 #endif  // SPMVJIT_GPU_VALUE_GATHER_CUH

@@ -128,12 +128,12 @@ TEST_CASE("cuda device planning: the formats' own update gathers", "[cuda]") {
   // sell_diag: stencils (interior rows regular, boundaries through the map, a last slice past
   // the rows, 27 diagonals staged in shared memory), a band of 41 diagonals (regular rows past the
   // stage), a variable band (remainders); bsr: full 3 x 3 blocks, and a band's blocks with fill;
-  // sell_block: a band's rows (runs of columns), and scattered columns (blocks with gaps).
+  // sell_block: a band's rows (runs of columns), and runs of 3 columns in blocks of 4 (gaps).
   const std::pair<const char*, const char*> cases[] = {
       {"sell_diag", "poisson2d:60@few"},  {"sell_diag", "stencil27:11@few"},
       {"sell_diag", "diag:3001:41@few"},  {"sell_diag", "varband:3000@few"},
       {"bsr", "blockfem:5:3@few"},        {"bsr", "diag:3001:7@few"},
-      {"sell_block", "varband:3001@few"}, {"sell_block", "random:3001:1:12@few"}};
+      {"sell_block", "varband:3001@few"}, {"sell_block", "blocks:3001:3:4@few"}};
   for (const auto& [name, spec] : cases) {
     INFO("format " << name << ", matrix " << spec);
     HostCsr<int32_t, double> a = generate_matrix(spec, 5).cast<int32_t, double>();

@@ -570,15 +570,12 @@ SPMVJIT_DEVICE T spmvjit_block_exclusive(T x, T* warps, T* total) {
 // table lacks, computed positions that differ from the map).
 // a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
 // array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_FLAGS]: one byte per row
-// position for a format that asks for them (DeviceGather::flags), which VG_DERIVE writes once
-// from the map (nonzero: the row's slots follow from its entries) and the other modes read.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_AUX]: what the format
+// keeps besides the map (DeviceGather::aux_bytes: a row's flag, each slot row's slice), which its
+// VG_DERIVE kernel writes once and the other modes read.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_AUX = VG_LAYOUT0 + 2 };  // a[]
 enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
-// Column-major slices gathered a block per slice (templates/gpu/value_gather.cuh,
-// vg::column_slice): its threads, the most rows a slice, the entries a slice staged in shared
-// memory.
-enum { VG_SLICE_BLOCK = 256, VG_SLICE_MAX_C = 64, VG_STAGE = 4096 };
+enum { VG_BLOCK = 256 };  // threads a block of the slot-per-thread gathers
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
@@ -586,7 +583,7 @@ enum {
   VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
   VG_CODES,   // out[slot] = its CODE8 code (a byte)
   VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
-  VG_DERIVE   // only the row flags written, from the map
+  VG_DERIVE   // only the aux written (DeviceGather::aux_entry, its own kernel)
 };
 
 #endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
@@ -659,60 +656,6 @@ struct Sink {
     if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
   }
 };
-
-#ifndef SPMVJIT_EMULATED  // blocks cooperate: the CPU emulation runs threads one by one
-// One slice of a column-major layout by one block (VG_SLICE_BLOCK threads, c <= VG_SLICE_MAX_C): rows r0 + i
-// for i < c, slot t * c + i of out / map at `base` for t < slot_rows (consecutive threads take consecutive
-// slots, as the map's gather does). A regular row (regular(row, length)) holds entry k at slot
-// row k and padding past its length; other rows go through the map. When every row is regular,
-// the slice's entries are one run of the CSR arrays: staged in shared memory when they fit, read
-// coalesced instead of a row per lane.
-struct SliceShared {
-  i64 b[VG_SLICE_MAX_C], len[VG_SLICE_MAX_C];
-  bool ok[VG_SLICE_MAX_C];
-  Code stage[VG_STAGE];
-};
-template <class Regular>
-SPMVJIT_DEVICE void column_slice(Sink& sink, const I* rp, i64 rows, i64 r0, i64 c, i64 slot_rows, i64 base,
-                                 void* out, const I* map, const Regular& regular, SliceShared& sh) {
-  const int tid = int(threadIdx.x), bd = int(blockDim.x);
-  const i64 end = rows > 0 ? i64(spmvjit_ldg(rp + rows)) : 0;
-  bool irregular = false;
-  for (i64 i = tid; i < c; i += bd) {
-    const i64 r = r0 + i;
-    const i64 b = r < rows ? i64(spmvjit_ldg(rp + r)) : end,
-              len = r < rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
-    sh.b[i] = b;
-    sh.len[i] = len;
-    sh.ok[i] = regular(r, len);
-    irregular |= !sh.ok[i];
-  }
-  const bool mixed = spmvjit_sync_block_or(irregular);
-  const i64 p0 = sh.b[0], total = sh.b[c - 1] + sh.len[c - 1] - p0, n = slot_rows * c;
-  const unsigned uc = unsigned(c);
-  if (!mixed && total <= VG_STAGE) {
-    for (i64 k = tid; k < total; k += bd)
-      sh.stage[k] = sink.mode == VG_CHECK ? Code(p0 + k) : spmvjit_ld_stream(sink.values + p0 + k);
-    spmvjit_sync_block();
-    for (i64 j = tid; j < n; j += bd) {
-      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
-      if (t < sh.len[i])
-        sink.put(out, base + j, sh.stage[sh.b[i] - p0 + t], map);
-      else
-        sink.at(out, base + j, -1, map);
-    }
-  } else {
-    for (i64 j = tid; j < n; j += bd) {
-      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
-      if (sh.ok[i])
-        sink.at(out, base + j, t < sh.len[i] ? sh.b[i] + t : i64(-1), map);
-      else
-        sink.mapped(out, base + j, map);
-    }
-  }
-  spmvjit_sync_block();  // sh is the next slice's
-}
-#endif
 
 }  // namespace vg
 

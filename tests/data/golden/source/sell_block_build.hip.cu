@@ -297,15 +297,12 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 // table lacks, computed positions that differ from the map).
 // a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
 // array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_FLAGS]: one byte per row
-// position for a format that asks for them (DeviceGather::flags), which VG_DERIVE writes once
-// from the map (nonzero: the row's slots follow from its entries) and the other modes read.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_AUX]: what the format
+// keeps besides the map (DeviceGather::aux_bytes: a row's flag, each slot row's slice), which its
+// VG_DERIVE kernel writes once and the other modes read.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_AUX = VG_LAYOUT0 + 2 };  // a[]
 enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
-// Column-major slices gathered a block per slice (templates/gpu/value_gather.cuh,
-// vg::column_slice): its threads, the most rows a slice, the entries a slice staged in shared
-// memory.
-enum { VG_SLICE_BLOCK = 256, VG_SLICE_MAX_C = 64, VG_STAGE = 4096 };
+enum { VG_BLOCK = 256 };  // threads a block of the slot-per-thread gathers
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
@@ -313,7 +310,7 @@ enum {
   VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
   VG_CODES,   // out[slot] = its CODE8 code (a byte)
   VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
-  VG_DERIVE   // only the row flags written, from the map
+  VG_DERIVE   // only the aux written (DeviceGather::aux_entry, its own kernel)
 };
 
 #endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
@@ -332,10 +329,17 @@ SPMVJIT_DECLARE_ARRAYS(SELL_BLOCK_ARRAYS, kSellBlockArrays)
 
 enum { SELL_BLOCK_N_SLICES };  // n[] slots
 // The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
-// slice_ptr, sizes C, B and the slice count, row flags (spmvjit_update_flags, a thread per row
-// position); a block of VG_SLICE_BLOCK threads per slice.
+// slice_ptr; sizes C, B, the slice count, the value slots and where in the aux each slot row's
+// slice starts (bytes; before it a flag per row position; spmvjit_update_flags a thread per row
+// position).
 enum { SELL_BLOCK_UPD_SLICE_PTR = VG_LAYOUT0 };
-enum { SELL_BLOCK_UPD_N_C = VG_N_PARAM0, SELL_BLOCK_UPD_N_B, SELL_BLOCK_UPD_N_SLICES };
+enum {
+  SELL_BLOCK_UPD_N_C = VG_N_PARAM0,
+  SELL_BLOCK_UPD_N_B,
+  SELL_BLOCK_UPD_N_SLICES,
+  SELL_BLOCK_UPD_N_SLOTS,
+  SELL_BLOCK_UPD_N_SLICE_OF
+};
 enum { SELL_BLOCK_GPU_BLOCK = 128 };  // GPU threads per block (one per row)
 
 // Device build (templates/gpu/sell_block_build.cu) argument slots: the input arrays (index base
@@ -919,60 +923,6 @@ struct Sink {
   }
 };
 
-#ifndef SPMVJIT_EMULATED  // blocks cooperate: the CPU emulation runs threads one by one
-// One slice of a column-major layout by one block (VG_SLICE_BLOCK threads, c <= VG_SLICE_MAX_C): rows r0 + i
-// for i < c, slot t * c + i of out / map at `base` for t < slot_rows (consecutive threads take consecutive
-// slots, as the map's gather does). A regular row (regular(row, length)) holds entry k at slot
-// row k and padding past its length; other rows go through the map. When every row is regular,
-// the slice's entries are one run of the CSR arrays: staged in shared memory when they fit, read
-// coalesced instead of a row per lane.
-struct SliceShared {
-  i64 b[VG_SLICE_MAX_C], len[VG_SLICE_MAX_C];
-  bool ok[VG_SLICE_MAX_C];
-  Code stage[VG_STAGE];
-};
-template <class Regular>
-SPMVJIT_DEVICE void column_slice(Sink& sink, const I* rp, i64 rows, i64 r0, i64 c, i64 slot_rows, i64 base,
-                                 void* out, const I* map, const Regular& regular, SliceShared& sh) {
-  const int tid = int(threadIdx.x), bd = int(blockDim.x);
-  const i64 end = rows > 0 ? i64(spmvjit_ldg(rp + rows)) : 0;
-  bool irregular = false;
-  for (i64 i = tid; i < c; i += bd) {
-    const i64 r = r0 + i;
-    const i64 b = r < rows ? i64(spmvjit_ldg(rp + r)) : end,
-              len = r < rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
-    sh.b[i] = b;
-    sh.len[i] = len;
-    sh.ok[i] = regular(r, len);
-    irregular |= !sh.ok[i];
-  }
-  const bool mixed = spmvjit_sync_block_or(irregular);
-  const i64 p0 = sh.b[0], total = sh.b[c - 1] + sh.len[c - 1] - p0, n = slot_rows * c;
-  const unsigned uc = unsigned(c);
-  if (!mixed && total <= VG_STAGE) {
-    for (i64 k = tid; k < total; k += bd)
-      sh.stage[k] = sink.mode == VG_CHECK ? Code(p0 + k) : spmvjit_ld_stream(sink.values + p0 + k);
-    spmvjit_sync_block();
-    for (i64 j = tid; j < n; j += bd) {
-      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
-      if (t < sh.len[i])
-        sink.put(out, base + j, sh.stage[sh.b[i] - p0 + t], map);
-      else
-        sink.at(out, base + j, -1, map);
-    }
-  } else {
-    for (i64 j = tid; j < n; j += bd) {
-      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
-      if (sh.ok[i])
-        sink.at(out, base + j, t < sh.len[i] ? sh.b[i] + t : i64(-1), map);
-      else
-        sink.mapped(out, base + j, map);
-    }
-  }
-  spmvjit_sync_block();  // sh is the next slice's
-}
-#endif
-
 }  // namespace vg
 
 #endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
@@ -1145,51 +1095,56 @@ extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
   }
 }
 
-// The update gather's row flags (VG_DERIVE, once from the map), one thread per row position: a
-// row whose entries fill its blocks in order but for the last (a band's row: one run of columns)
-// holds entry k at slot row k of its slice and padding after.
+// The update gather's aux (VG_DERIVE), one thread per row position: its flag, nonzero for a row
+// whose entries fill its blocks in order but for the last (a band's row: one run of columns),
+// which holds entry k at slot row k of its slice and padding after; the first row of a slice
+// also writes the slice of each of its slot rows.
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_update_flags(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* map = (const I*)a.a[VG_MAP0];
   const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
-  unsigned char* flags = (unsigned char*)a.a[VG_FLAGS];
+  unsigned char* flags = (unsigned char*)a.a[VG_AUX];
+  I* slice_of = (I*)(flags + a.n[SELL_BLOCK_UPD_N_SLICE_OF]);
   const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B];
   const i64 positions = a.n[SELL_BLOCK_UPD_N_SLICES] * c;
   for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
     const i64 s = p / c, i = p - s * c;
-    const i64 sp = spmvjit_ldg(sptr + s), slots = (spmvjit_ldg(sptr + s + 1) - sp) / c * bw, base = bw * sp;
+    const i64 sp = spmvjit_ldg(sptr + s), slot_rows = (spmvjit_ldg(sptr + s + 1) - sp) / c * bw, base = bw * sp;
+    if (i == 0)
+      for (i64 t = 0; t < slot_rows; ++t) slice_of[base / c + t] = I(s);
     const i64 b = p < a.rows ? i64(spmvjit_ldg(rp + p)) : 0;
     const i64 len = p < a.rows ? i64(spmvjit_ldg(rp + p + 1)) - b : 0;
-    bool in_order = len <= slots;
-    for (i64 t = 0; t < slots && in_order; ++t)
+    bool in_order = len <= slot_rows;
+    for (i64 t = 0; t < slot_rows && in_order; ++t)
       in_order = i64(spmvjit_ldg(map + base + t * c + i)) == (t < len ? b + t : i64(-1));
     flags[p] = in_order ? 1 : 0;
   }
 }
 
-#ifndef SPMVJIT_EMULATED
-namespace sb {
-struct FlaggedRow {
-  const unsigned char* flags;
-  __device__ __forceinline__ bool operator()(i64 r, i64) const { return spmvjit_ldg(flags + r) != 0; }
-};
-}  // namespace sb
-
-// The update gather (Format::device_gather; templates/contract/value_gather.h): a block per
-// slice (vg::column_slice), the rows spmvjit_update_flags flagged taking their values at
-// row_ptr + k, the others through the map.
-extern "C" __global__ void __launch_bounds__(VG_SLICE_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+// The update gather (Format::device_gather; templates/contract/value_gather.h), a thread per
+// slot, as the map's gather runs: a slot finds its slice in the aux; the rows flagged take their
+// values at row_ptr + k, the others read the map.
+extern "C" __global__ void __launch_bounds__(VG_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
+  const I* map = (const I*)a.a[VG_MAP0];
+  void* out = (void*)a.a[VG_OUT0];
   const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
-  const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B], slices = a.n[SELL_BLOCK_UPD_N_SLICES];
+  const unsigned char* flags = (const unsigned char*)a.a[VG_AUX];
+  const I* slice_of = (const I*)(flags + a.n[SELL_BLOCK_UPD_N_SLICE_OF]);
+  const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B], n = a.n[SELL_BLOCK_UPD_N_SLOTS];
+  const unsigned uc = unsigned(c);
+  const bool narrow = n < 0x7fffffffLL;  // 32-bit divisions: a 64-bit one is a long sequence
   vg::Sink sink(a);
-  SPMVJIT_SHARED vg::SliceShared sh;
-  const sb::FlaggedRow flagged{(const unsigned char*)a.a[VG_FLAGS]};
-  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
-    const i64 sp = spmvjit_ldg(sptr + s), slot_rows = (spmvjit_ldg(sptr + s + 1) - sp) / c * bw;
-    vg::column_slice(sink, rp, a.rows, s * c, c, slot_rows, bw * sp, (void*)a.a[VG_OUT0],
-                     (const I*)a.a[VG_MAP0], flagged, sh);
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += i64(gridDim.x) * blockDim.x) {
+    const i64 g = narrow ? i64(unsigned(j) / uc) : j / c, i = j - g * c;
+    const i64 s = i64(spmvjit_ldg(slice_of + g)), r = s * c + i;
+    if (!spmvjit_ldg(flags + r)) {
+      sink.mapped(out, j, map);
+      continue;
+    }
+    const i64 first = bw * spmvjit_ldg(sptr + s), t = g - (narrow ? i64(unsigned(first) / uc) : first / c);
+    const i64 b = r < a.rows ? i64(spmvjit_ldg(rp + r)) : 0, len = r < a.rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
+    sink.at(out, j, t < len ? b + t : i64(-1), map);
   }
   sink.finish(a);
 }
-#endif

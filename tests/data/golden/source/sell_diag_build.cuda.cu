@@ -141,15 +141,12 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 // table lacks, computed positions that differ from the map).
 // a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
 // array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_FLAGS]: one byte per row
-// position for a format that asks for them (DeviceGather::flags), which VG_DERIVE writes once
-// from the map (nonzero: the row's slots follow from its entries) and the other modes read.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_FLAGS = VG_LAYOUT0 + 2 };  // a[]
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_AUX]: what the format
+// keeps besides the map (DeviceGather::aux_bytes: a row's flag, each slot row's slice), which its
+// VG_DERIVE kernel writes once and the other modes read.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_AUX = VG_LAYOUT0 + 2 };  // a[]
 enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
-// Column-major slices gathered a block per slice (templates/gpu/value_gather.cuh,
-// vg::column_slice): its threads, the most rows a slice, the entries a slice staged in shared
-// memory.
-enum { VG_SLICE_BLOCK = 256, VG_SLICE_MAX_C = 64, VG_STAGE = 4096 };
+enum { VG_BLOCK = 256 };  // threads a block of the slot-per-thread gathers
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
@@ -157,7 +154,7 @@ enum {
   VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
   VG_CODES,   // out[slot] = its CODE8 code (a byte)
   VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
-  VG_DERIVE   // only the row flags written, from the map
+  VG_DERIVE   // only the aux written (DeviceGather::aux_entry, its own kernel)
 };
 
 #endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
@@ -207,9 +204,15 @@ enum {
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
 
 // The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout arrays
-// diag_ptr and rem_ptr, sizes C and the slice count; a block of VG_SLICE_BLOCK threads per slice.
+// diag_ptr and rem_ptr; sizes C, the slice count and the diagonal and remainder slots; aux: each
+// kept diagonal's slice (index type, spmvjit_update_slices a thread per slice).
 enum { SELL_DIAG_UPD_DIAG_PTR = VG_LAYOUT0, SELL_DIAG_UPD_REM_PTR };
-enum { SELL_DIAG_UPD_N_C = VG_N_PARAM0, SELL_DIAG_UPD_N_SLICES };
+enum {
+  SELL_DIAG_UPD_N_C = VG_N_PARAM0,
+  SELL_DIAG_UPD_N_SLICES,
+  SELL_DIAG_UPD_N_DIAG_SLOTS,
+  SELL_DIAG_UPD_N_REM_SLOTS
+};
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__
@@ -788,60 +791,6 @@ struct Sink {
   }
 };
 
-#ifndef SPMVJIT_EMULATED  // blocks cooperate: the CPU emulation runs threads one by one
-// One slice of a column-major layout by one block (VG_SLICE_BLOCK threads, c <= VG_SLICE_MAX_C): rows r0 + i
-// for i < c, slot t * c + i of out / map at `base` for t < slot_rows (consecutive threads take consecutive
-// slots, as the map's gather does). A regular row (regular(row, length)) holds entry k at slot
-// row k and padding past its length; other rows go through the map. When every row is regular,
-// the slice's entries are one run of the CSR arrays: staged in shared memory when they fit, read
-// coalesced instead of a row per lane.
-struct SliceShared {
-  i64 b[VG_SLICE_MAX_C], len[VG_SLICE_MAX_C];
-  bool ok[VG_SLICE_MAX_C];
-  Code stage[VG_STAGE];
-};
-template <class Regular>
-SPMVJIT_DEVICE void column_slice(Sink& sink, const I* rp, i64 rows, i64 r0, i64 c, i64 slot_rows, i64 base,
-                                 void* out, const I* map, const Regular& regular, SliceShared& sh) {
-  const int tid = int(threadIdx.x), bd = int(blockDim.x);
-  const i64 end = rows > 0 ? i64(spmvjit_ldg(rp + rows)) : 0;
-  bool irregular = false;
-  for (i64 i = tid; i < c; i += bd) {
-    const i64 r = r0 + i;
-    const i64 b = r < rows ? i64(spmvjit_ldg(rp + r)) : end,
-              len = r < rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
-    sh.b[i] = b;
-    sh.len[i] = len;
-    sh.ok[i] = regular(r, len);
-    irregular |= !sh.ok[i];
-  }
-  const bool mixed = spmvjit_sync_block_or(irregular);
-  const i64 p0 = sh.b[0], total = sh.b[c - 1] + sh.len[c - 1] - p0, n = slot_rows * c;
-  const unsigned uc = unsigned(c);
-  if (!mixed && total <= VG_STAGE) {
-    for (i64 k = tid; k < total; k += bd)
-      sh.stage[k] = sink.mode == VG_CHECK ? Code(p0 + k) : spmvjit_ld_stream(sink.values + p0 + k);
-    spmvjit_sync_block();
-    for (i64 j = tid; j < n; j += bd) {
-      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
-      if (t < sh.len[i])
-        sink.put(out, base + j, sh.stage[sh.b[i] - p0 + t], map);
-      else
-        sink.at(out, base + j, -1, map);
-    }
-  } else {
-    for (i64 j = tid; j < n; j += bd) {
-      const unsigned t = unsigned(j) / uc, i = unsigned(j) - t * uc;
-      if (sh.ok[i])
-        sink.at(out, base + j, t < sh.len[i] ? sh.b[i] + t : i64(-1), map);
-      else
-        sink.mapped(out, base + j, map);
-    }
-  }
-  spmvjit_sync_block();  // sh is the next slice's
-}
-#endif
-
 }  // namespace vg
 
 #endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
@@ -1197,22 +1146,20 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
   }
 }
 
-#ifndef SPMVJIT_EMULATED
-namespace sd {
-// A row holding exactly its slice's nd diagonals, in a slice with no remainder (a stencil's
-// interior row: entry k on diagonal k); rows past the matrix hold padding alone.
-struct RegularRow {
-  i64 rows, nd, width;
-  __device__ __forceinline__ bool operator()(i64 r, i64 len) const {
-    return width == 0 && (r >= rows || len == nd);
-  }
-};
-}  // namespace sd
+// The update gather's aux (VG_DERIVE), one thread per slice: each kept diagonal's slice.
+extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_update_slices(const SpmvArgs a) {
+  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
+  I* slice_of = (I*)a.a[VG_AUX];
+  const i64 slices = a.n[SELL_DIAG_UPD_N_SLICES];
+  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x)
+    for (i64 g = spmvjit_ldg(dptr + s), e = spmvjit_ldg(dptr + s + 1); g < e; ++g) slice_of[g] = I(s);
+}
 
-// The update gather (Format::device_gather; templates/contract/value_gather.h): a block per
-// slice (vg::column_slice). Regular rows take their values at row_ptr + k, the rest and the
-// remainder read the map.
-extern "C" __global__ void __launch_bounds__(VG_SLICE_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
+// The update gather (Format::device_gather; templates/contract/value_gather.h), a thread per
+// slot, as the map's gather runs: a diagonal slot finds its slice in the aux. A row holding
+// exactly its slice's diagonals in a slice with no remainder (a stencil's interior row: entry k
+// on diagonal k) takes its value at row_ptr + k; other rows, and the remainder, read the map.
+extern "C" __global__ void __launch_bounds__(VG_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* dmap = (const I*)a.a[VG_MAP0];
   const I* rmap = (const I*)a.a[VG_MAP1];
@@ -1220,16 +1167,27 @@ extern "C" __global__ void __launch_bounds__(VG_SLICE_BLOCK) spmvjit_update_gath
   void* rout = (void*)a.a[VG_OUT1];
   const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
   const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
-  const i64 c = a.n[SELL_DIAG_UPD_N_C], slices = a.n[SELL_DIAG_UPD_N_SLICES];
+  const I* slice_of = (const I*)a.a[VG_AUX];
+  const i64 c = a.n[SELL_DIAG_UPD_N_C], n_diag = a.n[SELL_DIAG_UPD_N_DIAG_SLOTS], n_rem = a.n[SELL_DIAG_UPD_N_REM_SLOTS];
+  const unsigned uc = unsigned(c);
+  const bool narrow = n_diag < 0x7fffffffLL;  // 32-bit divisions: a 64-bit one is a long sequence
   vg::Sink sink(a);
-  SPMVJIT_SHARED vg::SliceShared sh;
-  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
-    const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
-    const i64 q0 = spmvjit_ldg(rptr + s), width = (spmvjit_ldg(rptr + s + 1) - q0) / c;
-    vg::column_slice(sink, rp, a.rows, s * c, c, nd, dp * c, dout, dmap, sd::RegularRow{a.rows, nd, width},
-                     sh);
-    for (i64 j = threadIdx.x; j < width * c; j += blockDim.x) sink.mapped(rout, q0 + j, rmap);
+  const i64 stride = i64(gridDim.x) * blockDim.x;
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n_diag; j += stride) {
+    const i64 g = narrow ? i64(unsigned(j) / uc) : j / c, i = j - g * c;
+    const i64 s = i64(spmvjit_ldg(slice_of + g)), dp = spmvjit_ldg(dptr + s);
+    const bool no_rem = spmvjit_ldg(rptr + s + 1) == spmvjit_ldg(rptr + s);
+    const i64 r = s * c + i;
+    if (no_rem && r >= a.rows) {  // a position past the matrix: padding
+      sink.at(dout, j, -1, dmap);
+      continue;
+    }
+    const i64 b = r < a.rows ? i64(spmvjit_ldg(rp + r)) : 0;
+    if (no_rem && i64(spmvjit_ldg(rp + r + 1)) - b == spmvjit_ldg(dptr + s + 1) - dp)
+      sink.at(dout, j, b + g - dp, dmap);
+    else
+      sink.mapped(dout, j, dmap);
   }
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n_rem; j += stride) sink.mapped(rout, j, rmap);
   sink.finish(a);
 }
-#endif
