@@ -289,25 +289,19 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
     m->format_module_ =
         get_kernel(b, device_module_spec(t, g.module, pattern.index, pattern.value), cache_dir, nullptr);
     m->format_gather_ = m->format_module_->entry(g.entry);
-    if (g.aux_bytes) {
-      m->aux_ = DeviceBuffer(b, size_t(g.aux_bytes));
-      m->launch_format_gather(coded, codes.get(), nullptr, VG_DERIVE, 0, errors.get(),
-                              m->format_module_->entry(g.aux_entry));
-    }
     m->launch_format_gather(coded, codes.get(), nullptr, VG_CHECK, 0, errors.get());
     b.download(&bad, errors.get(), sizeof bad);
     if (bad) {
       log_debug(f.name() + ": its update gather computed " + std::to_string(bad) +
                 " positions the value map does not hold; updates take the map's gather");
       m->format_gather_ = nullptr;
-      m->aux_ = DeviceBuffer();
     }
   }
   return m;
 }
 
 void ValueMap::launch_format_gather(const FormatData& layout, const void* values, void* const* outs, int mode,
-                                    int64_t table_patterns, void* errors, void* aux_entry) const {
+                                    int64_t table_patterns, void* errors) const {
   DeviceGather g;
   SPMVJIT_ASSERT(format_ && format_->device_gather(layout, g), "no update gather for this layout");
   SpmvArgs a{};
@@ -321,15 +315,9 @@ void ValueMap::launch_format_gather(const FormatData& layout, const void* values
     a.a[VG_OUT0 + i] = outs ? outs[i] : nullptr;
   }
   for (size_t k = 0; k < g.layout.size(); ++k) a.a[VG_LAYOUT0 + k] = layout.arrays[g.layout[k]].device.get();
-  a.a[VG_AUX] = aux_.get();
   a.n[VG_N_MODE] = mode;
   a.n[VG_N_TABLE] = table_patterns;
   for (size_t k = 0; k < g.params.size(); ++k) a.n[VG_N_PARAM0 + k] = g.params[k];
-  if (aux_entry) {  // VG_DERIVE
-    if (g.aux_items)
-      exec_->run(aux_entry, grid_stride_step(target_, g.aux_entry, g.aux_items, DP_BLOCK), a, nullptr);
-    return;
-  }
   if (g.items) exec_->run(format_gather_, grid_stride_step(target_, g.entry, g.items, g.block), a, nullptr);
 }
 
@@ -541,7 +529,7 @@ int64_t ValueMap::bytes() const {
     return int64_t(sizeof(int64_t) * (row_start_.size() + sliced_->perm.size() + sliced_->slice_ptr.size()));
   int64_t n = 0;
   for (const Slot& s : slots_) n += int64_t(pos_bytes_) * s.count;
-  return n + int64_t(aux_.bytes());
+  return n;
 }
 
 }  // namespace spmvjit

@@ -75,10 +75,9 @@ class ValueMap {
   bool gather_codes_device(const void* values, const ValueTable& t, FormatData& data,
                            const FormatData* layout) const;
   // The format's gather (templates/contract/value_gather.h) over every value array: outs[i] for
-  // slots_[i] (none for VG_CHECK), errors counted at `errors`; with aux_entry, that kernel
-  // (DeviceGather::aux_entry, VG_DERIVE) instead.
+  // slots_[i] (none for VG_CHECK), errors counted at `errors`.
   void launch_format_gather(const FormatData& layout, const void* values, void* const* outs, int mode,
-                            int64_t table_patterns, void* errors, void* aux_entry = nullptr) const;
+                            int64_t table_patterns, void* errors) const;
   int64_t row_at(int64_t position) const {  // a sliced layout's row at a position, -1 past the rows
     if (position >= rows_) return -1;
     return sliced_->perm.empty() ? position : sliced_->perm[size_t(position)];
@@ -102,7 +101,6 @@ class ValueMap {
   std::shared_ptr<LoadedModule> format_module_;
   void* format_gather_ = nullptr;
   const void* pattern_row_ptr_ = nullptr;
-  DeviceBuffer aux_;  // DeviceGather::aux_bytes, written once by VG_DERIVE
   int64_t pattern_rows_ = 0;
   // gather_codes_device's, kept from update to update: the table's buffer and the patterns it
   // holds, the error count and its value after the last call.

@@ -175,11 +175,6 @@ struct DeviceGather {
   std::vector<int64_t> params;  // its sizes, at n[VG_N_PARAM0 + k]
   int64_t items = 0;            // threads (grid-stride)
   int block = 0;                // threads a block
-  // What it keeps besides the map, found once from the map and the layout (a row's flag, each
-  // slot row's slice): bytes, the kernel that writes them (VG_DERIVE) and its threads.
-  int64_t aux_bytes = 0;
-  std::string aux_entry;
-  int64_t aux_items = 0;
 };
 
 class DeviceConverter;

@@ -181,25 +181,6 @@ class SellBlockFormat final : public Format {
   }
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& tg) const override;
   std::vector<std::string> device_build_modules() const override { return {"sell_block_build"}; }
-  // A row whose entries fill its blocks in order needs no map (templates/gpu/sell_block_build.cu,
-  // spmvjit_update_gather: a thread per slot; the rows are flagged once, from the map).
-  bool device_gather(const FormatData& d, DeviceGather& out) const override {
-    const int64_t c = d.params.at("C"), slices = d.ints[SELL_BLOCK_N_SLICES];
-    const int64_t slots = d.arrays[SELL_BLOCK_VALUES].count, slice_of = (slices * c + 7) / 8 * 8;
-    out.module = "sell_block_build";
-    out.entry = "spmvjit_update_gather";
-    out.layout = {SELL_BLOCK_SLICE_PTR};
-    out.params = {c, d.params.at("B"), slices, slots, slice_of};
-    out.items = slots;
-    out.block = VG_BLOCK;
-    out.aux_bytes = slice_of + int64_t(size_of(d.index)) * (slots / c);
-    out.aux_entry = "spmvjit_update_flags";
-    out.aux_items = slices * c;
-    static_assert(int(SELL_BLOCK_UPD_SLICE_PTR) == int(VG_LAYOUT0) &&
-                  int(SELL_BLOCK_UPD_N_C) == int(VG_N_PARAM0) &&
-                  int(SELL_BLOCK_UPD_N_SLICE_OF) == VG_N_PARAM0 + 4);
-    return true;
-  }
 
  private:
   static void check_params(const CsrRef& a, int64_t c, int64_t b) {

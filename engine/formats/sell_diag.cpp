@@ -374,26 +374,6 @@ class SellDiagFormat final : public Format {
   bool converts_on_device() const override { return true; }
   bool device_convertible(const FormatParams& p) const override { return p.count("C") && p.at("C") >= 1; }
   std::vector<std::string> device_build_modules() const override { return {"sell_diag_build"}; }
-  // A row holding exactly its slice's diagonals, in a slice without a remainder, needs no map
-  // (templates/gpu/sell_diag_build.cu, spmvjit_update_gather: a thread per slot).
-  bool device_gather(const FormatData& d, DeviceGather& out) const override {
-    const int64_t c = d.params.at("C"), slices = d.ints[SELL_DIAG_N_SLICES];
-    const int64_t diag_slots = d.arrays[SELL_DIAG_DIAG_VALUES].count,
-                  rem_slots = d.arrays[SELL_DIAG_REM_VALUES].count;
-    out.module = "sell_diag_build";
-    out.entry = "spmvjit_update_gather";
-    out.layout = {SELL_DIAG_DIAG_PTR, SELL_DIAG_REM_PTR};
-    out.params = {c, slices, diag_slots, rem_slots};
-    out.items = std::max(diag_slots, rem_slots);
-    out.block = VG_BLOCK;
-    out.aux_bytes = int64_t(size_of(d.index)) * d.arrays[SELL_DIAG_DIAG_OFFSET].count;
-    out.aux_entry = "spmvjit_update_slices";
-    out.aux_items = slices;
-    static_assert(
-        int(SELL_DIAG_UPD_DIAG_PTR) == int(VG_LAYOUT0) && int(SELL_DIAG_UPD_REM_PTR) == VG_LAYOUT0 + 1 &&
-        int(SELL_DIAG_UPD_N_C) == int(VG_N_PARAM0) && int(SELL_DIAG_UPD_N_REM_SLOTS) == VG_N_PARAM0 + 3);
-    return true;
-  }
   // Choosing a slice's diagonals needs the whole slice: a warp per slice (one thread where the
   // device's lanes do not cooperate, or the slice's rows differ) chooses them once (as the host
   // does) into scratch, one entry per nonzero (a slice's kept offsets fit in its own entries).

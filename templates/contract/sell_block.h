@@ -4,7 +4,6 @@
 #ifndef SPMVJIT_CONTRACT_SELL_BLOCK_H
 #define SPMVJIT_CONTRACT_SELL_BLOCK_H
 #include "arrays.h"
-#include "value_gather.h"
 
 // slice_ptr: first block of each slice (n[SELL_BLOCK_N_SLICES] + 1), C blocks per slice column
 // block_col: first column of each block; block j of row i in slice s at slice_ptr[s] + j*C + i
@@ -17,19 +16,7 @@
   X(SELL_BLOCK_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_BLOCK_ARRAYS, kSellBlockArrays)
 
-enum { SELL_BLOCK_N_SLICES };  // n[] slots
-// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
-// slice_ptr; sizes C, B, the slice count, the value slots and where in the aux each slot row's
-// slice starts (bytes; before it a flag per row position; spmvjit_update_flags a thread per row
-// position).
-enum { SELL_BLOCK_UPD_SLICE_PTR = VG_LAYOUT0 };
-enum {
-  SELL_BLOCK_UPD_N_C = VG_N_PARAM0,
-  SELL_BLOCK_UPD_N_B,
-  SELL_BLOCK_UPD_N_SLICES,
-  SELL_BLOCK_UPD_N_SLOTS,
-  SELL_BLOCK_UPD_N_SLICE_OF
-};
+enum { SELL_BLOCK_N_SLICES };         // n[] slots
 enum { SELL_BLOCK_GPU_BLOCK = 128 };  // GPU threads per block (one per row)
 
 // Device build (templates/gpu/sell_block_build.cu) argument slots: the input arrays (index base

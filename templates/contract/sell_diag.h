@@ -3,7 +3,6 @@
 #ifndef SPMVJIT_CONTRACT_SELL_DIAG_H
 #define SPMVJIT_CONTRACT_SELL_DIAG_H
 #include "arrays.h"
-#include "value_gather.h"
 
 // diag_ptr: first kept diagonal of each slice (n[SELL_DIAG_N_SLICES] + 1)
 // diag_offset: column - row of each kept diagonal
@@ -47,17 +46,6 @@ enum {
   SELL_DIAG_BUILD_REM_VALUES = 7
 };
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
-
-// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout arrays
-// diag_ptr and rem_ptr; sizes C, the slice count and the diagonal and remainder slots; aux: each
-// kept diagonal's slice (index type, spmvjit_update_slices a thread per slice).
-enum { SELL_DIAG_UPD_DIAG_PTR = VG_LAYOUT0, SELL_DIAG_UPD_REM_PTR };
-enum {
-  SELL_DIAG_UPD_N_C = VG_N_PARAM0,
-  SELL_DIAG_UPD_N_SLICES,
-  SELL_DIAG_UPD_N_DIAG_SLOTS,
-  SELL_DIAG_UPD_N_REM_SLOTS
-};
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__

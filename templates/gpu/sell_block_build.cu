@@ -7,7 +7,6 @@
 #include "../contract/device_plan.h"
 #include "../contract/sell_block.h"
 #include "prelude.h"
-#include "value_gather.cuh"
 
 // The i64 work array: block counts by row, then the per-window sums (templates/contract/sell_block.h).
 SPMVJIT_DEVICE i64* sbb_window_sums(const SpmvArgs& a, int which) {
@@ -174,58 +173,4 @@ extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
       for (i64 bb = 0; bb < b; ++bb) val[b * p0 + (j * b + bb) * c + lane] = V(0);
     }
   }
-}
-
-// The update gather's aux (VG_DERIVE), one thread per row position: its flag, nonzero for a row
-// whose entries fill its blocks in order but for the last (a band's row: one run of columns),
-// which holds entry k at slot row k of its slice and padding after; the first row of a slice
-// also writes the slice of each of its slot rows.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_update_flags(const SpmvArgs a) {
-  const I* rp = (const I*)a.a[VG_ROW_PTR];
-  const I* map = (const I*)a.a[VG_MAP0];
-  const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
-  unsigned char* flags = (unsigned char*)a.a[VG_AUX];
-  I* slice_of = (I*)(flags + a.n[SELL_BLOCK_UPD_N_SLICE_OF]);
-  const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B];
-  const i64 positions = a.n[SELL_BLOCK_UPD_N_SLICES] * c;
-  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
-    const i64 s = p / c, i = p - s * c;
-    const i64 sp = spmvjit_ldg(sptr + s), slot_rows = (spmvjit_ldg(sptr + s + 1) - sp) / c * bw, base = bw * sp;
-    if (i == 0)
-      for (i64 t = 0; t < slot_rows; ++t) slice_of[base / c + t] = I(s);
-    const i64 b = p < a.rows ? i64(spmvjit_ldg(rp + p)) : 0;
-    const i64 len = p < a.rows ? i64(spmvjit_ldg(rp + p + 1)) - b : 0;
-    bool in_order = len <= slot_rows;
-    for (i64 t = 0; t < slot_rows && in_order; ++t)
-      in_order = i64(spmvjit_ldg(map + base + t * c + i)) == (t < len ? b + t : i64(-1));
-    flags[p] = in_order ? 1 : 0;
-  }
-}
-
-// The update gather (Format::device_gather; templates/contract/value_gather.h), a thread per
-// slot, as the map's gather runs: a slot finds its slice in the aux; the rows flagged take their
-// values at row_ptr + k, the others read the map.
-extern "C" __global__ void __launch_bounds__(VG_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
-  const I* rp = (const I*)a.a[VG_ROW_PTR];
-  const I* map = (const I*)a.a[VG_MAP0];
-  void* out = (void*)a.a[VG_OUT0];
-  const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
-  const unsigned char* flags = (const unsigned char*)a.a[VG_AUX];
-  const I* slice_of = (const I*)(flags + a.n[SELL_BLOCK_UPD_N_SLICE_OF]);
-  const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B], n = a.n[SELL_BLOCK_UPD_N_SLOTS];
-  const unsigned uc = unsigned(c);
-  const bool narrow = n < 0x7fffffffLL;  // 32-bit divisions: a 64-bit one is a long sequence
-  vg::Sink sink(a);
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += i64(gridDim.x) * blockDim.x) {
-    const i64 g = narrow ? i64(unsigned(j) / uc) : j / c, i = j - g * c;
-    const i64 s = i64(spmvjit_ldg(slice_of + g)), r = s * c + i;
-    if (!spmvjit_ldg(flags + r)) {
-      sink.mapped(out, j, map);
-      continue;
-    }
-    const i64 first = bw * spmvjit_ldg(sptr + s), t = g - (narrow ? i64(unsigned(first) / uc) : first / c);
-    const i64 b = r < a.rows ? i64(spmvjit_ldg(rp + r)) : 0, len = r < a.rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
-    sink.at(out, j, t < len ? b + t : i64(-1), map);
-  }
-  sink.finish(a);
 }

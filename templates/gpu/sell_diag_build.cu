@@ -10,7 +10,6 @@
 #include "../contract/sell_diag.h"
 #include "heap_sort.cuh"
 #include "prelude.h"
-#include "value_gather.cuh"
 
 namespace sd {
 
@@ -360,50 +359,4 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
       val[q * c] = V(0);
     }
   }
-}
-
-// The update gather's aux (VG_DERIVE), one thread per slice: each kept diagonal's slice.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_update_slices(const SpmvArgs a) {
-  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
-  I* slice_of = (I*)a.a[VG_AUX];
-  const i64 slices = a.n[SELL_DIAG_UPD_N_SLICES];
-  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x)
-    for (i64 g = spmvjit_ldg(dptr + s), e = spmvjit_ldg(dptr + s + 1); g < e; ++g) slice_of[g] = I(s);
-}
-
-// The update gather (Format::device_gather; templates/contract/value_gather.h), a thread per
-// slot, as the map's gather runs: a diagonal slot finds its slice in the aux. A row holding
-// exactly its slice's diagonals in a slice with no remainder (a stencil's interior row: entry k
-// on diagonal k) takes its value at row_ptr + k; other rows, and the remainder, read the map.
-extern "C" __global__ void __launch_bounds__(VG_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
-  const I* rp = (const I*)a.a[VG_ROW_PTR];
-  const I* dmap = (const I*)a.a[VG_MAP0];
-  const I* rmap = (const I*)a.a[VG_MAP1];
-  void* dout = (void*)a.a[VG_OUT0];
-  void* rout = (void*)a.a[VG_OUT1];
-  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
-  const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
-  const I* slice_of = (const I*)a.a[VG_AUX];
-  const i64 c = a.n[SELL_DIAG_UPD_N_C], n_diag = a.n[SELL_DIAG_UPD_N_DIAG_SLOTS], n_rem = a.n[SELL_DIAG_UPD_N_REM_SLOTS];
-  const unsigned uc = unsigned(c);
-  const bool narrow = n_diag < 0x7fffffffLL;  // 32-bit divisions: a 64-bit one is a long sequence
-  vg::Sink sink(a);
-  const i64 stride = i64(gridDim.x) * blockDim.x;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n_diag; j += stride) {
-    const i64 g = narrow ? i64(unsigned(j) / uc) : j / c, i = j - g * c;
-    const i64 s = i64(spmvjit_ldg(slice_of + g)), dp = spmvjit_ldg(dptr + s);
-    const bool no_rem = spmvjit_ldg(rptr + s + 1) == spmvjit_ldg(rptr + s);
-    const i64 r = s * c + i;
-    if (no_rem && r >= a.rows) {  // a position past the matrix: padding
-      sink.at(dout, j, -1, dmap);
-      continue;
-    }
-    const i64 b = r < a.rows ? i64(spmvjit_ldg(rp + r)) : 0;
-    if (no_rem && i64(spmvjit_ldg(rp + r + 1)) - b == spmvjit_ldg(dptr + s + 1) - dp)
-      sink.at(dout, j, b + g - dp, dmap);
-    else
-      sink.mapped(dout, j, dmap);
-  }
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n_rem; j += stride) sink.mapped(rout, j, rmap);
-  sink.finish(a);
 }

@@ -215,20 +215,16 @@ static __device__ __forceinline__ int __clzll(long long v) {
 // table lacks, computed positions that differ from the map).
 // a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
 // array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_AUX]: what the format
-// keeps besides the map (DeviceGather::aux_bytes: a row's flag, each slot row's slice), which its
-// VG_DERIVE kernel writes once and the other modes read.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_AUX = VG_LAYOUT0 + 2 };  // a[]
-enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
-enum { VG_BLOCK = 256 };  // threads a block of the slot-per-thread gathers
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
+enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
 // n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
 // n[VG_N_PARAM0 + k]: the sizes the format names.
 enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
 enum {
   VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
   VG_CODES,   // out[slot] = its CODE8 code (a byte)
-  VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
-  VG_DERIVE   // only the aux written (DeviceGather::aux_entry, its own kernel)
+  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
 };
 
 #endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H

@@ -316,37 +316,6 @@ static inline spmvjit_values_t spmvjit_values_at(const void* array, const void* 
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
 #line 7 "contract/sell_block.h"
-#line 1 "contract/value_gather.h"
-// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
-// map's kernel that computes the slots of rows whose placement follows from the layout and the
-// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
-// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
-#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
-#define SPMVJIT_CONTRACT_VALUE_GATHER_H
-
-// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
-// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
-// table lacks, computed positions that differ from the map).
-// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
-// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_AUX]: what the format
-// keeps besides the map (DeviceGather::aux_bytes: a row's flag, each slot row's slice), which its
-// VG_DERIVE kernel writes once and the other modes read.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_AUX = VG_LAYOUT0 + 2 };  // a[]
-enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
-enum { VG_BLOCK = 256 };  // threads a block of the slot-per-thread gathers
-// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
-// n[VG_N_PARAM0 + k]: the sizes the format names.
-enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
-enum {
-  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
-  VG_CODES,   // out[slot] = its CODE8 code (a byte)
-  VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
-  VG_DERIVE   // only the aux written (DeviceGather::aux_entry, its own kernel)
-};
-
-#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
-#line 8 "contract/sell_block.h"
 
 // slice_ptr: first block of each slice (n[SELL_BLOCK_N_SLICES] + 1), C blocks per slice column
 // block_col: first column of each block; block j of row i in slice s at slice_ptr[s] + j*C + i
@@ -359,19 +328,7 @@ enum {
   X(SELL_BLOCK_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_BLOCK_ARRAYS, kSellBlockArrays)
 
-enum { SELL_BLOCK_N_SLICES };  // n[] slots
-// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
-// slice_ptr; sizes C, B, the slice count, the value slots and where in the aux each slot row's
-// slice starts (bytes; before it a flag per row position; spmvjit_update_flags a thread per row
-// position).
-enum { SELL_BLOCK_UPD_SLICE_PTR = VG_LAYOUT0 };
-enum {
-  SELL_BLOCK_UPD_N_C = VG_N_PARAM0,
-  SELL_BLOCK_UPD_N_B,
-  SELL_BLOCK_UPD_N_SLICES,
-  SELL_BLOCK_UPD_N_SLOTS,
-  SELL_BLOCK_UPD_N_SLICE_OF
-};
+enum { SELL_BLOCK_N_SLICES };         // n[] slots
 enum { SELL_BLOCK_GPU_BLOCK = 128 };  // GPU threads per block (one per row)
 
 // Device build (templates/gpu/sell_block_build.cu) argument slots: the input arrays (index base

@@ -284,37 +284,6 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
 #line 7 "contract/sell_block.h"
-#line 1 "contract/value_gather.h"
-// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
-// map's kernel that computes the slots of rows whose placement follows from the layout and the
-// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
-// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
-#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
-#define SPMVJIT_CONTRACT_VALUE_GATHER_H
-
-// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
-// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
-// table lacks, computed positions that differ from the map).
-// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
-// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_AUX]: what the format
-// keeps besides the map (DeviceGather::aux_bytes: a row's flag, each slot row's slice), which its
-// VG_DERIVE kernel writes once and the other modes read.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_AUX = VG_LAYOUT0 + 2 };  // a[]
-enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
-enum { VG_BLOCK = 256 };  // threads a block of the slot-per-thread gathers
-// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
-// n[VG_N_PARAM0 + k]: the sizes the format names.
-enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
-enum {
-  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
-  VG_CODES,   // out[slot] = its CODE8 code (a byte)
-  VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
-  VG_DERIVE   // only the aux written (DeviceGather::aux_entry, its own kernel)
-};
-
-#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
-#line 8 "contract/sell_block.h"
 
 // slice_ptr: first block of each slice (n[SELL_BLOCK_N_SLICES] + 1), C blocks per slice column
 // block_col: first column of each block; block j of row i in slice s at slice_ptr[s] + j*C + i
@@ -327,19 +296,7 @@ enum {
   X(SELL_BLOCK_PARTS, parts, parts)
 SPMVJIT_DECLARE_ARRAYS(SELL_BLOCK_ARRAYS, kSellBlockArrays)
 
-enum { SELL_BLOCK_N_SLICES };  // n[] slots
-// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout array
-// slice_ptr; sizes C, B, the slice count, the value slots and where in the aux each slot row's
-// slice starts (bytes; before it a flag per row position; spmvjit_update_flags a thread per row
-// position).
-enum { SELL_BLOCK_UPD_SLICE_PTR = VG_LAYOUT0 };
-enum {
-  SELL_BLOCK_UPD_N_C = VG_N_PARAM0,
-  SELL_BLOCK_UPD_N_B,
-  SELL_BLOCK_UPD_N_SLICES,
-  SELL_BLOCK_UPD_N_SLOTS,
-  SELL_BLOCK_UPD_N_SLICE_OF
-};
+enum { SELL_BLOCK_N_SLICES };         // n[] slots
 enum { SELL_BLOCK_GPU_BLOCK = 128 };  // GPU threads per block (one per row)
 
 // Device build (templates/gpu/sell_block_build.cu) argument slots: the input arrays (index base
@@ -847,86 +804,6 @@ extern "C" __global__ void __launch_bounds__(256) spmvjit_scale_y(const SpmvArgs
 
 #endif  // SPMVJIT_PRELUDE_INCLUDED
 #line 10 "gpu/sell_block_build.cu"
-#line 1 "gpu/value_gather.cuh"
-// What a format's update gather (templates/contract/value_gather.h) does with each slot: the
-// unsigned integer as wide as V that stands for a value's bits, the CODE8 table's search, and the
-// sink that writes a slot's value, its code, or compares its computed position with the map.
-#ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
-#define SPMVJIT_GPU_VALUE_GATHER_CUH
-#line 7 "gpu/value_gather.cuh"
-
-namespace vg {
-
-template <int Bytes>
-struct CodeOf {
-  typedef unsigned long long type;
-};
-template <>
-struct CodeOf<4> {
-  typedef unsigned type;
-};
-typedef CodeOf<sizeof(V)>::type Code;
-
-// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
-SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (spmvjit_ldg(table + mid) < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-struct Sink {
-  const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
-  const Code* table;
-  int mode, n;
-  long long bad;
-
-  SPMVJIT_METHOD explicit Sink(const SpmvArgs& a)
-      : values((const Code*)a.x),
-        table((const Code*)a.values_table),
-        mode(int(a.n[VG_N_MODE])),
-        n(int(a.n[VG_N_TABLE])),
-        bad(0) {}
-  // The slot's value (VG_CHECK: its computed position, as a Code) into out[slot].
-  SPMVJIT_METHOD void put(void* out, i64 slot, Code v, const I* map) {
-    if (mode == VG_GATHER) {
-      ((Code*)out)[slot] = v;
-    } else if (mode == VG_CODES) {
-      const int c = table_position(table, n, v);
-      bad += c == n || spmvjit_ldg(table + c) != v;
-      ((unsigned char*)out)[slot] = (unsigned char)c;
-    } else {
-      bad += i64(spmvjit_ldg(map + slot)) != i64(v);
-    }
-  }
-  // A slot at computed position p (-1: padding).
-  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
-    if (mode == VG_CHECK) {
-      bad += i64(spmvjit_ldg(map + slot)) != p;
-      return;
-    }
-    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
-  }
-  // A slot the map places (nothing to compare in VG_CHECK).
-  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
-    if (mode == VG_CHECK) return;
-    const I m = spmvjit_ld_stream(map + slot);
-    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m), map);
-  }
-  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
-    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
-  }
-};
-
-}  // namespace vg
-
-#endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
-#line 11 "gpu/sell_block_build.cu"
 
 // The i64 work array: block counts by row, then the per-window sums (templates/contract/sell_block.h).
 SPMVJIT_DEVICE i64* sbb_window_sums(const SpmvArgs& a, int which) {
@@ -1093,58 +970,4 @@ extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
       for (i64 bb = 0; bb < b; ++bb) val[b * p0 + (j * b + bb) * c + lane] = V(0);
     }
   }
-}
-
-// The update gather's aux (VG_DERIVE), one thread per row position: its flag, nonzero for a row
-// whose entries fill its blocks in order but for the last (a band's row: one run of columns),
-// which holds entry k at slot row k of its slice and padding after; the first row of a slice
-// also writes the slice of each of its slot rows.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_update_flags(const SpmvArgs a) {
-  const I* rp = (const I*)a.a[VG_ROW_PTR];
-  const I* map = (const I*)a.a[VG_MAP0];
-  const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
-  unsigned char* flags = (unsigned char*)a.a[VG_AUX];
-  I* slice_of = (I*)(flags + a.n[SELL_BLOCK_UPD_N_SLICE_OF]);
-  const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B];
-  const i64 positions = a.n[SELL_BLOCK_UPD_N_SLICES] * c;
-  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
-    const i64 s = p / c, i = p - s * c;
-    const i64 sp = spmvjit_ldg(sptr + s), slot_rows = (spmvjit_ldg(sptr + s + 1) - sp) / c * bw, base = bw * sp;
-    if (i == 0)
-      for (i64 t = 0; t < slot_rows; ++t) slice_of[base / c + t] = I(s);
-    const i64 b = p < a.rows ? i64(spmvjit_ldg(rp + p)) : 0;
-    const i64 len = p < a.rows ? i64(spmvjit_ldg(rp + p + 1)) - b : 0;
-    bool in_order = len <= slot_rows;
-    for (i64 t = 0; t < slot_rows && in_order; ++t)
-      in_order = i64(spmvjit_ldg(map + base + t * c + i)) == (t < len ? b + t : i64(-1));
-    flags[p] = in_order ? 1 : 0;
-  }
-}
-
-// The update gather (Format::device_gather; templates/contract/value_gather.h), a thread per
-// slot, as the map's gather runs: a slot finds its slice in the aux; the rows flagged take their
-// values at row_ptr + k, the others read the map.
-extern "C" __global__ void __launch_bounds__(VG_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
-  const I* rp = (const I*)a.a[VG_ROW_PTR];
-  const I* map = (const I*)a.a[VG_MAP0];
-  void* out = (void*)a.a[VG_OUT0];
-  const i64* sptr = (const i64*)a.a[SELL_BLOCK_UPD_SLICE_PTR];
-  const unsigned char* flags = (const unsigned char*)a.a[VG_AUX];
-  const I* slice_of = (const I*)(flags + a.n[SELL_BLOCK_UPD_N_SLICE_OF]);
-  const i64 c = a.n[SELL_BLOCK_UPD_N_C], bw = a.n[SELL_BLOCK_UPD_N_B], n = a.n[SELL_BLOCK_UPD_N_SLOTS];
-  const unsigned uc = unsigned(c);
-  const bool narrow = n < 0x7fffffffLL;  // 32-bit divisions: a 64-bit one is a long sequence
-  vg::Sink sink(a);
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n; j += i64(gridDim.x) * blockDim.x) {
-    const i64 g = narrow ? i64(unsigned(j) / uc) : j / c, i = j - g * c;
-    const i64 s = i64(spmvjit_ldg(slice_of + g)), r = s * c + i;
-    if (!spmvjit_ldg(flags + r)) {
-      sink.mapped(out, j, map);
-      continue;
-    }
-    const i64 first = bw * spmvjit_ldg(sptr + s), t = g - (narrow ? i64(unsigned(first) / uc) : first / c);
-    const i64 b = r < a.rows ? i64(spmvjit_ldg(rp + r)) : 0, len = r < a.rows ? i64(spmvjit_ldg(rp + r + 1)) - b : 0;
-    sink.at(out, j, t < len ? b + t : i64(-1), map);
-  }
-  sink.finish(a);
 }

@@ -128,37 +128,6 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
 #line 6 "contract/sell_diag.h"
-#line 1 "contract/value_gather.h"
-// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
-// map's kernel that computes the slots of rows whose placement follows from the layout and the
-// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
-// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
-#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
-#define SPMVJIT_CONTRACT_VALUE_GATHER_H
-
-// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
-// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
-// table lacks, computed positions that differ from the map).
-// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
-// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names; a[VG_AUX]: what the format
-// keeps besides the map (DeviceGather::aux_bytes: a row's flag, each slot row's slice), which its
-// VG_DERIVE kernel writes once and the other modes read.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0, VG_AUX = VG_LAYOUT0 + 2 };  // a[]
-enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 2 };
-enum { VG_BLOCK = 256 };  // threads a block of the slot-per-thread gathers
-// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
-// n[VG_N_PARAM0 + k]: the sizes the format names.
-enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
-enum {
-  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
-  VG_CODES,   // out[slot] = its CODE8 code (a byte)
-  VG_CHECK,   // nothing written: each computed position compared with the map, differences counted
-  VG_DERIVE   // only the aux written (DeviceGather::aux_entry, its own kernel)
-};
-
-#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
-#line 7 "contract/sell_diag.h"
 
 // diag_ptr: first kept diagonal of each slice (n[SELL_DIAG_N_SLICES] + 1)
 // diag_offset: column - row of each kept diagonal
@@ -202,17 +171,6 @@ enum {
   SELL_DIAG_BUILD_REM_VALUES = 7
 };
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
-
-// The update gather (templates/contract/value_gather.h, spmvjit_update_gather): layout arrays
-// diag_ptr and rem_ptr; sizes C, the slice count and the diagonal and remainder slots; aux: each
-// kept diagonal's slice (index type, spmvjit_update_slices a thread per slice).
-enum { SELL_DIAG_UPD_DIAG_PTR = VG_LAYOUT0, SELL_DIAG_UPD_REM_PTR };
-enum {
-  SELL_DIAG_UPD_N_C = VG_N_PARAM0,
-  SELL_DIAG_UPD_N_SLICES,
-  SELL_DIAG_UPD_N_DIAG_SLOTS,
-  SELL_DIAG_UPD_N_REM_SLOTS
-};
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__
@@ -715,86 +673,6 @@ SPMVJIT_DEVICE void build_heap_sort(T* v, i64 n, const Less& less) {
 #endif  // SPMVJIT_HEAP_SORT_INCLUDED
 #line 12 "gpu/sell_diag_build.cu"
 #line 13 "gpu/sell_diag_build.cu"
-#line 1 "gpu/value_gather.cuh"
-// What a format's update gather (templates/contract/value_gather.h) does with each slot: the
-// unsigned integer as wide as V that stands for a value's bits, the CODE8 table's search, and the
-// sink that writes a slot's value, its code, or compares its computed position with the map.
-#ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
-#define SPMVJIT_GPU_VALUE_GATHER_CUH
-#line 7 "gpu/value_gather.cuh"
-
-namespace vg {
-
-template <int Bytes>
-struct CodeOf {
-  typedef unsigned long long type;
-};
-template <>
-struct CodeOf<4> {
-  typedef unsigned type;
-};
-typedef CodeOf<sizeof(V)>::type Code;
-
-// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
-SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (spmvjit_ldg(table + mid) < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-struct Sink {
-  const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
-  const Code* table;
-  int mode, n;
-  long long bad;
-
-  SPMVJIT_METHOD explicit Sink(const SpmvArgs& a)
-      : values((const Code*)a.x),
-        table((const Code*)a.values_table),
-        mode(int(a.n[VG_N_MODE])),
-        n(int(a.n[VG_N_TABLE])),
-        bad(0) {}
-  // The slot's value (VG_CHECK: its computed position, as a Code) into out[slot].
-  SPMVJIT_METHOD void put(void* out, i64 slot, Code v, const I* map) {
-    if (mode == VG_GATHER) {
-      ((Code*)out)[slot] = v;
-    } else if (mode == VG_CODES) {
-      const int c = table_position(table, n, v);
-      bad += c == n || spmvjit_ldg(table + c) != v;
-      ((unsigned char*)out)[slot] = (unsigned char)c;
-    } else {
-      bad += i64(spmvjit_ldg(map + slot)) != i64(v);
-    }
-  }
-  // A slot at computed position p (-1: padding).
-  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
-    if (mode == VG_CHECK) {
-      bad += i64(spmvjit_ldg(map + slot)) != p;
-      return;
-    }
-    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
-  }
-  // A slot the map places (nothing to compare in VG_CHECK).
-  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
-    if (mode == VG_CHECK) return;
-    const I m = spmvjit_ld_stream(map + slot);
-    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m), map);
-  }
-  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
-    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
-  }
-};
-
-}  // namespace vg
-
-#endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
-#line 14 "gpu/sell_diag_build.cu"
 
 namespace sd {
 
@@ -1144,50 +1022,4 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
       val[q * c] = V(0);
     }
   }
-}
-
-// The update gather's aux (VG_DERIVE), one thread per slice: each kept diagonal's slice.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_update_slices(const SpmvArgs a) {
-  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
-  I* slice_of = (I*)a.a[VG_AUX];
-  const i64 slices = a.n[SELL_DIAG_UPD_N_SLICES];
-  for (i64 s = i64(blockIdx.x) * blockDim.x + threadIdx.x; s < slices; s += i64(gridDim.x) * blockDim.x)
-    for (i64 g = spmvjit_ldg(dptr + s), e = spmvjit_ldg(dptr + s + 1); g < e; ++g) slice_of[g] = I(s);
-}
-
-// The update gather (Format::device_gather; templates/contract/value_gather.h), a thread per
-// slot, as the map's gather runs: a diagonal slot finds its slice in the aux. A row holding
-// exactly its slice's diagonals in a slice with no remainder (a stencil's interior row: entry k
-// on diagonal k) takes its value at row_ptr + k; other rows, and the remainder, read the map.
-extern "C" __global__ void __launch_bounds__(VG_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
-  const I* rp = (const I*)a.a[VG_ROW_PTR];
-  const I* dmap = (const I*)a.a[VG_MAP0];
-  const I* rmap = (const I*)a.a[VG_MAP1];
-  void* dout = (void*)a.a[VG_OUT0];
-  void* rout = (void*)a.a[VG_OUT1];
-  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
-  const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
-  const I* slice_of = (const I*)a.a[VG_AUX];
-  const i64 c = a.n[SELL_DIAG_UPD_N_C], n_diag = a.n[SELL_DIAG_UPD_N_DIAG_SLOTS], n_rem = a.n[SELL_DIAG_UPD_N_REM_SLOTS];
-  const unsigned uc = unsigned(c);
-  const bool narrow = n_diag < 0x7fffffffLL;  // 32-bit divisions: a 64-bit one is a long sequence
-  vg::Sink sink(a);
-  const i64 stride = i64(gridDim.x) * blockDim.x;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n_diag; j += stride) {
-    const i64 g = narrow ? i64(unsigned(j) / uc) : j / c, i = j - g * c;
-    const i64 s = i64(spmvjit_ldg(slice_of + g)), dp = spmvjit_ldg(dptr + s);
-    const bool no_rem = spmvjit_ldg(rptr + s + 1) == spmvjit_ldg(rptr + s);
-    const i64 r = s * c + i;
-    if (no_rem && r >= a.rows) {  // a position past the matrix: padding
-      sink.at(dout, j, -1, dmap);
-      continue;
-    }
-    const i64 b = r < a.rows ? i64(spmvjit_ldg(rp + r)) : 0;
-    if (no_rem && i64(spmvjit_ldg(rp + r + 1)) - b == spmvjit_ldg(dptr + s + 1) - dp)
-      sink.at(dout, j, b + g - dp, dmap);
-    else
-      sink.mapped(dout, j, dmap);
-  }
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < n_rem; j += stride) sink.mapped(rout, j, rmap);
-  sink.finish(a);
 }
