@@ -369,53 +369,25 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_map(cons
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
 
-// The value-map gathers and the encoder take DP_ILP slots a thread per step (slots j, j + stride,
-// ...: neighbours still take neighbouring slots), so each thread has that many independent
-// chains of loads (map, value, table) in flight instead of one.
-enum { DP_ILP = 4 };
-
-namespace dp {
-// Each v[u]'s position in the n sorted table patterns (the first >= v[u]; n when none): a search
-// of fixed steps, the DP_ILP searches interleaved.
-SPMVJIT_DEVICE void table_positions(const Code* SPMVJIT_RESTRICT table, int n, const Code* v, int* pos) {
-  int top = 1;
-  while (top * 2 <= n) top *= 2;
-#pragma unroll
-  for (int u = 0; u < DP_ILP; ++u) pos[u] = 0;
-  for (int step = n > 0 ? top : 0; step > 0; step >>= 1)
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u)
-      if (pos[u] + step <= n && spmvjit_ldg(table + pos[u] + step - 1) < v[u]) pos[u] += step;
-}
-}  // namespace dp
-
 // Value map, pass 2: the gather (or, with n[DP_VM_N_CHECK], its comparison with out).
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(const SpmvArgs a) {
   const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VM_VALUES];
   const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
   dp::Code* SPMVJIT_RESTRICT out = (dp::Code*)a.a[DP_VM_OUT];
   const bool check = a.n[DP_VM_N_CHECK] != 0;
-  const i64 n = a.n[DP_VM_N_COUNT], stride = i64(gridDim.x) * blockDim.x;
   i64 bad = 0;
-  for (i64 j0 = i64(blockIdx.x) * blockDim.x + threadIdx.x; j0 < n; j0 += stride * DP_ILP) {
-    I m[DP_ILP];
-    dp::Code v[DP_ILP];
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u) m[u] = j0 + u * stride < n ? spmvjit_ld_stream(map + j0 + u * stride) : I(-1);
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u) v[u] = m[u] < 0 ? dp::Code(0) : spmvjit_ldg(values + m[u]);
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u) {
-      const i64 j = j0 + u * stride;
-      if (j >= n) break;
-      if (check)
-        bad += out[j] != v[u];
-      else
-        out[j] = v[u];
-    }
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
+       j += i64(gridDim.x) * blockDim.x) {
+    const I m = spmvjit_ld_stream(map + j);
+    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
+    if (check)
+      bad += out[j] != v;
+    else
+      out[j] = v;
   }
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
+
 
 // Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
 // reads the map and the values once and writes one byte per slot, where a gather and an encode
@@ -425,52 +397,33 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather_c
   const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
   unsigned char* SPMVJIT_RESTRICT out = (unsigned char*)a.a[DP_VM_OUT];
   const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VM_TABLE];
-  const int nt = int(a.n[DP_VM_N_TABLE]);
-  const i64 n = a.n[DP_VM_N_COUNT], stride = i64(gridDim.x) * blockDim.x;
+  const int n = int(a.n[DP_VM_N_TABLE]);
   i64 bad = 0;
-  for (i64 j0 = i64(blockIdx.x) * blockDim.x + threadIdx.x; j0 < n; j0 += stride * DP_ILP) {
-    I m[DP_ILP];
-    dp::Code v[DP_ILP];
-    int c[DP_ILP];
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u) m[u] = j0 + u * stride < n ? spmvjit_ld_stream(map + j0 + u * stride) : I(-1);
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u) v[u] = m[u] < 0 ? dp::Code(0) : spmvjit_ldg(values + m[u]);
-    dp::table_positions(table, nt, v, c);
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u) {
-      const i64 j = j0 + u * stride;
-      if (j >= n) break;
-      bad += c[u] == nt || spmvjit_ldg(table + c[u]) != v[u];
-      out[j] = (unsigned char)c[u];
-    }
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
+       j += i64(gridDim.x) * blockDim.x) {
+    const I m = spmvjit_ld_stream(map + j);
+    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
+    const int c = vg::table_position(table, n, v);
+    bad += c == n || spmvjit_ldg(table + c) != v;
+    out[j] = (unsigned char)c;
   }
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
 
-// Value compression: each value's bits searched in the sorted table (at most 256 patterns, read
-// through the read-only cache); one atomic per thread that found a stranger.
+// Value compression: binary search of each value's bits in the sorted table (at most 256
+// patterns, read through the read-only cache); one atomic per thread that found a stranger.
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(const SpmvArgs a) {
   const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VC_VALUES];
   unsigned char* SPMVJIT_RESTRICT codes = (unsigned char*)a.a[DP_VC_CODES];
   const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VC_TABLE];
-  const int nt = int(a.n[DP_VC_N_TABLE]);
-  const i64 n = a.n[DP_VC_N_COUNT], stride = i64(gridDim.x) * blockDim.x;
+  const int n = int(a.n[DP_VC_N_TABLE]);
   i64 bad = 0;
-  for (i64 j0 = i64(blockIdx.x) * blockDim.x + threadIdx.x; j0 < n; j0 += stride * DP_ILP) {
-    dp::Code v[DP_ILP];
-    int c[DP_ILP];
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u)
-      v[u] = j0 + u * stride < n ? spmvjit_ld_stream(values + j0 + u * stride) : dp::Code(0);
-    dp::table_positions(table, nt, v, c);
-#pragma unroll
-    for (int u = 0; u < DP_ILP; ++u) {
-      const i64 j = j0 + u * stride;
-      if (j >= n) break;
-      bad += c[u] == nt || spmvjit_ldg(table + c[u]) != v[u];
-      if (codes) codes[j] = (unsigned char)c[u];
-    }
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VC_N_COUNT];
+       j += i64(gridDim.x) * blockDim.x) {
+    const dp::Code v = spmvjit_ld_stream(values + j);
+    const int lo = vg::table_position(table, n, v);
+    bad += lo == n || spmvjit_ldg(table + lo) != v;
+    if (codes) codes[j] = (unsigned char)lo;
   }
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VC_ERRORS], dp::u64(bad));
 }

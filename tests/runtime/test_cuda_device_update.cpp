@@ -159,8 +159,8 @@ TEST_CASE("cuda device planning: updates through device value maps and the forma
                                                        : "gather through a value map";
     update(31, true);  // reconverts and finds the map
     CHECK(plan_impl(p).values_update() == how);
-    update(33, true);   // codes (or plain values) through the format's gather
-    update(35, false);  // random: a CODE8 plan drops to plain values through it
+    update(33, true);   // codes (or plain values) through the gather
+    update(35, false);  // random: a CODE8 plan drops to plain values
     update(37, false);
     CHECK(plan_impl(p).values_update() == how);
     spmv_plan_destroy(p);
