@@ -286,11 +286,16 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
     m->format_ = &f;
     m->pattern_row_ptr_ = pattern.row_ptr;
     m->pattern_rows_ = pattern.rows;
-    m->format_module_ =
-        get_kernel(b, device_module_spec(t, g.module, pattern.index, pattern.value), cache_dir, nullptr);
-    m->format_gather_ = m->format_module_->entry(g.entry);
-    m->launch_format_gather(coded, codes.get(), nullptr, VG_CHECK, 0, errors.get());
-    b.download(&bad, errors.get(), sizeof bad);
+    try {  // a kernel that does not load leaves the map's own gather
+      m->format_module_ =
+          get_kernel(b, device_module_spec(t, g.module, pattern.index, pattern.value), cache_dir, nullptr);
+      m->format_gather_ = m->format_module_->entry(g.entry);
+      m->launch_format_gather(coded, codes.get(), nullptr, VG_CHECK, 0, errors.get());
+      b.download(&bad, errors.get(), sizeof bad);
+    } catch (const Error& e) {
+      log_debug(f.name() + ": no update gather of its own (" + e.what() + "); updates take the map's gather");
+      m->format_gather_ = nullptr;
+    }
     if (bad) {
       log_debug(f.name() + ": its update gather computed " + std::to_string(bad) +
                 " positions the value map does not hold; updates take the map's gather");
