@@ -283,7 +283,7 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
   if (m->slots_.size() <= VG_MAX_VALUE_ARRAYS && f.device_gather(coded, g)) {
     SPMVJIT_ASSERT(g.layout.size() <= VG_MAX_LAYOUT && g.params.size() + VG_N_PARAM0 <= SPMVJIT_MAX_ARRAYS,
                    f.name() + ": update gather arguments past the contract's slots");
-    m->format_ = &f;
+    m->format_spec_ = g;
     m->pattern_row_ptr_ = pattern.row_ptr;
     m->pattern_rows_ = pattern.rows;
     try {  // a kernel that does not load leaves the map's own gather
@@ -307,8 +307,8 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
 
 void ValueMap::launch_format_gather(const FormatData& layout, const void* values, void* const* outs, int mode,
                                     int64_t table_patterns, void* errors) const {
-  DeviceGather g;
-  SPMVJIT_ASSERT(format_ && format_->device_gather(layout, g), "no update gather for this layout");
+  SPMVJIT_ASSERT(format_gather_, "no update gather of the format's own");
+  const DeviceGather& g = format_spec_;
   SpmvArgs a{};
   a.rows = pattern_rows_;
   a.x = values;

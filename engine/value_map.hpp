@@ -97,7 +97,7 @@ class ValueMap {
   void* gather_codes_ = nullptr;
   // The format's own gather, once it computed the map's positions (null: the generic gather), and
   // what it reads besides the layout: the pattern's row_ptr (the plan's, kept for its life).
-  const Format* format_ = nullptr;
+  DeviceGather format_spec_;  // the format's device_gather for the plan's layout (fixed by it)
   std::shared_ptr<LoadedModule> format_module_;
   void* format_gather_ = nullptr;
   const void* pattern_row_ptr_ = nullptr;

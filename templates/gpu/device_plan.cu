@@ -388,7 +388,6 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(c
   if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
 }
 
-
 // Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
 // reads the map and the values once and writes one byte per slot, where a gather and an encode
 // wrote and read the plain values once more.

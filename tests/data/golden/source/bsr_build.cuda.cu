@@ -700,17 +700,15 @@ struct Sink {
         mode(int(a.n[VG_N_MODE])),
         n(int(a.n[VG_N_TABLE])),
         bad(0) {}
-  // The slot's value (VG_CHECK: its computed position, as a Code) into out[slot].
-  SPMVJIT_METHOD void put(void* out, i64 slot, Code v, const I* map) {
+  // The slot's value into out[slot] (VG_GATHER), or its code (VG_CODES).
+  SPMVJIT_METHOD void put(void* out, i64 slot, Code v) {
     if (mode == VG_GATHER) {
       ((Code*)out)[slot] = v;
-    } else if (mode == VG_CODES) {
-      const int c = table_position(table, n, v);
-      bad += c == n || spmvjit_ldg(table + c) != v;
-      ((unsigned char*)out)[slot] = (unsigned char)c;
-    } else {
-      bad += i64(spmvjit_ldg(map + slot)) != i64(v);
+      return;
     }
+    const int c = table_position(table, n, v);
+    bad += c == n || spmvjit_ldg(table + c) != v;
+    ((unsigned char*)out)[slot] = (unsigned char)c;
   }
   // A slot at computed position p (-1: padding).
   SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
@@ -718,13 +716,13 @@ struct Sink {
       bad += i64(spmvjit_ldg(map + slot)) != p;
       return;
     }
-    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p), map);
+    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p));
   }
   // A slot the map places (nothing to compare in VG_CHECK).
   SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
     if (mode == VG_CHECK) return;
     const I m = spmvjit_ld_stream(map + slot);
-    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m), map);
+    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m));
   }
   SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
     if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
