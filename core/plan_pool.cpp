@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -19,9 +22,31 @@ namespace {
 thread_local bool t_helper = false;  // this thread is one of the pool's helpers
 std::atomic<bool> g_forked{false};   // set in a child forked after the pool started
 
+// A helper that finished a job waits this long for the next one before it sleeps, on machines
+// with at least kSpinMinThreads threads: a plan's passes come in bursts (the statistics, the
+// estimates' two phases, a conversion's passes) a few tens of microseconds apart, and a helper
+// woken from a futex sleep starts tens of microseconds late. Not on small machines, where a
+// spinning helper takes the core the caller needs.
+constexpr auto kSpin = std::chrono::microseconds(200);
+constexpr int kSpinMinThreads = 8;
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// SPMVJIT_POOL_SPIN=0: helpers sleep as soon as a job ends (a measuring knob).
+bool spin_allowed() {
+  const char* e = std::getenv("SPMVJIT_POOL_SPIN");
+  return !e || std::string(e) != "0";
+}
+
 class PlanPool {
  public:
-  explicit PlanPool(int helpers) {
+  explicit PlanPool(int helpers) : spin_(helpers + 1 >= kSpinMinThreads && spin_allowed()) {
     for (int i = 0; i < helpers; ++i) threads_.emplace_back([this] { helper(); });
   }
   bool has_helpers() const { return !threads_.empty(); }
@@ -34,6 +59,7 @@ class PlanPool {
       next_.store(0, std::memory_order_relaxed);
       ++job_;
       open_ = true;
+      published_.store(job_, std::memory_order_release);
     }
     // Wake only as many helpers as the other chunks can use: the caller then waits for no helper
     // that has nothing to run (each woken one joins and leaves through the mutex).
@@ -56,6 +82,16 @@ class PlanPool {
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lk(m_);
     for (;;) {
+      if (spin_ && !(open_ && job_ != seen)) {
+        // Spin (outside the mutex) on the published job number; joining is still under the mutex.
+        lk.unlock();
+        const auto until = std::chrono::steady_clock::now() + kSpin;
+        for (int i = 0; published_.load(std::memory_order_acquire) == seen; ++i) {
+          cpu_relax();
+          if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) break;
+        }
+        lk.lock();
+      }
       work_.wait(lk, [&] { return open_ && job_ != seen; });
       seen = job_;
       ++inside_;
@@ -79,6 +115,8 @@ class PlanPool {
   int chunks_ = 0;
   std::atomic<int> next_{0};
   std::atomic<bool> busy_{false};
+  std::atomic<uint64_t> published_{0};  // job_, for helpers that spin instead of waiting on work_
+  const bool spin_;
   std::vector<std::thread> threads_;  // never joined: the pool lives until the process exits
 };
 

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "core/log.hpp"
 #include "core/parallel.hpp"
@@ -193,14 +195,6 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
                      : process_threads() >= kEstimateMinThreads ? kEstimateThreads
                                                                 : 1;
   const int workers = std::max(1, wanted);
-  // Runs task(0 .. n-1) on the workers, each taking the next one free.
-  auto run_tasks = [&](size_t n, const std::function<void(size_t)>& task) {
-    std::atomic<size_t> next{0};
-    const int w = int(std::clamp<size_t>(n, 1, size_t(workers)));
-    parallel_for(w, w, [&](int64_t, int64_t, int) {
-      for (size_t k; (k = next.fetch_add(1)) < n;) task(k);
-    });
-  };
   // Parts only where other threads can take them, and not for one forced candidate (the parts
   // would count what it does not need).
   std::vector<std::function<void()>> parts;
@@ -208,16 +202,46 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     for (const Format* f : formats)
       if (f->supports_value(a.value))
         for (auto& part : f->estimate_parts(a, s, t)) parts.push_back(std::move(part));
-  run_tasks(parts.size() + formats.size(), [&](size_t k) {
-    if (k < parts.size())
-      parts[k]();
-    else
-      list_format(k - parts.size());
-  });
-  std::vector<std::pair<size_t, Listed*>> estimates;
-  for (size_t i = 0; i < formats.size(); ++i)
-    for (Listed& l : listed[i]) estimates.push_back({i, &l});
-  run_tasks(estimates.size(), [&](size_t k) { estimate_one(estimates[k].first, *estimates[k].second); });
+  // One pass on the workers: each takes the next part or format to list, and once those are all
+  // taken, the next candidate to estimate that a listing has queued (bsr's candidates() waits
+  // for a census part another worker runs, through the census' once flag). Two passes (every listing,
+  // then every estimate) waited at their join for the slowest listing, and woke the workers twice.
+  const size_t listings = parts.size() + formats.size();
+  std::atomic<size_t> next_listing{0}, listed_count{0};
+  std::mutex queue_mutex;
+  std::vector<std::pair<size_t, Listed*>> queue;  // estimates, in the order their formats were listed
+  size_t queue_next = 0;
+  auto take_estimate = [&]() -> std::pair<size_t, Listed*> {
+    std::lock_guard<std::mutex> lk(queue_mutex);
+    return queue_next < queue.size() ? queue[queue_next++] : std::pair<size_t, Listed*>{0, nullptr};
+  };
+  auto worker = [&] {
+    for (size_t k; (k = next_listing.fetch_add(1)) < listings;) {
+      if (k < parts.size()) {
+        parts[k]();
+      } else {
+        const size_t i = k - parts.size();
+        list_format(i);
+        std::lock_guard<std::mutex> lk(queue_mutex);
+        for (Listed& l : listed[i]) queue.push_back({i, &l});
+      }
+      listed_count.fetch_add(1, std::memory_order_release);
+    }
+    // Every listing is taken: estimate what is queued until the last listing has queued its own.
+    for (;;) {
+      const bool all_listed = listed_count.load(std::memory_order_acquire) == listings;
+      auto [i, l] = take_estimate();
+      if (l) {
+        estimate_one(i, *l);
+      } else if (all_listed) {
+        return;
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  };
+  const int w = int(std::clamp<size_t>(listings, 1, size_t(workers)));
+  parallel_for(w, w, [&](int64_t, int64_t, int) { worker(); });
   for (size_t i = 0; i < formats.size(); ++i) {
     choice.considered.insert(choice.considered.end(), refused[i].begin(), refused[i].end());
     for (const Listed& l : listed[i]) {
