@@ -264,9 +264,17 @@ FormatData SellBlockFormat::convert_device(DeviceConverter& dc, const FormatPara
   g.n[SELL_BLOCK_BUILD_N_B] = b;
   g.n[SELL_BLOCK_BUILD_N_WINDOWS] = windows;
   g.n[SELL_BLOCK_BUILD_N_SLICES] = slices;
+  // Staged passes (templates/gpu/sell_block_build.cu) where a block's warps cooperate; the fill's
+  // slices must then be a warp's rows.
+  const bool staged = dc.cooperative() && tg.warp_size > 0;
+  constexpr int kStageWarps = SELL_BLOCK_BUILD_STAGE_WARPS;
   auto count = [&] {
     if (!windows) return;
-    dc.launch(module, "spmvjit_build_row_blocks", a.rows, g);
+    if (staged)
+      dc.launch(module, "spmvjit_build_row_blocks_staged", ceil_div(a.rows, tg.warp_size) * tg.warp_size, g,
+                kStageWarps * tg.warp_size);
+    else
+      dc.launch(module, "spmvjit_build_row_blocks", a.rows, g);
     // One thread per window: small blocks, so a few thousand windows still spread over the device.
     dc.launch(module, "spmvjit_build_sizes", windows, g, 32);
   };
@@ -291,7 +299,10 @@ FormatData SellBlockFormat::convert_device(DeviceConverter& dc, const FormatPara
   HostArray bc = dc.alloc(stored, is), val = dc.alloc(stored * b, vs);
   g.a[SELL_BLOCK_BUILD_BLOCK_COL] = bc.device.get();
   g.a[SELL_BLOCK_BUILD_VALUES] = val.device.get();
-  if (slices) dc.launch(module, "spmvjit_build_fill", slices * c, g);
+  if (slices && staged && c == tg.warp_size)
+    dc.launch(module, "spmvjit_build_fill_staged", slices * c, g, kStageWarps * tg.warp_size);
+  else if (slices)
+    dc.launch(module, "spmvjit_build_fill", slices * c, g);
   FormatData d;
   d.declare(name(), p, contract_arrays(), a.index, a.value);
   d.put(SELL_BLOCK_SLICE_PTR, std::move(sp));

@@ -4,8 +4,10 @@
 // Rows out of column order are first sorted into an order array, one thread per row (stable, as
 // the host's copies). On a device the _warp kernels give each block row a warp (a block of one
 // warp), which takes the block rows whose rows all ascend strictly and hold at most
-// BSR_WARP_BLOCKS blocks together, and leaves the others to its first lane's walk. Grid-stride:
-// any grid works.
+// BSR_WARP_BLOCKS blocks together, and leaves the others to its first lane's walk. Block rows
+// without fill whose rows share their columns (regular: most block FEM matrices) skip both: a
+// pass over the rows flags and counts them, and one in slot order writes them. Grid-stride: any
+// grid works.
 #include "../contract/bsr.h"
 #include "../contract/device_plan.h"
 #include "heap_sort.cuh"
@@ -95,7 +97,108 @@ struct ByColumn {
 
 }  // namespace bb
 
-// Pass 1: blocks of each block row into counts[b]. Without the order array, a block row with a
+namespace bb {
+
+// The regular flags after the counts (templates/contract/bsr.h), null when the build has none.
+SPMVJIT_DEVICE i64* regular_flags(const SpmvArgs& a) {
+  return a.n[BSR_BUILD_N_LANES_LOG2] >= 0 ? (i64*)a.a[BSR_BUILD_COUNTS] + a.n[BSR_BUILD_N_BLOCK_ROWS] + 1 : 0;
+}
+SPMVJIT_DEVICE bool regular(const SpmvArgs& a, i64 b) {
+  const i64* f = regular_flags(a);
+  return f && f[b] != 0;
+}
+
+}  // namespace bb
+
+// Pass 0 (regular block rows), a thread per block row: whole block rows whose R rows are all as
+// long, a multiple of C, are flagged regular and counted L / C blocks (the next pass clears the
+// flags their entries disprove; pass 1 then counts those block rows itself).
+extern "C" __global__ void spmvjit_build_regular_rows(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[BSR_BUILD_ROW_PTR];
+  i64* counts = (i64*)a.a[BSR_BUILD_COUNTS];
+  i64* flags = bb::regular_flags(a);
+  const i64 r = a.n[BSR_BUILD_N_R], c = a.n[BSR_BUILD_N_C], block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS];
+  for (i64 b = i64(blockIdx.x) * blockDim.x + threadIdx.x; b < block_rows; b += i64(gridDim.x) * blockDim.x) {
+    const i64 r0 = b * r;
+    bool ok = r0 + r <= a.rows;  // the last block row's rows past the matrix are fill
+    const i64 len = ok ? i64(spmvjit_ldg(rp + r0 + 1)) - i64(spmvjit_ldg(rp + r0)) : 0;
+    ok = ok && len % c == 0;
+    for (i64 i = 1; ok && i < r; ++i) ok = i64(spmvjit_ldg(rp + r0 + i + 1)) - i64(spmvjit_ldg(rp + r0 + i)) == len;
+    flags[b] = ok ? 1 : 0;
+    if (ok) counts[b] = len / c;
+  }
+}
+
+// Pass 0, 2^n[BSR_BUILD_N_LANES_LOG2] threads per row of a flagged block row: its first row's
+// columns must run in aligned runs of C consecutive columns, strictly ascending, and every other
+// row's must be the first row's; any entry that is not clears the block row's flag.
+extern "C" __global__ void spmvjit_build_regular_entries(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[BSR_BUILD_ROW_PTR];
+  const I* ci = (const I*)a.a[BSR_BUILD_COL_IDX_IN];
+  i64* flags = bb::regular_flags(a);
+  const i64 r = a.n[BSR_BUILD_N_R], c = a.n[BSR_BUILD_N_C], shift = a.n[BSR_BUILD_N_LANES_LOG2];
+  const i64 lanes = i64(1) << shift, items = a.rows << shift, base = a.n[DP_N_BASE];
+  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < items; p += i64(gridDim.x) * blockDim.x) {
+    const i64 row = p >> shift, lane = p & (lanes - 1), b = row / r, r0 = b * r;
+    if (!flags[b]) continue;
+    const i64 beg = i64(spmvjit_ldg(rp + row)) - base, len = i64(spmvjit_ldg(rp + row + 1)) - base - beg;
+    const i64 first = i64(spmvjit_ldg(rp + r0)) - base;  // the block row's first row
+    for (i64 q = lane; q < len; q += lanes) {
+      const i64 col = i64(spmvjit_ldg(ci + beg + q)) - base, j = q % c;
+      bool ok;
+      if (row != r0)
+        ok = col == i64(spmvjit_ldg(ci + first + q)) - base;
+      else if (j == 0)
+        ok = col % c == 0 && (q == 0 || col > i64(spmvjit_ldg(ci + beg + q - 1)) - base);
+      else
+        ok = col == i64(spmvjit_ldg(ci + beg + q - 1)) - base + 1;
+      if (!ok) {
+        flags[b] = 0;  // every writer writes the same
+        break;
+      }
+    }
+  }
+}
+
+// Pass 2 for regular block rows, BSR_BUILD_LANES threads each, in slot order: block_ptr, the
+// block columns (each run's first column / C) and the values (slot t of block k, row i, column j
+// is entry k * C + j of row i; rows lie one after another in the CSR, L = nb * C long).
+extern "C" __global__ void spmvjit_build_write_regular(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[BSR_BUILD_ROW_PTR];
+  const I* ci = (const I*)a.a[BSR_BUILD_COL_IDX_IN];
+  const V* SPMVJIT_RESTRICT va = (const V*)a.a[BSR_BUILD_VALUES_IN];
+  const i64* counts = (const i64*)a.a[BSR_BUILD_COUNTS];
+  const i64* flags = bb::regular_flags(a);
+  I* bp = (I*)a.a[BSR_BUILD_BLOCK_PTR];
+  I* bcol = (I*)a.a[BSR_BUILD_BLOCK_COL];
+  V* val = (V*)a.a[BSR_BUILD_VALUES];
+  const i64 r = a.n[BSR_BUILD_N_R], c = a.n[BSR_BUILD_N_C], rc = r * c, base = a.n[DP_N_BASE];
+  const i64 items = a.n[BSR_BUILD_N_BLOCK_ROWS] * BSR_BUILD_LANES;
+  for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < items; p += i64(gridDim.x) * blockDim.x) {
+    const i64 b = p / BSR_BUILD_LANES, lane = p - b * BSR_BUILD_LANES;
+    if (!flags[b]) continue;
+    const i64 first = counts[b], nb = counts[b + 1] - first, len = nb * c;
+    const i64 p0 = i64(spmvjit_ldg(rp + b * r)) - base;
+    if (lane == 0) bp[b] = I(first);
+    for (i64 k = lane; k < nb; k += BSR_BUILD_LANES) bcol[first + k] = I((i64(spmvjit_ldg(ci + p0 + k * c)) - base) / c);
+    V* out = val + first * rc;
+    const i64 slots = nb * rc;
+    if (slots < 0x7fffffffLL) {  // 32-bit divisions: a 64-bit one is a long instruction sequence
+      const unsigned urc = unsigned(rc), uc = unsigned(c);
+      for (i64 t = lane; t < slots; t += BSR_BUILD_LANES) {
+        const unsigned blk = unsigned(t) / urc, w = unsigned(t) - blk * urc, i = w / uc, j = w - i * uc;
+        out[t] = spmvjit_ldg(va + p0 + i64(i) * len + i64(blk) * c + j);
+      }
+    } else {
+      for (i64 t = lane; t < slots; t += BSR_BUILD_LANES) {
+        const i64 blk = t / rc, w = t - blk * rc, i = w / c, j = w - i * c;
+        out[t] = spmvjit_ldg(va + p0 + i * len + blk * c + j);
+      }
+    }
+  }
+}
+
+// Pass 1: blocks of each block row into counts[b] (regular block rows are counted already). Without the order array, a block row with a
 // row out of column order is marked (counts[b] = -1) and counted in counts[block_rows]; the
 // launch with the order array then counts only the marked block rows.
 namespace bb {
@@ -136,7 +239,7 @@ extern "C" __global__ void spmvjit_build_count(const SpmvArgs a) {
   const bool ordered = a.a[BSR_BUILD_ORDER] != 0;
   const i64 block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS];
   for (i64 b = i64(blockIdx.x) * blockDim.x + threadIdx.x; b < block_rows; b += i64(gridDim.x) * blockDim.x)
-    if (!ordered || counts[b] < 0) bb::count_walk(a, b);
+    if ((!ordered || counts[b] < 0) && !bb::regular(a, b)) bb::count_walk(a, b);
 }
 
 // The order array: each row out of column order gets its entries' positions sorted by column
@@ -160,7 +263,8 @@ extern "C" __global__ void spmvjit_build_order(const SpmvArgs a) {
 extern "C" __global__ void spmvjit_build_write(const SpmvArgs a) {
   const i64 block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS], id = i64(blockIdx.x) * blockDim.x + threadIdx.x;
   if (id == 0) ((I*)a.a[BSR_BUILD_BLOCK_PTR])[block_rows] = I(((const i64*)a.a[BSR_BUILD_COUNTS])[block_rows]);
-  for (i64 b = id; b < block_rows; b += i64(gridDim.x) * blockDim.x) bb::write_walk(a, b);
+  for (i64 b = id; b < block_rows; b += i64(gridDim.x) * blockDim.x)
+    if (!bb::regular(a, b)) bb::write_walk(a, b);
 }
 
 #ifndef SPMVJIT_EMULATED  // a warp's lanes cooperate: the CPU emulation runs threads one by one
@@ -249,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_count_w
   const bool ordered = a.a[BSR_BUILD_ORDER] != 0;
   const i64 block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS];
   for (i64 b = blockIdx.x; b < block_rows; b += gridDim.x) {
-    if (ordered && counts[b] >= 0) continue;
+    if ((ordered && counts[b] >= 0) || bb::regular(a, b)) continue;
     const I* u;
     bb::WarpRows w;
     const int n = bb::warp_block_columns(a, b, sh, &u, w);
@@ -278,6 +382,7 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_write_w
   const int lane = spmvjit_lane();
   if (blockIdx.x == 0 && lane == 0) bp[block_rows] = I(counts[block_rows]);
   for (i64 b = blockIdx.x; b < block_rows; b += gridDim.x) {
+    if (bb::regular(a, b)) continue;  // spmvjit_build_write_regular's (the same for the whole block)
     const I* u;
     bb::WarpRows w;
     const int n = bb::warp_block_columns(a, b, sh, &u, w);

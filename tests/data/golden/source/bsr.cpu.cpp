@@ -392,7 +392,13 @@ enum {
   BSR_BUILD_BLOCK_COL,
   BSR_BUILD_VALUES
 };
-enum { BSR_BUILD_N_R, BSR_BUILD_N_C, BSR_BUILD_N_BLOCK_ROWS };
+enum { BSR_BUILD_N_R, BSR_BUILD_N_C, BSR_BUILD_N_BLOCK_ROWS, BSR_BUILD_N_LANES_LOG2 };
+// Regular block rows (bsr_build.cu's spmvjit_build_regular_*): an i64 flag per block row after
+// the counts (counts + block_rows + 1), set where every row of it holds the same L columns in
+// aligned runs of C consecutive ones, strictly ascending (no fill; its blocks are the runs);
+// BSR_BUILD_N_LANES_LOG2: log2 of the threads per row that check the entries. Block rows of such
+// rows are written in slot order, BSR_BUILD_LANES threads each.
+enum { BSR_BUILD_LANES = 32 };
 
 #endif  // SPMVJIT_CONTRACT_BSR_H
 #line 7 "cpu/bsr.cpp"
