@@ -28,6 +28,8 @@ std::atomic<bool> g_forked{false};   // set in a child forked after the pool sta
 // woken from a futex sleep starts tens of microseconds late. Not on small machines, where a
 // spinning helper takes the core the caller needs.
 constexpr auto kSpin = std::chrono::microseconds(200);
+// A helper woken by plan_pool_warm spins this long for the job announced.
+constexpr auto kWarmSpin = std::chrono::microseconds(500);
 constexpr int kSpinMinThreads = 8;
 
 void cpu_relax() {
@@ -50,6 +52,15 @@ class PlanPool {
     for (int i = 0; i < helpers; ++i) threads_.emplace_back([this] { helper(); });
   }
   bool has_helpers() const { return !threads_.empty(); }
+
+  void warm() {
+    if (!spin_) return;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      ++warm_;
+    }
+    work_.notify_all();
+  }
 
   bool run(int chunks, void (*fn)(void*, int), void* ctx) {
     if (busy_.exchange(true, std::memory_order_acquire)) return false;
@@ -79,20 +90,29 @@ class PlanPool {
  private:
   void helper() {
     t_helper = true;
-    uint64_t seen = 0;
+    uint64_t seen = 0, warm_seen = 0;
+    auto spin_for = std::chrono::microseconds(kSpin);
     std::unique_lock<std::mutex> lk(m_);
     for (;;) {
       if (spin_ && !(open_ && job_ != seen)) {
         // Spin (outside the mutex) on the published job number; joining is still under the mutex.
         lk.unlock();
-        const auto until = std::chrono::steady_clock::now() + kSpin;
+        const auto until = std::chrono::steady_clock::now() + spin_for;
         for (int i = 0; published_.load(std::memory_order_acquire) == seen; ++i) {
           cpu_relax();
           if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) break;
         }
         lk.lock();
       }
-      work_.wait(lk, [&] { return open_ && job_ != seen; });
+      spin_for = kSpin;
+      work_.wait(lk, [&] { return (open_ && job_ != seen) || warm_ != warm_seen; });
+      if (warm_ != warm_seen) {
+        warm_seen = warm_;
+        if (!(open_ && job_ != seen)) {  // woken ahead of a job: spin for it
+          spin_for = kWarmSpin;
+          continue;
+        }
+      }
       seen = job_;
       ++inside_;
       void (*fn)(void*, int) = fn_;
@@ -108,6 +128,7 @@ class PlanPool {
   std::mutex m_;
   std::condition_variable work_, done_;
   uint64_t job_ = 0;  // the job number; a helper joins each open job once
+  uint64_t warm_ = 0;  // plan_pool_warm's calls
   bool open_ = false;
   int inside_ = 0;  // helpers running the job's chunks
   void (*fn_)(void*, int) = nullptr;
@@ -131,6 +152,11 @@ PlanPool& pool() {
 }
 
 }  // namespace
+
+void plan_pool_warm() {
+  if (t_helper || g_forked.load(std::memory_order_relaxed)) return;
+  pool().warm();
+}
 
 bool plan_pool_forked() { return g_forked.load(std::memory_order_relaxed); }
 

@@ -12,6 +12,11 @@ namespace spmvjit {
 // or the process has one thread. fn must not throw.
 bool plan_pool_run(int chunks, void (*fn)(void* ctx, int chunk), void* ctx);
 
+// A hint that a job comes within about half a millisecond: on machines where helpers spin
+// between jobs (8 threads or more), sleeping helpers wake now and spin for it, so the job does not
+// wait for their wake-up (tens of microseconds each). Nothing elsewhere.
+void plan_pool_warm();
+
 // True in a child forked after the pool started: its passes run on the calling thread alone, as
 // the CPU executes do (runtime/cpu/thread_pool.hpp). POSIX leaves a forked child of a threaded
 // process nothing but async-signal-safe calls until it execs; starting threads there is what

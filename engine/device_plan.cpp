@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+#include "core/plan_pool.hpp"
 #include "engine/validate.hpp"
 #include "engine/value_codec.hpp"
 #include "runtime/cache/kernel_cache.hpp"
@@ -239,6 +240,9 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
   a.a[DP_SAMPLE_VALS] = vals.device.get();
   if (total)
     launch("device_plan", "spmvjit_dp_sample_gather", n * b_.target().warp_size, a);  // a warp per row
+  // The choice's estimates run on the plan pool within a few tenths of a millisecond: its helpers
+  // wake now, while the sample comes down, not when the estimates start.
+  plan_pool_warm();
   smp->col_idx.resize(size_t(copied));
   smp->values = AlignedBuffer(size_t(copied) * size_of(in_.value));
   b_.download(smp->col_idx.data(), cols.device.get(), size_t(copied) * sizeof(int64_t));

@@ -803,6 +803,7 @@ extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
 // rows walked through the order array, read global memory as the plain passes do.
 // Stage bytes per warp: pass 1 stages columns, pass 4 columns and values.
 enum { SBB_STAGE_WARPS = SELL_BLOCK_BUILD_STAGE_WARPS, SBB_COUNT_STAGE_BYTES = 16384, SBB_FILL_STAGE_BYTES = 24576 };
+enum { SBB_STAGE_THREADS = SBB_STAGE_WARPS * SPMVJIT_WARP };  // one name: HIP's __launch_bounds__ pastes it
 
 // The group of SPMVJIT_WARP rows from r0: its first entry and entry count.
 SPMVJIT_DEVICE void sbb_group(const SpmvArgs& a, i64 r0, i64* e0, i64* n) {
@@ -812,7 +813,7 @@ SPMVJIT_DEVICE void sbb_group(const SpmvArgs& a, i64 r0, i64* e0, i64* n) {
   *n = i64(spmvjit_ldg(rp + r1)) - base - *e0;
 }
 
-extern "C" __global__ void __launch_bounds__(SBB_STAGE_WARPS* SPMVJIT_WARP)
+extern "C" __global__ void __launch_bounds__(SBB_STAGE_THREADS)
     spmvjit_build_row_blocks_staged(const SpmvArgs a) {
   constexpr i64 cap = SBB_COUNT_STAGE_BYTES / sizeof(I);
   SPMVJIT_SHARED I stage[SBB_STAGE_WARPS][cap];
@@ -853,7 +854,7 @@ extern "C" __global__ void __launch_bounds__(SBB_STAGE_WARPS* SPMVJIT_WARP)
 }
 
 // Pass 4 staged: slices of C = SPMVJIT_WARP rows, a warp each, columns and values staged.
-extern "C" __global__ void __launch_bounds__(SBB_STAGE_WARPS* SPMVJIT_WARP)
+extern "C" __global__ void __launch_bounds__(SBB_STAGE_THREADS)
     spmvjit_build_fill_staged(const SpmvArgs a) {
   constexpr i64 cap = SBB_FILL_STAGE_BYTES / (sizeof(I) + sizeof(V));
   SPMVJIT_SHARED I stage_col[SBB_STAGE_WARPS][cap];
