@@ -413,10 +413,39 @@ class BsrFormat final : public Format {
     // The marks cost two arrays of block columns a thread: with far more block columns than
     // entries and rows (a few entries over 2^31 columns), every block row is walked instead.
     const bool marks = block_cols <= 4 * (a.nnz + a.rows) + 65536;
+    // A regular block row (every one of its R rows holds the same L columns, in aligned runs of
+    // C consecutive ones, strictly ascending: most block FEM and dense matrices) has L / C blocks
+    // without fill, each a run: its blocks are counted from its first row and its values copied
+    // a run at a time (merged = kRegular). The marks took 1.4 and 2.1 ms of dense:1000's 8 x 8
+    // conversion on the 2-vCPU VM.
+    constexpr uint8_t kWalk = 1, kRegular = 2;
+    auto regular_blocks = [&](int64_t b) -> int64_t {
+      const int64_t first = b * r;
+      if (first + r > a.rows) return -1;
+      const int64_t k0 = int64_t(rp[first]), len = int64_t(rp[first + 1]) - k0;
+      if (len % C) return -1;
+      for (int64_t i = 1; i < r; ++i)
+        if (int64_t(rp[first + i + 1]) - int64_t(rp[first + i]) != len) return -1;
+      const I* c0 = ci + k0;
+      for (int64_t q = 0; q < len; q += C) {
+        const int64_t start = int64_t(c0[q]);
+        if (start % C || (q > 0 && start <= int64_t(c0[q - 1]))) return -1;
+        for (int64_t j = 1; j < C; ++j)
+          if (int64_t(c0[q + j]) != start + j) return -1;
+      }
+      for (int64_t i = 1; i < r; ++i)
+        if (!std::equal(c0, c0 + len, c0 + i * len)) return -1;
+      return len / C;
+    };
     parallel_for(block_rows, threads, [&](int64_t b0, int64_t b1, int) {
       std::vector<int64_t> tag(static_cast<size_t>(marks ? block_cols : 0), -1);
       BlockRowView<I, V> w;
       for (int64_t b = b0; b < b1; ++b) {
+        if (const int64_t nb = regular_blocks(b); nb >= 0) {
+          merged[size_t(b)] = kRegular;
+          count[size_t(b) + 1] = nb;
+          continue;
+        }
         int64_t n = 0;
         bool ascending = marks;
         I* list = lists.as<I>() + int64_t(rp[b * r]);
@@ -437,7 +466,7 @@ class BsrFormat final : public Format {
           }
         }
         if (!ascending) {
-          merged[size_t(b)] = 1;
+          merged[size_t(b)] = kWalk;
           w.load(a, b * r, r);
           n = walk_blocks<C>(
               w, [](int64_t, int, int64_t, V) {}, [](int64_t, int64_t) {});
@@ -474,9 +503,23 @@ class BsrFormat final : public Format {
         const int64_t slots = (count[size_t(b) + 1] - count[size_t(b)]) * rc;
         // Zeros where the entries leave slots empty; rows in strict column order that fill every
         // slot (dense blocks: FEM, dense rows) write each slot once (8 MB less on dense:1000).
-        if (merged[size_t(b)] || int64_t(rp[last]) - int64_t(rp[first]) != slots)
+        if (merged[size_t(b)] == kRegular) {
+          const int64_t nb = slots / rc, len = nb * C, k0 = int64_t(rp[first]);
+          for (int64_t j = 0; j < nb; ++j) col[j] = I(int64_t(ci[k0 + j * C]) / C);
+          for (int64_t i = 0; i < r; ++i) {
+            const V* src = av + k0 + i * len;
+            for (int64_t j = 0; j < nb; ++j)
+              for (int64_t c = 0; c < C; ++c) {
+                const V v = src[j * C + c];
+                val[j * rc + i * C + c] = v;
+                zeros += v == V(0);
+              }
+          }
+          continue;
+        }
+        if (merged[size_t(b)] == kWalk || int64_t(rp[last]) - int64_t(rp[first]) != slots)
           std::fill(val, val + slots, V(0));
-        if (merged[size_t(b)]) {
+        if (merged[size_t(b)] == kWalk) {
           any_merged.store(true, std::memory_order_relaxed);
           w.load(a, b * r, r);
           walk_blocks<C>(
