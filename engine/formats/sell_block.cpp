@@ -271,7 +271,7 @@ FormatData SellBlockFormat::convert_device(DeviceConverter& dc, const FormatPara
   auto count = [&] {
     if (!windows) return;
     if (staged)
-      dc.launch(module, "spmvjit_build_row_blocks_staged", ceil_div(a.rows, tg.warp_size) * tg.warp_size, g,
+      dc.launch(module, "spmvjit_build_count_staged", ceil_div(a.rows, tg.warp_size) * tg.warp_size, g,
                 kStageWarps * tg.warp_size);
     else
       dc.launch(module, "spmvjit_build_row_blocks", a.rows, g);

@@ -195,8 +195,12 @@ extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
 // ms on varband:300000's 19M entries (H200). Groups with more entries than the stage holds, and
 // rows walked through the order array, read global memory as the plain passes do.
 // Stage bytes per warp: pass 1 stages columns, pass 4 columns and values.
-enum { SBB_STAGE_WARPS = SELL_BLOCK_BUILD_STAGE_WARPS, SBB_COUNT_STAGE_BYTES = 16384, SBB_FILL_STAGE_BYTES = 24576 };
-enum { SBB_STAGE_THREADS = SBB_STAGE_WARPS * SPMVJIT_WARP };  // one name: HIP's __launch_bounds__ pastes it
+enum {
+  SBB_STAGE_WARPS = SELL_BLOCK_BUILD_STAGE_WARPS,
+  SBB_COUNT_STAGE_BYTES = 16384,
+  SBB_FILL_STAGE_BYTES = 24576
+};
+enum { SBB_THREADS = SBB_STAGE_WARPS * SPMVJIT_WARP };  // one name: HIP's __launch_bounds__ pastes it
 
 // The group of SPMVJIT_WARP rows from r0: its first entry and entry count.
 SPMVJIT_DEVICE void sbb_group(const SpmvArgs& a, i64 r0, i64* e0, i64* n) {
@@ -206,8 +210,9 @@ SPMVJIT_DEVICE void sbb_group(const SpmvArgs& a, i64 r0, i64* e0, i64* n) {
   *n = i64(spmvjit_ldg(rp + r1)) - base - *e0;
 }
 
-extern "C" __global__ void __launch_bounds__(SBB_STAGE_THREADS)
-    spmvjit_build_row_blocks_staged(const SpmvArgs a) {
+// clang-format off: one line, as the HIP compile test reads kernel declarations
+extern "C" __global__ void __launch_bounds__(SBB_THREADS) spmvjit_build_count_staged(const SpmvArgs a) {
+  // clang-format on
   constexpr i64 cap = SBB_COUNT_STAGE_BYTES / sizeof(I);
   SPMVJIT_SHARED I stage[SBB_STAGE_WARPS][cap];
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BLOCK_BUILD_ROW_PTR];
@@ -236,7 +241,8 @@ extern "C" __global__ void __launch_bounds__(SBB_STAGE_THREADS)
         blocks[r] = -1;
       } else if (staged) {
         blocks[r] = sell_block_cut(
-            len, a.cols, b, [&](long long k) { return i64(row[k]) - base; }, [](long long, long long, long long) {});
+            len, a.cols, b, [&](long long k) { return i64(row[k]) - base; },
+            [](long long, long long, long long) {});
       } else {
         auto col = [&](long long k) { return i64(spmvjit_ldg(ci + sbb_entry(order, b0, k))) - base; };
         blocks[r] = sell_block_cut(len, a.cols, b, col, [](long long, long long, long long) {});
@@ -247,8 +253,9 @@ extern "C" __global__ void __launch_bounds__(SBB_STAGE_THREADS)
 }
 
 // Pass 4 staged: slices of C = SPMVJIT_WARP rows, a warp each, columns and values staged.
-extern "C" __global__ void __launch_bounds__(SBB_STAGE_THREADS)
-    spmvjit_build_fill_staged(const SpmvArgs a) {
+// clang-format off: one line, as the HIP compile test reads kernel declarations
+extern "C" __global__ void __launch_bounds__(SBB_THREADS) spmvjit_build_fill_staged(const SpmvArgs a) {
+  // clang-format on
   constexpr i64 cap = SBB_FILL_STAGE_BYTES / (sizeof(I) + sizeof(V));
   SPMVJIT_SHARED I stage_col[SBB_STAGE_WARPS][cap];
   SPMVJIT_SHARED V stage_val[SBB_STAGE_WARPS][cap];
@@ -266,14 +273,16 @@ extern "C" __global__ void __launch_bounds__(SBB_STAGE_THREADS)
     if (s < slices) sbb_group(a, s * SPMVJIT_WARP, &e0, &n);
     const bool staged = s < slices && !order && n <= cap;
     if (staged)
-      for (i64 k = lane; k < n; k += SPMVJIT_WARP) sc[k] = spmvjit_ldg(ci + e0 + k), sv[k] = spmvjit_ldg(va + e0 + k);
+      for (i64 k = lane; k < n; k += SPMVJIT_WARP)
+        sc[k] = spmvjit_ldg(ci + e0 + k), sv[k] = spmvjit_ldg(va + e0 + k);
     spmvjit_sync_block();
     if (s < slices) {
       const i64 b0 = pos < a.rows ? i64(spmvjit_ldg(rp + pos)) - base : 0;
       if (staged) {
         const i64 at = b0 - e0;
         sbb_fill_lane(
-            a, s, lane, [&](long long k) { return i64(sc[at + k]) - base; }, [&](long long k) { return sv[at + k]; });
+            a, s, lane, [&](long long k) { return i64(sc[at + k]) - base; },
+            [&](long long k) { return sv[at + k]; });
       } else {
         sbb_fill_lane(
             a, s, lane, [&](long long k) { return i64(spmvjit_ldg(ci + sbb_entry(order, b0, k))) - base; },

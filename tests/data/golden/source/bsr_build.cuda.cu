@@ -851,7 +851,8 @@ extern "C" __global__ void spmvjit_build_regular_rows(const SpmvArgs a) {
     bool ok = r0 + r <= a.rows;  // the last block row's rows past the matrix are fill
     const i64 len = ok ? i64(spmvjit_ldg(rp + r0 + 1)) - i64(spmvjit_ldg(rp + r0)) : 0;
     ok = ok && len % c == 0;
-    for (i64 i = 1; ok && i < r; ++i) ok = i64(spmvjit_ldg(rp + r0 + i + 1)) - i64(spmvjit_ldg(rp + r0 + i)) == len;
+    for (i64 i = 1; ok && i < r; ++i)
+      ok = i64(spmvjit_ldg(rp + r0 + i + 1)) - i64(spmvjit_ldg(rp + r0 + i)) == len;
     flags[b] = ok ? 1 : 0;
     if (ok) counts[b] = len / c;
   }
@@ -908,7 +909,8 @@ extern "C" __global__ void spmvjit_build_write_regular(const SpmvArgs a) {
     const i64 first = counts[b], nb = counts[b + 1] - first, len = nb * c;
     const i64 p0 = i64(spmvjit_ldg(rp + b * r)) - base;
     if (lane == 0) bp[b] = I(first);
-    for (i64 k = lane; k < nb; k += BSR_BUILD_LANES) bcol[first + k] = I((i64(spmvjit_ldg(ci + p0 + k * c)) - base) / c);
+    for (i64 k = lane; k < nb; k += BSR_BUILD_LANES)
+      bcol[first + k] = I((i64(spmvjit_ldg(ci + p0 + k * c)) - base) / c);
     V* out = val + first * rc;
     const i64 slots = nb * rc;
     if (slots < 0x7fffffffLL) {  // 32-bit divisions: a 64-bit one is a long instruction sequence
@@ -926,9 +928,10 @@ extern "C" __global__ void spmvjit_build_write_regular(const SpmvArgs a) {
   }
 }
 
-// Pass 1: blocks of each block row into counts[b] (regular block rows are counted already). Without the order array, a block row with a
-// row out of column order is marked (counts[b] = -1) and counted in counts[block_rows]; the
-// launch with the order array then counts only the marked block rows.
+// Pass 1: blocks of each block row into counts[b] (regular block rows are counted already).
+// Without the order array, a block row with a row out of column order is marked (counts[b] = -1)
+// and counted in counts[block_rows]; the launch with the order array then counts only the marked
+// block rows.
 namespace bb {
 
 // Pass 1 for block row b by one thread.
