@@ -310,7 +310,7 @@ class BsrFormat final : public Format {
       dc.exclusive_scan(total, 0);  // an empty scan writes its total, 0
       // Regular block rows first (flagged and counted), then the count of the others. On
       // blockfem:40:3 (3 x 3, every block row regular) the warps' count and write passes took
-      // 0.20 and 0.33 ms (H200).
+      // 0.20 and 0.33 ms (H200), the regular passes 0.14 (rows and entries) and 0.11.
       dc.launch("bsr_build", "spmvjit_build_regular_rows", block_rows, g);
       if (a.nnz)
         dc.launch("bsr_build", "spmvjit_build_regular_entries", a.rows << g.n[BSR_BUILD_N_LANES_LOG2], g);
