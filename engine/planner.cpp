@@ -217,6 +217,12 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   };
   auto worker = [&] {
     for (size_t k; (k = next_listing.fetch_add(1)) < listings;) {
+      // Counted however it ends: a listing that throws must not leave the others waiting for it
+      // (parallel_for rethrows its exception once every worker has returned).
+      struct Counted {
+        std::atomic<size_t>& n;
+        ~Counted() { n.fetch_add(1, std::memory_order_release); }
+      } counted{listed_count};
       if (k < parts.size()) {
         parts[k]();
       } else {
@@ -225,7 +231,6 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
         std::lock_guard<std::mutex> lk(queue_mutex);
         for (Listed& l : listed[i]) queue.push_back({i, &l});
       }
-      listed_count.fetch_add(1, std::memory_order_release);
     }
     // Every listing is taken: estimate what is queued until the last listing has queued its own.
     for (;;) {
