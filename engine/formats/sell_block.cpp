@@ -264,9 +264,8 @@ FormatData SellBlockFormat::convert_device(DeviceConverter& dc, const FormatPara
   g.n[SELL_BLOCK_BUILD_N_B] = b;
   g.n[SELL_BLOCK_BUILD_N_WINDOWS] = windows;
   g.n[SELL_BLOCK_BUILD_N_SLICES] = slices;
-  // Staged passes (templates/gpu/sell_block_build.cu) where a block's warps cooperate; the fill's
-  // slices must then be a warp's rows.
-  const bool staged = dc.cooperative() && tg.warp_size > 0;
+  // The staged count (templates/gpu/sell_block_build.cu) where a block's warps cooperate.
+  const bool staged = dc.cooperative();
   constexpr int kStageWarps = SELL_BLOCK_BUILD_STAGE_WARPS;
   auto count = [&] {
     if (!windows) return;
@@ -299,10 +298,7 @@ FormatData SellBlockFormat::convert_device(DeviceConverter& dc, const FormatPara
   HostArray bc = dc.alloc(stored, is), val = dc.alloc(stored * b, vs);
   g.a[SELL_BLOCK_BUILD_BLOCK_COL] = bc.device.get();
   g.a[SELL_BLOCK_BUILD_VALUES] = val.device.get();
-  if (slices && staged && c == tg.warp_size)
-    dc.launch(module, "spmvjit_build_fill_staged", slices * c, g, kStageWarps * tg.warp_size);
-  else if (slices)
-    dc.launch(module, "spmvjit_build_fill", slices * c, g);
+  if (slices) dc.launch(module, "spmvjit_build_fill", slices * c, g);
   FormatData d;
   d.declare(name(), p, contract_arrays(), a.index, a.value);
   d.put(SELL_BLOCK_SLICE_PTR, std::move(sp));

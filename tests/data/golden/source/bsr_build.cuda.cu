@@ -827,14 +827,11 @@ struct ByColumn {
 
 namespace bb {
 
-// The regular flags after the counts (templates/contract/bsr.h), null when the build has none.
+// The regular flags after the counts (templates/contract/bsr.h).
 SPMVJIT_DEVICE i64* regular_flags(const SpmvArgs& a) {
-  return a.n[BSR_BUILD_N_LANES_LOG2] >= 0 ? (i64*)a.a[BSR_BUILD_COUNTS] + a.n[BSR_BUILD_N_BLOCK_ROWS] + 1 : 0;
+  return (i64*)a.a[BSR_BUILD_COUNTS] + a.n[BSR_BUILD_N_BLOCK_ROWS] + 1;
 }
-SPMVJIT_DEVICE bool regular(const SpmvArgs& a, i64 b) {
-  const i64* f = regular_flags(a);
-  return f && f[b] != 0;
-}
+SPMVJIT_DEVICE bool regular(const SpmvArgs& a, i64 b) { return regular_flags(a)[b] != 0; }
 
 }  // namespace bb
 

@@ -681,8 +681,8 @@ enum {
   SELL_BLOCK_BUILD_WORK
 };
 enum { SELL_BLOCK_BUILD_N_C, SELL_BLOCK_BUILD_N_B, SELL_BLOCK_BUILD_N_WINDOWS, SELL_BLOCK_BUILD_N_SLICES };
-// The staged passes (spmvjit_build_*_staged, on devices whose warps cooperate): blocks of this
-// many warps, a warp per SPMVJIT_WARP rows.
+// The staged count (spmvjit_build_count_staged, on devices whose warps cooperate): blocks of
+// this many warps, a warp per SPMVJIT_WARP rows.
 enum { SELL_BLOCK_BUILD_STAGE_WARPS = 2 };
 // The per-window sums in work: stored blocks (slice widths times C), blocks, unsorted rows.
 enum { SELL_BLOCK_WORK_STORED, SELL_BLOCK_WORK_BLOCKS, SELL_BLOCK_WORK_UNSORTED, SELL_BLOCK_WORK_SUMS };

@@ -158,8 +158,8 @@ enum {
   SELL_BLOCK_BUILD_WORK
 };
 enum { SELL_BLOCK_BUILD_N_C, SELL_BLOCK_BUILD_N_B, SELL_BLOCK_BUILD_N_WINDOWS, SELL_BLOCK_BUILD_N_SLICES };
-// The staged passes (spmvjit_build_*_staged, on devices whose warps cooperate): blocks of this
-// many warps, a warp per SPMVJIT_WARP rows.
+// The staged count (spmvjit_build_count_staged, on devices whose warps cooperate): blocks of
+// this many warps, a warp per SPMVJIT_WARP rows.
 enum { SELL_BLOCK_BUILD_STAGE_WARPS = 2 };
 // The per-window sums in work: stored blocks (slice widths times C), blocks, unsorted rows.
 enum { SELL_BLOCK_WORK_STORED, SELL_BLOCK_WORK_BLOCKS, SELL_BLOCK_WORK_UNSORTED, SELL_BLOCK_WORK_SUMS };
@@ -748,67 +748,49 @@ extern "C" __global__ void spmvjit_build_offsets(const SpmvArgs a) {
 // Pass 4: one thread per row position fills its lane of the slice: block j's column at
 // slice_ptr[s] + j*C + i, its B values at B*slice_ptr[s] + (j*B + b)*C + i (zeros where the block
 // has no entry); padding blocks repeat the row's last block column with zero values.
-// Row position `lane` of slice s: its blocks and padding. col(k) and value(k): entry k of the
-// row (its b0-th onward) in column order.
-template <class Col, class Value>
-SPMVJIT_DEVICE void sbb_fill_lane(const SpmvArgs& a, i64 s, i64 lane, Col&& col, Value&& value) {
-  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_BLOCK_BUILD_SLICE_PTR];
-  I* bcol = (I*)a.a[SELL_BLOCK_BUILD_BLOCK_COL];
-  V* val = (V*)a.a[SELL_BLOCK_BUILD_VALUES];
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BLOCK_BUILD_ROW_PTR];
-  const i64 c = a.n[SELL_BLOCK_BUILD_N_C], b = a.n[SELL_BLOCK_BUILD_N_B], base = a.n[DP_N_BASE];
-  const i64 pos = s * c + lane;
-  const i64 p0 = spmvjit_ldg(sp + s), width = (spmvjit_ldg(sp + s + 1) - p0) / c;
-  i64 j = 0, last = 0;
-  if (pos < a.rows) {
-    const i64 len = i64(spmvjit_ldg(rp + pos + 1)) - i64(spmvjit_ldg(rp + pos));
-    sell_block_cut(len, a.cols, b, col, [&](long long start, long long first, long long end) {
-      bcol[p0 + j * c + lane] = I(start);
-      V* v = val + b * p0 + j * c * b + lane;
-      for (i64 bb = 0; bb < b; ++bb) v[bb * c] = V(0);
-      for (i64 k = first; k < end; ++k) v[(col(k) - start) * c] = value(k);
-      last = start;
-      ++j;
-    });
-  }
-  (void)base;
-  for (; j < width; ++j) {
-    bcol[p0 + j * c + lane] = I(last);
-    for (i64 bb = 0; bb < b; ++bb) val[b * p0 + (j * b + bb) * c + lane] = V(0);
-  }
-}
-
 extern "C" __global__ void spmvjit_build_fill(const SpmvArgs a) {
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BLOCK_BUILD_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[SELL_BLOCK_BUILD_COL_IDX_IN];
   const V* SPMVJIT_RESTRICT va = (const V*)a.a[SELL_BLOCK_BUILD_VALUES_IN];
   const I* SPMVJIT_RESTRICT order = (const I*)a.a[SELL_BLOCK_BUILD_ORDER];
-  const i64 c = a.n[SELL_BLOCK_BUILD_N_C], slices = a.n[SELL_BLOCK_BUILD_N_SLICES], base = a.n[DP_N_BASE];
+  const i64* SPMVJIT_RESTRICT sp = (const i64*)a.a[SELL_BLOCK_BUILD_SLICE_PTR];
+  I* bcol = (I*)a.a[SELL_BLOCK_BUILD_BLOCK_COL];
+  V* val = (V*)a.a[SELL_BLOCK_BUILD_VALUES];
+  const i64 c = a.n[SELL_BLOCK_BUILD_N_C], b = a.n[SELL_BLOCK_BUILD_N_B];
+  const i64 slices = a.n[SELL_BLOCK_BUILD_N_SLICES], base = a.n[DP_N_BASE];
   for (i64 pos = i64(blockIdx.x) * blockDim.x + threadIdx.x; pos < slices * c;
        pos += i64(gridDim.x) * blockDim.x) {
     const i64 s = pos / c, lane = pos - s * c;
-    const i64 b0 = pos < a.rows ? i64(spmvjit_ldg(rp + pos)) - base : 0;
-    sbb_fill_lane(
-        a, s, lane, [&](long long k) { return i64(spmvjit_ldg(ci + sbb_entry(order, b0, k))) - base; },
-        [&](long long k) { return spmvjit_ldg(va + sbb_entry(order, b0, k)); });
+    const i64 p0 = spmvjit_ldg(sp + s), width = (spmvjit_ldg(sp + s + 1) - p0) / c;
+    i64 j = 0, last = 0;
+    if (pos < a.rows) {
+      const i64 b0 = i64(spmvjit_ldg(rp + pos)) - base, len = i64(spmvjit_ldg(rp + pos + 1)) - base - b0;
+      auto col = [&](long long k) { return i64(spmvjit_ldg(ci + sbb_entry(order, b0, k))) - base; };
+      sell_block_cut(len, a.cols, b, col, [&](long long start, long long first, long long end) {
+        bcol[p0 + j * c + lane] = I(start);
+        V* v = val + b * p0 + j * c * b + lane;
+        for (i64 bb = 0; bb < b; ++bb) v[bb * c] = V(0);
+        for (i64 k = first; k < end; ++k) v[(col(k) - start) * c] = spmvjit_ldg(va + sbb_entry(order, b0, k));
+        last = start;
+        ++j;
+      });
+    }
+    for (; j < width; ++j) {
+      bcol[p0 + j * c + lane] = I(last);
+      for (i64 bb = 0; bb < b; ++bb) val[b * p0 + (j * b + bb) * c + lane] = V(0);
+    }
   }
 }
 
 #ifndef SPMVJIT_EMULATED  // a block's warps stage entries together: the CPU emulation runs threads one by one
-// Staged passes 1 and 4: a warp per SPMVJIT_WARP consecutive rows (in pass 4 a slice, C being
-// the warp width) copies their entries, contiguous in the CSR, into shared memory with coalesced
-// loads, and each lane walks its row there. A thread per row reading its own row from global
-// memory fetched a 32-byte sector for each 4- or 8-byte entry: the two passes took 0.22 and 0.27
-// ms on varband:300000's 19M entries (H200). Groups with more entries than the stage holds, and
-// rows walked through the order array, read global memory as the plain passes do. Measured
-// there: the staged count 0.095 ms, the staged fill 0.40 (slower than the plain fill: 48 KB of
-// stage a block of two warps leaves 8 warps a multiprocessor for the walk's stores).
-// Stage bytes per warp: pass 1 stages columns, pass 4 columns and values.
-enum {
-  SBB_STAGE_WARPS = SELL_BLOCK_BUILD_STAGE_WARPS,
-  SBB_COUNT_STAGE_BYTES = 16384,
-  SBB_FILL_STAGE_BYTES = 24576
-};
+// Pass 1 staged: a warp per SPMVJIT_WARP consecutive rows copies their entries, contiguous in
+// the CSR, into shared memory with coalesced loads, and each lane walks its row there. A thread
+// per row reading its own row from global memory fetched a 32-byte sector for each 4- or 8-byte
+// entry: 0.22 ms on varband:300000's 19M entries, 0.095 staged (H200). Groups with more entries
+// than the stage holds, and rows walked through the order array, read global memory as the
+// plain pass does. The fill stays a thread per row: staged (columns and values, 48 KB a block of
+// two warps, 8 warps a multiprocessor) it took 0.40 ms against the plain pass's 0.27.
+enum { SBB_STAGE_WARPS = SELL_BLOCK_BUILD_STAGE_WARPS, SBB_STAGE_BYTES = 16384 };  // stage bytes per warp
 enum { SBB_THREADS = SBB_STAGE_WARPS * SPMVJIT_WARP };  // one name: HIP's __launch_bounds__ pastes it
 
 // The group of SPMVJIT_WARP rows from r0: its first entry and entry count.
@@ -822,7 +804,7 @@ SPMVJIT_DEVICE void sbb_group(const SpmvArgs& a, i64 r0, i64* e0, i64* n) {
 // clang-format off: one line, as the HIP compile test reads kernel declarations
 extern "C" __global__ void __launch_bounds__(SBB_THREADS) spmvjit_build_count_staged(const SpmvArgs a) {
   // clang-format on
-  constexpr i64 cap = SBB_COUNT_STAGE_BYTES / sizeof(I);
+  constexpr i64 cap = SBB_STAGE_BYTES / sizeof(I);
   SPMVJIT_SHARED I stage[SBB_STAGE_WARPS][cap];
   const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BLOCK_BUILD_ROW_PTR];
   const I* SPMVJIT_RESTRICT ci = (const I*)a.a[SELL_BLOCK_BUILD_COL_IDX_IN];
@@ -855,47 +837,6 @@ extern "C" __global__ void __launch_bounds__(SBB_THREADS) spmvjit_build_count_st
       } else {
         auto col = [&](long long k) { return i64(spmvjit_ldg(ci + sbb_entry(order, b0, k))) - base; };
         blocks[r] = sell_block_cut(len, a.cols, b, col, [](long long, long long, long long) {});
-      }
-    }
-    spmvjit_sync_block();  // the stage is overwritten next turn
-  }
-}
-
-// Pass 4 staged: slices of C = SPMVJIT_WARP rows, a warp each, columns and values staged.
-// clang-format off: one line, as the HIP compile test reads kernel declarations
-extern "C" __global__ void __launch_bounds__(SBB_THREADS) spmvjit_build_fill_staged(const SpmvArgs a) {
-  // clang-format on
-  constexpr i64 cap = SBB_FILL_STAGE_BYTES / (sizeof(I) + sizeof(V));
-  SPMVJIT_SHARED I stage_col[SBB_STAGE_WARPS][cap];
-  SPMVJIT_SHARED V stage_val[SBB_STAGE_WARPS][cap];
-  const I* SPMVJIT_RESTRICT rp = (const I*)a.a[SELL_BLOCK_BUILD_ROW_PTR];
-  const I* SPMVJIT_RESTRICT ci = (const I*)a.a[SELL_BLOCK_BUILD_COL_IDX_IN];
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[SELL_BLOCK_BUILD_VALUES_IN];
-  const I* SPMVJIT_RESTRICT order = (const I*)a.a[SELL_BLOCK_BUILD_ORDER];
-  const i64 slices = a.n[SELL_BLOCK_BUILD_N_SLICES], base = a.n[DP_N_BASE];
-  const int warp = int(threadIdx.x) / SPMVJIT_WARP, lane = spmvjit_lane();
-  I* sc = stage_col[warp];
-  V* sv = stage_val[warp];
-  for (i64 s0 = i64(blockIdx.x) * SBB_STAGE_WARPS; s0 < slices; s0 += i64(gridDim.x) * SBB_STAGE_WARPS) {
-    const i64 s = s0 + warp, pos = s * SPMVJIT_WARP + lane;
-    i64 e0 = 0, n = 0;
-    if (s < slices) sbb_group(a, s * SPMVJIT_WARP, &e0, &n);
-    const bool staged = s < slices && !order && n <= cap;
-    if (staged)
-      for (i64 k = lane; k < n; k += SPMVJIT_WARP)
-        sc[k] = spmvjit_ldg(ci + e0 + k), sv[k] = spmvjit_ldg(va + e0 + k);
-    spmvjit_sync_block();
-    if (s < slices) {
-      const i64 b0 = pos < a.rows ? i64(spmvjit_ldg(rp + pos)) - base : 0;
-      if (staged) {
-        const i64 at = b0 - e0;
-        sbb_fill_lane(
-            a, s, lane, [&](long long k) { return i64(sc[at + k]) - base; },
-            [&](long long k) { return sv[at + k]; });
-      } else {
-        sbb_fill_lane(
-            a, s, lane, [&](long long k) { return i64(spmvjit_ldg(ci + sbb_entry(order, b0, k))) - base; },
-            [&](long long k) { return spmvjit_ldg(va + sbb_entry(order, b0, k)); });
       }
     }
     spmvjit_sync_block();  // the stage is overwritten next turn
