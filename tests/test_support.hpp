@@ -11,11 +11,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "codegen/kernel_spec.hpp"
 #include "core/json.hpp"
+#include "engine/value_codec.hpp"
 #include "runtime/backend.hpp"
 #include "spmvjit/spmvjit.h"
 
@@ -250,6 +254,37 @@ inline spmv_backend_t gpu_api() {
 inline bool compile_test_takes(const KernelSpec& s) {
   const auto it = s.constants.find("DIAGS");
   return it == s.constants.end() || it->second == 2 || it->second == 16;
+}
+
+// The compile-everything tests compile every spec on each compiler's first target (NVRTC's sm_90,
+// hipRTC's gfx90a in double) and a share of n on the others: CI compiles on two cores, and every
+// spec on every target would be some 9,000 compiles, over an hour there. A share takes the first
+// spec of each template and value codec (every module and encoding meets every target) and one in
+// n of the rest, picked by a hash of the target and the spec so that the targets sharing a value
+// type take different ones. SPMVJIT_TEST_COMPILE_ALL=1 (scripts/gpu_run.sh's many cores, a change
+// to the templates) makes every share 1: every spec everywhere.
+inline unsigned compile_share(unsigned n) {
+  const char* e = std::getenv("SPMVJIT_TEST_COMPILE_ALL");
+  return e && *e && std::string(e) != "0" ? 1u : n;
+}
+
+// The specs of `all` (in their order) that `wanted` accepts and compile_test_takes, cut to a share
+// of `n` on `target` (compile_share above).
+template <class Wanted>
+std::vector<KernelSpec> compile_test_specs(const std::vector<KernelSpec>& all, const std::string& target,
+                                           unsigned n, Wanted wanted) {
+  std::vector<KernelSpec> out;
+  std::set<std::pair<std::string, int64_t>> firsts;  // (template, value codec)
+  for (const KernelSpec& s : all) {
+    if (!wanted(s) || !compile_test_takes(s)) continue;
+    const auto codec = s.constants.find(kValueCodecParam);
+    const bool first =
+        firsts.insert({s.template_name, codec == s.constants.end() ? -1 : codec->second}).second;
+    uint64_t h = 1469598103934665603ull;  // FNV-1a: the same picks on every machine
+    for (const char c : target + "|" + s.serialize()) h = (h ^ uint8_t(c)) * 1099511628211ull;
+    if (first || n <= 1 || h % n == 0) out.push_back(s);
+  }
+  return out;
 }
 
 inline bool gpu_available() { return backend_available(gpu_kind(), 0); }

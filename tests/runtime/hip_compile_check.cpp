@@ -142,11 +142,12 @@ std::string batch_prefix(size_t i) { return "b" + std::to_string(i) + "_"; }
 }  // namespace
 
 std::vector<HipCompileJob> hip_compile_all(Backend& b, const std::string& dir, ValueType value,
-                                           bool plain_only, size_t batch, size_t* code_bytes) {
+                                           unsigned share, size_t batch, size_t* code_bytes) {
   std::vector<HipCompileJob> jobs;
-  for (const KernelSpec& s : all_kernel_specs(b.target()))
-    if (s.value == value && (!plain_only || !s.constants.count(kValueCodecParam)) && compile_test_takes(s))
-      jobs.push_back({s});
+  for (const KernelSpec& s :
+       compile_test_specs(all_kernel_specs(b.target()), b.target().target, compile_share(share),
+                          [&](const KernelSpec& s) { return s.value == value; }))
+    jobs.push_back({s});
   *code_bytes = 0;
   std::set<std::pair<std::string, int64_t>> firsts;  // (template, value codec)
   std::vector<size_t> batched;
@@ -218,11 +219,11 @@ std::vector<HipCompileJob> hip_compile_all(Backend& b, const std::string& dir, V
   return jobs;
 }
 
-void check_compile_everything(Backend& b, ValueType value, bool plain_only, size_t batch) {
+void check_compile_everything(Backend& b, ValueType value, unsigned share, size_t batch) {
   const TempDir dir;
   const auto t0 = std::chrono::steady_clock::now();
   size_t bytes = 0;
-  const std::vector<HipCompileJob> jobs = hip_compile_all(b, dir.path(), value, plain_only, batch, &bytes);
+  const std::vector<HipCompileJob> jobs = hip_compile_all(b, dir.path(), value, share, batch, &bytes);
   std::map<std::string, std::pair<int, double>> per_format;  // specs, compile seconds
   double compile_s = 0, alone_s = 0;
   int kernels = 0, alone = 0;

@@ -28,9 +28,9 @@ std::set<std::string> hip_expected_kernels(const KernelSpec& spec, const std::st
 // (include guards among them) undefined after it, so the next source compiles as it would alone.
 std::string hip_isolate_source(const std::string& text, const std::string& prefix);
 
-// Every spec of `b`'s target with values of type `value` (plain_only: no compressed values)
-// compiled by hipRTC and checked: its code object is an AMDGPU ELF for the target's processor and
-// features and holds every kernel its source defines, with a descriptor for the target's
+// The specs of `b`'s target with values of type `value` (a share of `share`: compile_share in
+// tests/test_support.hpp) compiled by hipRTC and checked: its code object is an AMDGPU ELF for the target's
+// processor and features and holds every kernel its source defines, with a descriptor for the target's
 // wavefront, static LDS within the target's and room for SpmvArgs. The first spec of each
 // template and value codec goes the product's way, alone through ensure_cached into `dir`, and is
 // checked from its cache entry; the others are compiled `batch` to a program and checked there,
@@ -38,12 +38,12 @@ std::string hip_isolate_source(const std::string& text, const std::string& prefi
 // unchanged. A program that fails is compiled again spec by spec, to name the spec at fault.
 // `code_bytes`: the code objects of the batched programs.
 std::vector<HipCompileJob> hip_compile_all(Backend& b, const std::string& dir, ValueType value,
-                                           bool plain_only, size_t batch, size_t* code_bytes);
+                                           unsigned share, size_t batch, size_t* code_bytes);
 
 // hip_compile_all into a temporary folder, every job checked (Catch assertions): no errors, every
 // format with kernels for the target and the device-planning modules among them, one cache file
 // per spec. Prints the compile times per format.
-void check_compile_everything(Backend& b, ValueType value, bool plain_only, size_t batch);
+void check_compile_everything(Backend& b, ValueType value, unsigned share, size_t batch);
 
 }  // namespace spmvjit::test
 #endif

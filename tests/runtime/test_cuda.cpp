@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -61,21 +62,18 @@ struct CompileJob {
   double seconds = 0;
 };
 
-// Every (format, value, index, variant) spec for `arch`, compiled into the disk cache `dir` on
-// all cores (NVRTC is thread-safe for distinct programs).
-// `plain_only`: leave out the compressed-value variants (engine/value_codec.hpp), two thirds of
-// them; the other architecture compiles those. Of the specs that differ only in a baked count,
-// the representatives (test::compile_test_takes).
-// `complex_only`: only the specs of complex values; otherwise none of them (the complex test
-// compiles them).
-std::vector<CompileJob> compile_all(const std::string& arch, const std::string& dir, bool plain_only,
-                                    bool complex_only = false) {
+// The (format, value, index, variant) specs for `arch` (a share of `share`: test::compile_share),
+// compiled into the disk cache `dir` on all cores (NVRTC is thread-safe for distinct programs).
+// Of the specs that differ only in a baked count, the representatives (test::compile_test_takes).
+// `value`: the specs of that value type; unset, every real one (the complex test compiles the others).
+std::vector<CompileJob> compile_all(const std::string& arch, const std::string& dir, unsigned share,
+                                    std::optional<ValueType> value = std::nullopt) {
   Backend& b = cuda_compiler(arch);
   std::vector<CompileJob> jobs;
-  for (const KernelSpec& s : all_kernel_specs(b.target()))
-    if ((!plain_only || !s.constants.count(kValueCodecParam)) && complex_only == is_complex(s.value) &&
-        test::compile_test_takes(s))
-      jobs.push_back({s});
+  const auto wanted = [&](const KernelSpec& s) { return value ? s.value == *value : !is_complex(s.value); };
+  for (const KernelSpec& s :
+       test::compile_test_specs(all_kernel_specs(b.target()), arch, test::compile_share(share), wanted))
+    jobs.push_back({s});
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t k; (k = next++) < jobs.size();) {
@@ -107,8 +105,9 @@ std::vector<CompileJob> compile_all(const std::string& arch, const std::string& 
 
 // Complex values' specs are left to the next test (sm_90), which CI would otherwise compile twice
 // more: warmup finds stand-ins for them.
-TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_90 and warmup finds them",
-          "[cuda]") {
+TEST_CASE(
+    "cuda: every GPU kernel spec compiles through NVRTC for sm_90 (a share for sm_80) and warmup finds them",
+    "[cuda]") {
   if (!have_nvrtc()) {
     SPMVJIT_SKIP("NVRTC not found");
   }
@@ -121,8 +120,8 @@ TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_9
   std::map<std::string, int> per_arch;
   double slowest = 0;
   for (const char* arch : {"sm_80", "sm_90"}) {
-    // sm_80 without the compressed-value variants: CI compiles on two cores.
-    for (const CompileJob& j : compile_all(arch, dir.string(), std::string(arch) == "sm_80")) {
+    // sm_80: a share of the specs (test::compile_share), sm_90 every one.
+    for (const CompileJob& j : compile_all(arch, dir.string(), std::string(arch) == "sm_80" ? 6 : 1)) {
       INFO(j.spec.serialize() << "\n" << j.error);
       CHECK(j.error == "");
       CHECK(j.elf);
@@ -168,29 +167,35 @@ TEST_CASE("cuda: every GPU kernel spec compiles through NVRTC for sm_80 and sm_9
 }
 
 // The complex specs (the test above leaves them out): every format that takes complex values, both
-// index types, complex float and complex double, into cubins.
-TEST_CASE("cuda: every complex kernel spec compiles through NVRTC for sm_90", "[cuda][complex]") {
+// index types, complex double into cubins, and a share of the complex float ones
+// (test::compile_share).
+TEST_CASE(
+    "cuda: every complex double kernel spec (a share of the complex float ones) compiles through NVRTC for "
+    "sm_90",
+    "[cuda][complex]") {
   if (!have_nvrtc()) {
     SPMVJIT_SKIP("NVRTC not found");
   }
   const test::TempDir dir;
   std::set<std::string> formats;
-  // csr_mm's (index, value, LAYOUT, VECTORS, WIDE): k vectors of complex values.
-  std::set<std::tuple<int, int, int64_t, int64_t, int64_t>> mm;
   int n = 0;
-  for (const CompileJob& j : compile_all("sm_90", dir.path(), true, true)) {
-    INFO(j.spec.serialize() << "\n" << j.error);
-    CHECK(j.error == "");
-    CHECK(j.elf);
-    CHECK(j.spec.constants.count(kValueCodecParam) == 0);
-    formats.insert(j.spec.format);
-    if (j.spec.format == "csr_mm") {
-      const auto& c = j.spec.constants;
-      mm.insert({int(j.spec.index), int(j.spec.value), c.at("LAYOUT"), c.at("VECTORS"),
-                 c.count("WIDE") ? c.at("WIDE") : 0});
+  for (const auto& [value, share] : {std::pair{ValueType::c64, 1u}, std::pair{ValueType::c32, 3u}})
+    for (const CompileJob& j : compile_all("sm_90", dir.path(), share, value)) {
+      INFO(j.spec.serialize() << "\n" << j.error);
+      CHECK(j.error == "");
+      CHECK(j.elf);
+      CHECK(j.spec.constants.count(kValueCodecParam) == 0);
+      formats.insert(j.spec.format);
+      ++n;
     }
-    ++n;
-  }
+  // csr_mm's (index, value, LAYOUT, VECTORS, WIDE) among the specs: k vectors of complex values.
+  std::set<std::tuple<int, int, int64_t, int64_t, int64_t>> mm;
+  for (const KernelSpec& s : all_kernel_specs(cuda_compiler("sm_90").target()))
+    if (s.format == "csr_mm" && is_complex(s.value)) {
+      const auto& c = s.constants;
+      mm.insert(
+          {int(s.index), int(s.value), c.at("LAYOUT"), c.at("VECTORS"), c.count("WIDE") ? c.at("WIDE") : 0});
+    }
   // Both layouts (row-major is also staged X's kernel), k exact up to 8, the bounds 16 and 32 and
   // any k (0), a thread (WIDE 0) and 8 lanes (WIDE 1) per row column-major, a group and a warp
   // row-major (WIDE 1 only where it differs: a group is a whole warp past 16 vectors of complex

@@ -61,28 +61,29 @@ std::set<std::string> kernel_names(const hip::CodeObject& co) {
 
 }  // namespace
 
-// MI300 (CDNA 3): hipRTC of ROCm 5.2 does not know it; clang compiles every spec, twelve to a
-// program as with hipRTC (69 s for the double specs here, against 100 s one at a time).
-TEST_CASE("hip: every GPU kernel spec compiles through clang: gfx942:sramecc+:xnack-, double", "[hip]") {
+// MI300 (CDNA 3): hipRTC of ROCm 5.2 does not know it; clang compiles a share of the specs
+// (test::compile_share; hipRTC's gfx90a compiles every one), twelve to a program as with hipRTC.
+TEST_CASE("hip: a share of the GPU kernel specs compiles through clang: gfx942:sramecc+:xnack-, double",
+          "[hip]") {
   SPMVJIT_NEEDS_CLANG_AMDGPU();
   Backend& b = hip_compiler("gfx942:sramecc+:xnack-");
   if (!hiprtc_knows("gfx942"))
     CHECK(b.compiler_version().find("+ lld, code object for gfx942") != std::string::npos);
-  test::check_compile_everything(b, ValueType::f64, false, 12);
+  test::check_compile_everything(b, ValueType::f64, 4, 12);
 }
-TEST_CASE("hip: every GPU kernel spec compiles through clang: gfx942, float", "[hip]") {
+TEST_CASE("hip: a share of the GPU kernel specs compiles through clang: gfx942, float", "[hip]") {
   SPMVJIT_NEEDS_CLANG_AMDGPU();
   auto b = hip_compiler_with("gfx942", HipCompilerKind::clang);
-  test::check_compile_everything(*b, ValueType::f32, true, 12);
+  test::check_compile_everything(*b, ValueType::f32, 6, 12);
 }
 
 // Complex values through clang's AMDGPU builtins (hip_clang_runtime.h): shuffles and atomic adds
 // part by part.
-TEST_CASE("hip: every GPU kernel spec compiles through clang: gfx942, complex", "[hip][complex]") {
+TEST_CASE("hip: a share of the GPU kernel specs compiles through clang: gfx942, complex", "[hip][complex]") {
   SPMVJIT_NEEDS_CLANG_AMDGPU();
   auto b = hip_compiler_with("gfx942", HipCompilerKind::clang);
-  test::check_compile_everything(*b, ValueType::c32, true, 12);
-  test::check_compile_everything(*b, ValueType::c64, true, 12);
+  test::check_compile_everything(*b, ValueType::c32, 4, 12);
+  test::check_compile_everything(*b, ValueType::c64, 4, 12);
 }
 
 TEST_CASE("hip: clang's and hipRTC's code objects agree on kernels, processor and wavefront", "[hip]") {
