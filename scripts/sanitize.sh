@@ -35,10 +35,8 @@ if [ ! -s "$build_dir/Testing/Temporary/CTestCostData.txt" ]; then  # the slow o
   cp tests/ctest_costs.txt "$build_dir/Testing/Temporary/CTestCostData.txt"
 fi
 cd "$build_dir"
-# Left out: the compile of every GPU kernel spec for two targets through NVRTC (about 1,800
-# compiles, and 600 complex ones), through hipRTC (about 1,700, in four tests) and through clang
-# for gfx942 (about 830):
-# no compiler is instrumented, the normal run already checks them, and under the sanitizers the
+# Left out: the compile-everything tests through NVRTC, hipRTC and clang (tests/test_support.hpp's
+# compile_share; about 4,500 compiles): no compiler is instrumented, the normal run already checks them, and under the sanitizers the
 # NVRTC one alone took 20 of the run's minutes. Every kernel correctness test runs, and so do the
 # clang/hipRTC cross-check and the compiler-choice tests (the plugin's link path instrumented).
 ctest --output-on-failure -j "$jobs" --timeout 1800 -E "kernel specs? (\(.*\) )?compiles through (NVRTC|hipRTC|clang)"
