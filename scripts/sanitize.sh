@@ -30,13 +30,10 @@ normal_cache="${SPMVJIT_BUILD_DIR:-build}/test-cache"
 if [ -d "$normal_cache" ] && [ ! -e "$build_dir/test-cache" ]; then
   cp -a "$normal_cache" "$build_dir/test-cache"
 fi
-if [ ! -s "$build_dir/Testing/Temporary/CTestCostData.txt" ]; then  # the slow ones first (setup.sh)
-  mkdir -p "$build_dir/Testing/Temporary"
-  cp tests/ctest_costs.txt "$build_dir/Testing/Temporary/CTestCostData.txt"
-fi
 cd "$build_dir"
-# Left out: the compile-everything tests through NVRTC, hipRTC and clang (tests/test_support.hpp's
-# compile_share; about 4,500 compiles): no compiler is instrumented, the normal run already checks them, and under the sanitizers the
-# NVRTC one alone took 20 of the run's minutes. Every kernel correctness test runs, and so do the
-# clang/hipRTC cross-check and the compiler-choice tests (the plugin's link path instrumented).
+# Left out: the compile-everything tests through NVRTC, hipRTC and clang (about 5,000 compiles,
+# tests/test_support.hpp's compile_share): no compiler is instrumented, the normal run already
+# checks them, and under the sanitizers the NVRTC one alone took 20 of the run's minutes. Every
+# kernel correctness test runs, and so do the clang/hipRTC cross-check and the compiler-choice
+# tests (the plugin's link path instrumented).
 ctest --output-on-failure -j "$jobs" --timeout 1800 -E "kernel specs? (\(.*\) )?compiles through (NVRTC|hipRTC|clang)"

@@ -41,13 +41,6 @@ case "$mode" in
     "$build_dir/tools/spmvjit" run --gen poisson2d:1000
     ;;
   test)
-    # A first ctest run knows no test's cost and would start the long compile-everything tests
-    # last, behind 400 short ones: tests/ctest_costs.txt (the slow ones' seconds on two cores)
-    # starts them first. ctest rewrites the file with what it measures.
-    if [ ! -s "$build_dir/Testing/Temporary/CTestCostData.txt" ]; then
-      mkdir -p "$build_dir/Testing/Temporary"
-      cp tests/ctest_costs.txt "$build_dir/Testing/Temporary/CTestCostData.txt"
-    fi
     cd "$build_dir"
     # The compile-everything tests (GPU kernel specs through NVRTC, hipRTC, clang) take up to about
     # 12 minutes each on two cores beside the rest of the suite.
