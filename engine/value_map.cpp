@@ -94,6 +94,9 @@ std::unique_ptr<ValueMap> ValueMap::from_layout(const Format& f, const FormatDat
                                                 const HeldSlots& held_slots) {
   SlicedValues sliced;
   if (f.sliced_values(d, sliced)) return from_slices(std::move(sliced), d, shape, held_slots);
+  BlockedValues blocked;
+  if (held_slots.marks() && f.blocked_values(d, blocked))
+    if (auto m = from_blocks(std::move(blocked), d, shape, held_slots)) return m;
   if (!f.numbers_slots()) return nullptr;
   std::unique_ptr<ValueMap> m(new ValueMap);
   m->value_bytes_ = size_of(shape.value);
@@ -140,20 +143,36 @@ void ValueMap::each_slice_unit(Make&& make) const {
 
 // Calls slot(k, position) for every slot of a sliced layout's value array, slot(k, -1) for its
 // padding, a run of slices per thread (make() gives each thread its own): slot by slot in
-// storage order, each unit's rows looked up once. (Row by row was 2x slower on a slice of dense
-// rows, whose every cache line it wrote c times; tiles of 256 slots a row, with each position's
-// first entry and count kept in slot order, no faster on powerlaw:500000 and 3x slower to set up.)
+// storage order, each unit's positions' first entries and counts read in position order. (Row by
+// row was 2x slower on a slice of dense rows, whose every cache line it wrote c times; tiles of
+// 256 slots a row no faster on powerlaw:500000 and 3x slower to set up.) Rows sorted by length
+// sit anywhere in `values` (elem bytes each): their lines are prefetched kPrefetchRows positions
+// ahead (without, the gather waited on each row's first line: circuit:400000's update took 5-8
+// SpMVs on two cores, 1-4 with).
 template <class Make>
-void ValueMap::each_sliced_slot(Make&& make) const {
+void ValueMap::each_sliced_slot(Make&& make, const void* values, size_t elem) const {
   const SlicedValues& sv = *sliced_;
-  const int64_t c = sv.c;
+  const int64_t c = sv.c, rows = rows_;
+  const int64_t* const pf = pos_first_.data();
+  const int64_t* const pl = pos_len_.data();
+  const char* const base = static_cast<const char*>(values);
+  const bool prefetch = !sv.perm.empty();  // in row order the hardware's prefetch does it
   each_slice_unit([&] {
-    return [&, slot = make(), first = std::vector<int64_t>(kSliceRows),
+    return [&, c, rows, pf, pl, slot = make(), first = std::vector<int64_t>(kSliceRows),
             len = std::vector<int64_t>(kSliceRows)](int64_t s, int64_t i0, int64_t i1) mutable {
+      const int64_t p0 = s * c;
+      if (prefetch)
+        for (int64_t p = p0 + i0 + kPrefetchRows, e = std::min(p0 + i1 + kPrefetchRows, rows); p < e; ++p)
+          if (pl[p]) {  // the row's lines, up to kPrefetchLines (the hardware follows longer ones)
+            const uintptr_t a = reinterpret_cast<uintptr_t>(base + size_t(pf[p]) * elem);
+            const uintptr_t z = std::min(a + kPrefetchLines * 64, a + size_t(pl[p]) * elem);
+            for (uintptr_t l = a & ~uintptr_t(63); l < z; l += 64)
+              __builtin_prefetch(reinterpret_cast<const void*>(l));
+          }
       for (int64_t i = i0; i < i1; ++i) {
-        const int64_t r = row_at(s * c + i);
-        first[size_t(i - i0)] = r < 0 ? 0 : row_start_[size_t(r)];
-        len[size_t(i - i0)] = r < 0 ? 0 : row_start_[size_t(r) + 1] - row_start_[size_t(r)];
+        const int64_t p = p0 + i;
+        first[size_t(i - i0)] = p < rows ? pf[p] : 0;
+        len[size_t(i - i0)] = p < rows ? pl[p] : 0;
       }
       const int64_t b = sv.slice_ptr[size_t(s)], w = (sv.slice_ptr[size_t(s) + 1] - b) / c;
       for (int64_t j = 0; j < w; ++j)
@@ -227,7 +246,127 @@ std::unique_ptr<ValueMap> ValueMap::from_slices(SlicedValues sv, const FormatDat
   if (!ok) return nullptr;
   parallel_prefix_sum(m->row_start_.data() + 1, rows);
   if (m->row_start_[size_t(rows)] != shape.nnz) return nullptr;
+  // Each position's row's first entry and count, in position order: the gathers read them in
+  // storage order, not the rows' starts at random.
+  m->pos_first_.resize(size_t(rows));
+  m->pos_len_.resize(size_t(rows));
+  parallel_for(rows, plan_threads(rows), [&](int64_t b, int64_t e, int) {
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t r = map.row_at(p);
+      m->pos_first_[size_t(p)] = m->row_start_[size_t(r)];
+      m->pos_len_[size_t(p)] = m->row_start_[size_t(r) + 1] - m->row_start_[size_t(r)];
+    }
+  });
+  m->row_start_ = HostVector<int64_t>();
   return m;
+}
+
+std::unique_ptr<ValueMap> ValueMap::from_blocks(BlockedValues bv, const FormatData& d, const CsrRef& shape,
+                                                const HeldSlots& held) {
+  const int64_t r = bv.r, c = bv.c, rc = r * c, block_rows = int64_t(bv.block_ptr.size()) - 1,
+                rows = shape.rows;
+  const uint8_t* marks = held.marks();
+  if (r <= 0 || c <= 0 || rc > 64 || block_rows < 0 || !marks || block_rows * r < rows ||
+      bv.block_ptr[0] != 0 || bv.block_ptr.back() * rc != d.arrays[bv.array].count)
+    return nullptr;
+  for (int64_t b = 0; b < block_rows; ++b)
+    if (bv.block_ptr[size_t(b) + 1] < bv.block_ptr[size_t(b)]) return nullptr;
+  std::unique_ptr<ValueMap> m(new ValueMap);
+  m->value_bytes_ = size_of(shape.value);
+  m->nnz_ = shape.nnz;
+  m->rows_ = rows;
+  Slot slot;
+  slot.array = bv.array;
+  slot.count = d.arrays[bv.array].count;
+  m->slots_.push_back(std::move(slot));
+  m->row_start_.assign(size_t(rows) + 1, 0);
+  m->masks_.resize(size_t(bv.block_ptr.back()));
+  const int64_t* bp = bv.block_ptr.data();
+  const uint8_t* h = marks + value_slot_bases(d)[bv.array];
+  // Each block's mask and each row's count, a run of block rows per thread balanced by blocks.
+  const int threads = plan_threads(bp[block_rows] * rc + rows);
+  const std::vector<int64_t> split =
+      split_prefix(block_rows, threads, [&](int64_t u) { return bp[u] * rc + u * r; });
+  std::atomic<bool> ok{true};
+  parallel_for(threads, threads, [&](int64_t t, int64_t, int) {
+    std::vector<int64_t> len(static_cast<size_t>(r));
+    bool bad = false;
+    for (int64_t b = split[size_t(t)]; b < split[size_t(t) + 1]; ++b) {
+      std::fill(len.begin(), len.end(), int64_t(0));
+      for (int64_t k = bp[b]; k < bp[b + 1]; ++k) {
+        uint64_t mask = 0;
+        for (int64_t i = 0; i < r; ++i)
+          for (int64_t j = 0; j < c; ++j) {
+            const bool on = h[k * rc + i * c + j] != 0;
+            mask |= uint64_t(on) << (i * c + j);
+            len[size_t(i)] += on;
+          }
+        m->masks_[size_t(k)] = mask;
+      }
+      for (int64_t i = 0; i < r; ++i) {
+        if (b * r + i < rows)
+          m->row_start_[size_t(b * r + i) + 1] = len[size_t(i)];
+        else
+          bad |= len[size_t(i)] != 0;  // rows past the matrix hold nothing
+      }
+    }
+    if (bad) ok = false;
+  });
+  if (!ok) return nullptr;
+  parallel_prefix_sum(m->row_start_.data() + 1, rows);
+  if (m->row_start_[size_t(rows)] != shape.nnz) return nullptr;
+  m->blocked_ = std::move(bv);
+  return m;
+}
+
+// Blocked layouts: a run of block rows per thread, balanced by blocks; each block's slots in
+// storage order, a full block's rows runs of C consecutive entries.
+template <class Make>
+void ValueMap::each_blocked_slot(Make&& make) const {
+  const BlockedValues& bv = *blocked_;
+  const int64_t r = bv.r, c = bv.c, rc = r * c, block_rows = int64_t(bv.block_ptr.size()) - 1;
+  const int64_t* bp = bv.block_ptr.data();
+  const uint64_t full = rc == 64 ? ~uint64_t(0) : (uint64_t(1) << rc) - 1;
+  const int threads = plan_threads(bp[block_rows] * rc + rows_);
+  const std::vector<int64_t> split =
+      split_prefix(block_rows, threads, [&](int64_t u) { return bp[u] * rc + u * r; });
+  parallel_for(threads, threads, [&, r, c, rc, bp, full](int64_t t, int64_t, int) {
+    auto slot = make();
+    std::vector<int64_t> next_rows(static_cast<size_t>(r));
+    int64_t* const next = next_rows.data();
+    const int64_t rows = rows_;
+    const int64_t* const starts = row_start_.data();
+    const uint64_t* const masks = masks_.data();
+    for (int64_t b = split[size_t(t)]; b < split[size_t(t) + 1]; ++b) {
+      for (int64_t i = 0; i < r; ++i) next[i] = b * r + i < rows ? starts[b * r + i] : 0;
+      for (int64_t k = bp[b]; k < bp[b + 1]; ++k) {
+        const uint64_t mask = masks[k];
+        const int64_t q = k * rc;
+        if (mask == full) {
+          for (int64_t i = 0; i < r; ++i) {
+            const int64_t first = next[i];
+            if constexpr (requires { slot.run(q, first, c); })
+              slot.run(q + i * c, first, c);
+            else
+              for (int64_t j = 0; j < c; ++j) slot(q + i * c + j, first + j);
+            next[i] = first + c;
+          }
+        } else {
+          for (int64_t i = 0; i < r; ++i)
+            for (int64_t j = 0; j < c; ++j)
+              slot(q + i * c + j, mask >> (i * c + j) & 1 ? next[i]++ : int64_t(-1));
+        }
+      }
+    }
+  });
+}
+
+template <class Make>
+void ValueMap::each_computed_slot(Make&& make, const void* values) const {
+  if (sliced_)
+    each_sliced_slot(std::forward<Make>(make), values, value_bytes_);
+  else
+    each_blocked_slot(std::forward<Make>(make));
 }
 
 std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& cache_dir, CsrRef pattern,
@@ -330,16 +469,25 @@ void ValueMap::launch(void* entry, int64_t items, const SpmvArgs& a) const {
   exec_->run(entry, grid_stride_step(target_, "value_map", items, DP_BLOCK), a, nullptr);
 }
 
-void ValueMap::gather_sliced(const void* values, void* out) const {
+void ValueMap::gather_computed(const void* values, void* out) const {
   with_value_type(value_bytes_, [&]<class C>() {
-    const C* const v = static_cast<const C*>(values);
-    C* const o = static_cast<C*>(out);
-    each_sliced_slot([v, o] { return [v, o](int64_t k, int64_t pos) { o[k] = pos < 0 ? C(0) : v[pos]; }; });
+    struct Copy {  // a slot, and a run of consecutive slots holding consecutive entries
+      const C* v;
+      C* o;
+      void operator()(int64_t k, int64_t pos) const { o[k] = pos < 0 ? C(0) : v[pos]; }
+      void run(int64_t k, int64_t pos, int64_t n) const {
+        C* const out = o + k;  // locals: the copy vectorizes (a call to memcpy cost more at 3 x 3)
+        const C* const in = v + pos;
+        for (int64_t j = 0; j < n; ++j) out[j] = in[j];
+      }
+    };
+    const Copy copy{static_cast<const C*>(values), static_cast<C*>(out)};
+    each_computed_slot([copy] { return copy; }, values);
   });
 }
 
 void ValueMap::gather(const void* values, FormatData& data, const FormatData* layout) const {
-  if (sliced_) return gather_sliced(values, data.arrays[slots_[0].array].buf.data());
+  if (computed()) return gather_computed(values, data.arrays[slots_[0].array].buf.data());
   if (device_ && format_gather_ && layout) {
     void* outs[VG_MAX_VALUE_ARRAYS] = {};
     for (size_t i = 0; i < slots_.size(); ++i) outs[i] = data.arrays[slots_[i].array].device.get();
@@ -367,24 +515,26 @@ bool ValueMap::gather_codes(const void* values, const ValueTable& t, FormatData&
                             const FormatData* layout) const {
   if (device_) return gather_codes_device(values, t, data, layout);
   const ValueCodeSet lookup(t);
-  if (sliced_) {  // the same lookups, positions computed as the slots go by
+  if (computed()) {  // the same lookups, positions computed as the slots go by
     const Slot& s = slots_[0];
     AlignedBuffer codes(size_t(std::max<int64_t>(s.count, 1)));
     std::atomic<bool> ok{true};
     with_value_type(value_bytes_, [&]<class C>() {
       const C* const v = static_cast<const C*>(values);
       uint8_t* const out = codes.as<uint8_t>();
-      each_sliced_slot([&] {
-        return [v, out, &lookup, &ok, last = C(0), code = lookup.find(0), looked = false](
-                   int64_t k, int64_t pos) mutable {
-          const C bits = pos < 0 ? C(0) : v[pos];
-          if (bits != last || !looked) [[unlikely]] {
-            last = bits, looked = true;
-            if ((code = lookup.find(uint64_t(bits))) < 0) ok = false, code = 0;
-          }
-          out[k] = uint8_t(code);
-        };
-      });
+      each_computed_slot(
+          [&] {
+            return [v, out, &lookup, &ok, last = C(0), code = lookup.find(0), looked = false](
+                       int64_t k, int64_t pos) mutable {
+              const C bits = pos < 0 ? C(0) : v[pos];
+              if (bits != last || !looked) [[unlikely]] {
+                last = bits, looked = true;
+                if ((code = lookup.find(uint64_t(bits))) < 0) ok = false, code = 0;
+              }
+              out[k] = uint8_t(code);
+            };
+          },
+          v);
     });
     if (!ok) return false;
     HostArray& h = data.arrays[s.array];
@@ -489,11 +639,11 @@ bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, Form
 }
 
 bool ValueMap::reproduces(const void* values, const FormatData& expected) const {
-  if (sliced_) {
+  if (computed()) {
     const HostArray& want = expected.arrays[slots_[0].array];
     if (want.count != slots_[0].count) return false;
     AlignedBuffer got(value_bytes_ * size_t(std::max<int64_t>(want.count, 1)));
-    gather_sliced(values, got.data());
+    gather_computed(values, got.data());
     return !want.count || std::memcmp(got.data(), want.buf.data(), value_bytes_ * size_t(want.count)) == 0;
   }
   if (!device_) {
@@ -531,7 +681,10 @@ bool ValueMap::reproduces(const void* values, const FormatData& expected) const 
 
 int64_t ValueMap::bytes() const {
   if (sliced_)
-    return int64_t(sizeof(int64_t) * (row_start_.size() + sliced_->perm.size() + sliced_->slice_ptr.size()));
+    return int64_t(sizeof(int64_t) *
+                   (pos_first_.size() + pos_len_.size() + sliced_->perm.size() + sliced_->slice_ptr.size()));
+  if (blocked_)
+    return int64_t(sizeof(int64_t) * (row_start_.size() + masks_.size() + blocked_->block_ptr.size()));
   int64_t n = 0;
   for (const Slot& s : slots_) n += int64_t(pos_bytes_) * s.count;
   return n;

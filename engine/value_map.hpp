@@ -54,6 +54,11 @@ class ValueMap {
   bool format_gathers() const { return format_gather_ != nullptr; }
   // Bytes the map holds (host or device).
   int64_t bytes() const;
+  // How it finds each slot's entry: "sliced" or "blocked" (computed as the slots go by, from each
+  // row's first entry), "positions" (one a slot), "device" (positions in device memory).
+  const char* kind() const {
+    return device_ ? "device" : sliced_ ? "sliced" : blocked_ ? "blocked" : "positions";
+  }
 
  private:
   struct Slot {
@@ -67,11 +72,23 @@ class ValueMap {
   // Sliced layouts (Format::sliced_values): each row's first entry and count, no positions.
   static std::unique_ptr<ValueMap> from_slices(SlicedValues sv, const FormatData& d, const CsrRef& shape,
                                                const HeldSlots& held);
+  // Blocked layouts (Format::blocked_values): each row's first entry and each block's held slots
+  // (a bit mask; blocks of up to 64 slots), no positions.
+  static std::unique_ptr<ValueMap> from_blocks(BlockedValues bv, const FormatData& d, const CsrRef& shape,
+                                               const HeldSlots& held);
   template <class Make>
   void each_slice_unit(Make&& make) const;
   template <class Make>
-  void each_sliced_slot(Make&& make) const;
-  void gather_sliced(const void* values, void* out) const;
+  void each_sliced_slot(Make&& make, const void* values, size_t elem) const;
+  template <class Make>
+  void each_blocked_slot(Make&& make) const;
+  // Maps whose positions are computed as the slots go by (sliced or blocked): slot(k, position)
+  // for every slot k of the one value array, position -1 for padding, a run per thread (make()
+  // gives each thread its own).
+  bool computed() const { return sliced_ || blocked_; }
+  template <class Make>
+  void each_computed_slot(Make&& make, const void* values) const;
+  void gather_computed(const void* values, void* out) const;
   bool gather_codes_device(const void* values, const ValueTable& t, FormatData& data,
                            const FormatData* layout) const;
   // The format's gather (templates/contract/value_gather.h) over every value array: outs[i] for
@@ -82,9 +99,15 @@ class ValueMap {
     if (position >= rows_) return -1;
     return sliced_->perm.empty() ? position : sliced_->perm[size_t(position)];
   }
-  static constexpr int64_t kSliceRows = 512;  // positions of one slice a unit of work
+  static constexpr int64_t kSliceRows = 512;    // positions of one slice a unit of work
+  static constexpr int64_t kPrefetchRows = 64;  // how far ahead a sorted sliced gather prefetches
+  static constexpr int64_t kPrefetchLines = 8;  // and how many of a row's cache lines
   std::optional<SlicedValues> sliced_;
-  HostVector<int64_t> row_start_;  // rows + 1: each row's first entry, then nnz
+  std::optional<BlockedValues> blocked_;
+  HostVector<uint64_t> masks_;     // a blocked layout's blocks: bit i * C + j for slot (i, j) held
+  HostVector<int64_t> row_start_;  // rows + 1: each row's first entry, then nnz (blocked layouts)
+  // Sliced layouts: each position's (< rows) row's first entry and count, in position order.
+  HostVector<int64_t> pos_first_, pos_len_;
   int64_t rows_ = 0;
   bool device_ = false;
   size_t value_bytes_ = 8, pos_bytes_ = 8;

@@ -184,6 +184,20 @@ class BsrFormat final : public Format {
     });
   }
 
+  // Blocks of R x C slots, rows in order (update_values' map keeps a bit mask a block).
+  bool blocked_values(const FormatData& d, BlockedValues& out) const override {
+    const int64_t block_rows = d.ints[BSR_N_BLOCK_ROWS];
+    out.array = BSR_VALUES;
+    out.r = d.params.at("R");
+    out.c = d.params.at("C");
+    out.block_ptr.resize(size_t(block_rows) + 1);
+    dispatch_index(d.index, [&]<class I>() {
+      const I* bp = d.arrays[BSR_BLOCK_PTR].buf.template as<I>();
+      for (int64_t b = 0; b <= block_rows; ++b) out.block_ptr[size_t(b)] = int64_t(bp[b]);
+    });
+    return true;
+  }
+
   // Rows ascend, so a row's entries come block by block (block columns ascend in a block row)
   // and column by column within a block: the held slots of row i, in that order, are its
   // entries. Two passes over the block rows (each row's count, then the positions), balanced by

@@ -160,6 +160,14 @@ struct SlicedValues {
   std::vector<int64_t> slice_ptr;  // slices + 1 slot offsets
   std::vector<int64_t> perm;       // position -> row; empty: the identity
 };
+// A layout of R x C blocks in one value array (Format::blocked_values): block row b's blocks are
+// blocks [block_ptr[b], block_ptr[b + 1]), each R * C slots row-major, and its rows b * R + i hold
+// their entries in block order, column order within a block (rows strictly ascending).
+struct BlockedValues {
+  size_t array = 0;                // in FormatData::arrays
+  int64_t r = 0, c = 0;            // rows and columns a block
+  std::vector<int64_t> block_ptr;  // block rows + 1 block offsets
+};
 // Calls f.template operator()<P>() with P the position type of number_slots' `pos_bytes`.
 template <class F>
 decltype(auto) with_position_type(size_t pos_bytes, F&& f) {
@@ -246,10 +254,15 @@ class Format {
     fail(SPMV_STATUS_UNSUPPORTED, name() + ": no conversion of coded values");
   }
   // How update_values reads a value map off a layout that holds the pattern, without converting
-  // (formats with neither learn theirs by a conversion): the whole layout one sliced value array
-  // (sliced_values: sell, ell), or the format numbering every slot (numbers_slots: bsr,
+  // (formats with none learn theirs by a conversion): the whole layout one sliced value array
+  // (sliced_values: sell, ell), one array of blocks (blocked_values: bsr; the map keeps each
+  // block's held slots as a bit mask), or the format numbering every slot (numbers_slots: bsr,
   // sell_diag).
   virtual bool sliced_values(const FormatData& d, SlicedValues& out) const {
+    (void)d, (void)out;
+    return false;
+  }
+  virtual bool blocked_values(const FormatData& d, BlockedValues& out) const {
     (void)d, (void)out;
     return false;
   }

@@ -78,7 +78,7 @@ std::vector<uint8_t> held_slots(const FormatData& d) {
 }
 
 template <class I, class V>
-void check_maps(int* walked, int* asked_count) {
+void check_maps(int* walked, int* asked_count, int* blocked_count) {
   for (const auto& [name, m64] : matrices()) {
     HostCsr<I, V> a = m64.template cast<I, V>();
     const MatrixStats s = compute_stats(a.ref());
@@ -107,6 +107,11 @@ void check_maps(int* walked, int* asked_count) {
         REQUIRE(map);
         CHECK(map->reproduces(fresh.val.data(), f->convert(fresh.ref(), p, t)));
         CHECK(map->reproduces(a.val.data(), d));
+        BlockedValues blocked;
+        if (f->blocked_values(d, blocked)) {  // bsr: a mask a block, no positions
+          CHECK(std::string(map->kind()) == "blocked");
+          ++*blocked_count;
+        }
         if (by_rows) {  // the same asked slot by slot (a binary search for each row's count)
           auto test = [](const void* marks, int64_t slot) {
             return static_cast<const uint8_t*>(marks)[slot] != 0;
@@ -134,11 +139,12 @@ void check_maps(int* walked, int* asked_count) {
 }  // namespace
 
 TEST_CASE("value maps read off a layout reproduce the conversion, every walk and candidate", "[codec]") {
-  int walked = 0, asked = 0;
-  check_maps<int32_t, double>(&walked, &asked);
-  check_maps<int64_t, float>(&walked, &asked);
-  CHECK(walked > 50);  // sell (both orders), ell, sell_diag and bsr, on most matrices
-  CHECK(asked > 20);   // sell's and ell's counts by a binary search
+  int walked = 0, asked = 0, blocked = 0;
+  check_maps<int32_t, double>(&walked, &asked, &blocked);
+  check_maps<int64_t, float>(&walked, &asked, &blocked);
+  CHECK(walked > 50);   // sell (both orders), ell, sell_diag and bsr, on most matrices
+  CHECK(asked > 20);    // sell's and ell's counts by a binary search
+  CHECK(blocked > 10);  // bsr's shapes
 }
 
 namespace {
