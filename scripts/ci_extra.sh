@@ -54,5 +54,5 @@ stage() {  # stage NAME ESTIMATE_S SCRIPT [ARGS...]
 }
 
 stage "sanitizer build and tests" 2000 scripts/sanitize.sh
-stage "fuzzer build and runs" 400 scripts/fuzz.sh "${SPMVJIT_FUZZ_SECONDS:-60}"
+stage "fuzzer build and runs" 600 scripts/fuzz.sh "${SPMVJIT_FUZZ_SECONDS:-60}"
 stage "HIP's NVIDIA platform build and compile check" 700 scripts/hip_nvidia_check.sh
