@@ -38,7 +38,7 @@ stage() {  # stage NAME ESTIMATE_S SCRIPT [ARGS...]
   else
     local scaled=$((estimate * ${SPMVJIT_CI_MAIN_S:-$main_ref_s} / main_ref_s))
     local left=$((SPMVJIT_CI_START + budget - t0))
-    if [ "$scaled" -gt "$left" ]; then
+    if [ "$left" -le 0 ] || [ "$scaled" -gt "$left" ]; then
       echo "ci_extra: $name not run: about $scaled s on this machine, $left s of CI's budget left"
       return 0
     fi
