@@ -68,6 +68,8 @@ class ValueMap {
     DeviceBuffer device;  // the same in device memory (the plan's index type)
   };
   ValueMap() = default;
+  // A map of one value array (sliced or blocked), its rows' starts zeroed (value_map_computed.cpp).
+  static std::unique_ptr<ValueMap> one_array(const FormatData& d, size_t array, const CsrRef& shape);
   void launch(void* entry, int64_t items, const SpmvArgs& a) const;
   // Sliced layouts (Format::sliced_values): each row's first entry and count, no positions.
   static std::unique_ptr<ValueMap> from_slices(SlicedValues sv, const FormatData& d, const CsrRef& shape,
@@ -89,6 +91,7 @@ class ValueMap {
   template <class Make>
   void each_computed_slot(Make&& make, const void* values) const;
   void gather_computed(const void* values, void* out) const;
+  bool gather_codes_computed(const void* values, const ValueCodeSet& lookup, FormatData& data) const;
   bool gather_codes_device(const void* values, const ValueTable& t, FormatData& data,
                            const FormatData* layout) const;
   // The format's gather (templates/contract/value_gather.h) over every value array: outs[i] for
