@@ -269,8 +269,10 @@ void Plan::plan_device_csr(const CsrRef& user, int base, const Format* forced) {
   start_kernel_lookup();
   trace.step("kernel lookup started");
   t0 = Clock::now();
-  convert_with_fallback(
-      forced, [&](const Format& f, const FormatParams& p) { return f.convert_device(dp, p, target_); });
+  convert_with_fallback(forced, [&](const Format& f, const FormatParams& p) {
+    if (std::optional<FormatData> coded = convert_device_coded(f, p, dp)) return std::move(*coded);
+    return f.convert_device(dp, p, target_);
+  });
   trace.step("convert");
   compress_values(true);
   trace.step("compress values");

@@ -24,6 +24,7 @@
 namespace spmvjit {
 
 class ValueMap;
+class DevicePlanner;
 
 // Seconds per plan stage. input_upload: a host CSR copied once to a GPU to be planned there (the
 // one upload every GPU plan of host data pays; the rest is the planning proper).
@@ -170,7 +171,14 @@ class Plan {
   // (Format::convert_codes) with value_table_ set; nullopt where the format cannot, the table's
   // code 0 is not the only zero, or the sample missed a value (then convert and compress_values).
   std::optional<FormatData> convert_coded(const Format& f, const FormatParams& p, const CsrRef& csr);
-  bool values_coded_ = false;  // data_'s values came out of convert_coded
+  // The same on a device, for formats that build codes there (Format::builds_device_codes): the
+  // build writes codes with the sample's table and counts the values it lacks (then nullopt).
+  std::optional<FormatData> convert_device_coded(const Format& f, const FormatParams& p, DevicePlanner& dp);
+  // The sample's CODE8 table for candidate params p, when p compresses to CODE8 and the table's
+  // code 0 is the only zero.
+  std::optional<ValueTable> code8_table(const FormatParams& p) const;
+  void finish_coded(FormatData& d, ValueTable table);  // d's values are codes of `table`
+  bool values_coded_ = false;  // data_'s values came out of convert_coded or convert_device_coded
   // An update's plain value arrays, encoded with the plan's codec (a new table when the old one
   // lacks a value; plain values and kernels when no table fits), put in place of the old ones.
   void install_values(FormatData fresh, const void* values, spmv_memory_t memory, bool encoded = false);

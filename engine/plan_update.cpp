@@ -2,6 +2,7 @@
 // spmv_plan_update_values (new values for the plan's pattern, through a value map, one gather,
 // once the first update has found one that reproduces a full reconversion).
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "core/log.hpp"
@@ -11,31 +12,73 @@
 
 namespace spmvjit {
 
-std::optional<FormatData> Plan::convert_coded(const Format& f, const FormatParams& p, const CsrRef& csr) {
-  values_coded_ = false;
-  if (!f.converts_codes() || codec_of(p) != ValueCodec::code8 || !choice_.sample_values || is_complex(value_))
-    return std::nullopt;
+std::optional<ValueTable> Plan::code8_table(const FormatParams& p) const {
+  if (codec_of(p) != ValueCodec::code8 || !choice_.sample_values || is_complex(value_)) return std::nullopt;
   ValueTable table;
   if (codec_for(*choice_.sample_values, choice_.estimate.stored_entries, nnz_, &table) != ValueCodec::code8)
     return std::nullopt;
   // The converters count and pad with code 0 as zero: -0.0 would be a second zero.
-  const size_t vs = size_of(value_);
-  const uint64_t negative_zero = uint64_t(1) << (8 * vs - 1);
+  const uint64_t negative_zero = uint64_t(1) << (8 * size_of(value_) - 1);
   if (table.bits.empty() || table.bits[0] != 0 ||
       std::find(table.bits.begin(), table.bits.end(), negative_zero) != table.bits.end())
     return std::nullopt;
+  return table;
+}
+
+void Plan::finish_coded(FormatData& d, ValueTable table) {
+  for (HostArray& h : d.arrays)  // empty value arrays as the encoders leave them
+    if (h.is_values() && !h.count) h.elem = size_of(value_);
+  d.matrix_bytes = sum_matrix_bytes(d);
+  value_table_ = std::move(table);
+  values_coded_ = true;
+}
+
+std::optional<FormatData> Plan::convert_coded(const Format& f, const FormatParams& p, const CsrRef& csr) {
+  values_coded_ = false;
+  std::optional<ValueTable> table = f.converts_codes() ? code8_table(p) : std::nullopt;
+  if (!table) return std::nullopt;
   TraceSteps trace("plan on host");
   AlignedBuffer codes(size_t(std::max<int64_t>(csr.nnz, 1)));
-  if (!encode_codes(csr.val, vs, csr.nnz, ValueCodeSet(table), codes.as<uint8_t>())) return std::nullopt;
+  if (!encode_codes(csr.val, size_of(value_), csr.nnz, ValueCodeSet(*table), codes.as<uint8_t>()))
+    return std::nullopt;
   trace.step("input values to codes");
   CsrRef coded = csr;
   coded.val = codes.data();
   FormatData d = f.convert_codes(coded, p, target_);
-  for (HostArray& h : d.arrays)  // empty value arrays as encode_values_host leaves them
-    if (h.is_values() && !h.count) h.elem = vs;
-  d.matrix_bytes = sum_matrix_bytes(d);
-  value_table_ = std::move(table);
-  values_coded_ = true;
+  finish_coded(d, std::move(*table));
+  return d;
+}
+
+std::optional<FormatData> Plan::convert_device_coded(const Format& f, const FormatParams& p,
+                                                     DevicePlanner& dp) {
+  values_coded_ = false;
+  std::optional<ValueTable> table = f.builds_device_codes() ? code8_table(p) : std::nullopt;
+  if (!table) return std::nullopt;
+  // One upload: the error count (zero), then the table's patterns.
+  const AlignedBuffer patterns = table->table_values();
+  AlignedBuffer staged(sizeof(uint64_t) + patterns.bytes());
+  std::memset(staged.data(), 0, sizeof(uint64_t));
+  std::memcpy(static_cast<char*>(staged.data()) + sizeof(uint64_t), patterns.data(), patterns.bytes());
+  DeviceBuffer buf(*backend_, staged.bytes());
+  backend_->upload(buf.get(), staged.data(), staged.bytes());
+  char* errors = static_cast<char*>(buf.get());
+  dp.set_codes(DeviceConverter::Codes{errors + sizeof(uint64_t), int64_t(table->bits.size()), errors});
+  std::optional<FormatData> d;
+  try {
+    d = f.convert_device(dp, p, target_);
+  } catch (...) {
+    dp.set_codes(std::nullopt);
+    throw;
+  }
+  dp.set_codes(std::nullopt);
+  uint64_t bad = 0;
+  backend_->download(&bad, errors, sizeof bad);  // waits for the build
+  if (bad) {
+    log_debug("plan: " + std::to_string(bad) +
+              " values are not in the sample's CODE8 table; converting plain");
+    return std::nullopt;
+  }
+  finish_coded(*d, std::move(*table));
   return d;
 }
 

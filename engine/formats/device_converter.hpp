@@ -37,6 +37,15 @@ class DeviceConverter {
   // Whether kernels whose threads cooperate inside a block (shared memory, barriers) run: a real
   // device's do; the CPU emulation of the tests runs threads one by one and leaves them out.
   virtual bool cooperative() const { return true; }
+  // The CODE8 table a build writes codes with instead of values (Format::builds_device_codes), or
+  // null (plain values): the sorted patterns in device memory, how many, and a device count
+  // (unsigned 64-bit) the build adds the values the table lacks to.
+  struct Codes {
+    const void* table;
+    int64_t patterns;
+    void* errors;
+  };
+  virtual const Codes* codes() const { return nullptr; }
 };
 
 }  // namespace spmvjit

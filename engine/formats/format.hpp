@@ -231,6 +231,10 @@ class Format {
     return converts_on_device();
   }
   virtual FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const;
+  // True when convert_device writes CODE8 codes into its value arrays (one byte per slot, code 0
+  // the zero) where the converter passes a table (DeviceConverter::codes): a plan whose values
+  // compress then writes an eighth of the value bytes and encodes nothing afterwards.
+  virtual bool builds_device_codes() const { return false; }
   // The build modules (templates/gpu/<name>.cu) convert_device launches: `warmup` compiles them.
   virtual std::vector<std::string> device_build_modules() const { return {}; }
   // True when slots 0 and 1 hold the input's zero-based row_ptr and col_idx unchanged (with these

@@ -376,10 +376,28 @@ class SellDiagFormat final : public Format {
   std::vector<std::string> device_build_modules() const override { return {"sell_diag_build"}; }
   // Choosing a slice's diagonals needs the whole slice: a warp per slice (one thread where the
   // device's lanes do not cooperate, or the slice's rows differ) chooses them once (as the host
-  // does) into scratch, one entry per nonzero (a slice's kept offsets fit in its own entries).
-  // The rest is one thread per row, coalesced: remainder widths (an atomic max per slice), the
-  // scans into diag_ptr and rem_ptr, then the diagonals and the remainders. A row holding exactly
-  // its slice's diagonals (a stencil's interior) is placed without a search.
+  // does) into scratch, one entry per nonzero (a slice's kept offsets fit in its own entries),
+  // and marks the slice full when all its rows hold those diagonals in order. The rest is one
+  // thread per row of the other slices, coalesced: remainder widths (an atomic max per slice),
+  // the scans into diag_ptr and rem_ptr, then the diagonals and the remainders; a warp per full
+  // slice transposes its contiguous entries. A row holding exactly its slice's diagonals is
+  // placed without a search. With a table (dc.codes()) the value arrays receive CODE8 codes.
+  bool builds_device_codes() const override { return true; }
+  // A slice whose rows each hold its diagonals' count of entries, with no remainder, needs no map
+  // (templates/gpu/sell_diag_build.cu, spmvjit_update_gather): a stencil's or a band's interior.
+  bool device_gather(const FormatData& d, DeviceGather& out) const override {
+    out.module = "sell_diag_build";
+    out.entry = "spmvjit_update_gather";
+    out.layout = {SELL_DIAG_DIAG_PTR, SELL_DIAG_REM_PTR};
+    out.params = {d.params.at("C"), d.ints[SELL_DIAG_N_SLICES]};
+    // A warp per slice in blocks of SELL_DIAG_FULL_WARPS warps of 32 (or fewer, wider ones).
+    out.block = SELL_DIAG_FULL_WARPS * 32;
+    out.items = d.ints[SELL_DIAG_N_SLICES] * 32;
+    static_assert(
+        int(SELL_DIAG_UPD_DIAG_PTR) == int(VG_LAYOUT0) && int(SELL_DIAG_UPD_REM_PTR) == VG_LAYOUT0 + 1 &&
+        int(SELL_DIAG_UPD_N_C) == int(VG_N_PARAM0) && int(SELL_DIAG_UPD_N_SLICES) == VG_N_PARAM0 + 1);
+    return true;
+  }
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     if (!device_convertible(p) || !t.gpu())
       fail(SPMV_STATUS_UNSUPPORTED, "sell_diag: no device conversion for these parameters");
@@ -390,7 +408,17 @@ class SellDiagFormat final : public Format {
     d.declare(name(), p, contract_arrays(), a.index, a.value);
     HostArray dptr = dc.alloc(slices + 1, sizeof(int64_t)), rptr = dc.alloc(slices + 1, sizeof(int64_t));
     HostArray scratch = dc.alloc(slices ? a.nnz : 0, size_t(is));
+    const bool warps = dc.cooperative() && slices;
+    HostArray full = warps ? dc.alloc(slices, 1) : HostArray{};  // written by the count
+    const DeviceConverter::Codes* codes = dc.codes();
+    const size_t value_elem = codes ? 1 : size_t(vs);
     SpmvArgs g = dc.args();
+    g.y = full.device.get();
+    if (codes) {
+      g.values_table = codes->table;
+      g.n[SELL_DIAG_BUILD_N_TABLE] = codes->patterns;
+      g.scratch = codes->errors;
+    }
     g.a[SELL_DIAG_BUILD_ROW_PTR] = a.row_ptr;
     g.a[SELL_DIAG_BUILD_COL_IDX_IN] = a.col_idx;
     g.a[SELL_DIAG_BUILD_VALUES_IN] = a.val;
@@ -402,7 +430,7 @@ class SellDiagFormat final : public Format {
     g.n[SELL_DIAG_BUILD_N_MIN_COUNT] = min_diag_count(c, is, vs);
     if (slices) {
       // A thread per slice: 0.50-0.57 ms on poisson2d:2000 and stencil27:100 (H200).
-      if (dc.cooperative())
+      if (warps)
         dc.launch("sell_diag_build", "spmvjit_build_count_warp", slices * t.warp_size, g, t.warp_size);
       else
         dc.launch("sell_diag_build", "spmvjit_build_count", slices, g, 64);
@@ -414,11 +442,14 @@ class SellDiagFormat final : public Format {
     const int64_t nrem = dc.read_i64(static_cast<const int64_t*>(rptr.device.get()) + slices);
     check_padding("sell_diag", ndiag * c + nrem, a.nnz, 2 * c * slices, double(vs), is == 4);
     d.put(SELL_DIAG_DIAG_OFFSET, dc.alloc(ndiag, size_t(is)));
-    d.put(SELL_DIAG_DIAG_VALUES, dc.alloc(ndiag * c, size_t(vs)));
+    d.put(SELL_DIAG_DIAG_VALUES, dc.alloc(ndiag * c, value_elem));
     d.put(SELL_DIAG_REM_COL, dc.alloc(nrem, size_t(is)));
-    d.put(SELL_DIAG_REM_VALUES, dc.alloc(nrem, size_t(vs)));
+    d.put(SELL_DIAG_REM_VALUES, dc.alloc(nrem, value_elem));
     g.a[SELL_DIAG_BUILD_DIAG_OFFSET] = d.arrays[SELL_DIAG_DIAG_OFFSET].device.get();
     g.a[SELL_DIAG_BUILD_DIAG_VALUES] = d.arrays[SELL_DIAG_DIAG_VALUES].device.get();
+    if (warps)
+      dc.launch("sell_diag_build", "spmvjit_build_diagonals_full", slices * t.warp_size, g,
+                SELL_DIAG_FULL_WARPS * t.warp_size);
     if (slices) dc.launch("sell_diag_build", "spmvjit_build_diagonals", slices * c, g);
     g.a[SELL_DIAG_BUILD_REM_COL] = d.arrays[SELL_DIAG_REM_COL].device.get();
     g.a[SELL_DIAG_BUILD_REM_VALUES] = d.arrays[SELL_DIAG_REM_VALUES].device.get();

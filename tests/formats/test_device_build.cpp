@@ -70,6 +70,51 @@ HostCsr<int64_t, double> unsorted_with_duplicates(HostCsr<int64_t, double> m) {
   return m;
 }
 
+// A format that builds CODE8 codes on a device (Format::builds_device_codes), on `a` with its
+// values replaced by a dozen distinct ones (zeros among them): with their whole table it writes
+// the host's convert_codes arrays byte for byte and counts no error; with a table lacking one
+// value the matrix holds, it counts that value's entries.
+template <class I, class V>
+void check_device_codes(const Format& f, HostCsr<I, V> a, int base, const FormatParams& p,
+                        const TargetInfo& t) {
+  using Bits = std::conditional_t<sizeof(V) == 8, uint64_t, uint32_t>;
+  auto bits = [](V v) {
+    Bits b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  };
+  for (size_t k = 0; k < a.val.size(); ++k) a.val[k] = V(int(k % 13) - 6) * V(0.25);
+  std::vector<Bits> table{0};
+  for (V v : a.val) table.push_back(bits(v));
+  std::sort(table.begin(), table.end());
+  table.erase(std::unique(table.begin(), table.end()), table.end());
+  std::vector<uint8_t> codes(a.val.size());
+  for (size_t k = 0; k < a.val.size(); ++k)
+    codes[k] = uint8_t(std::lower_bound(table.begin(), table.end(), bits(a.val[k])) - table.begin());
+  CsrRef coded = a.ref();
+  coded.val = codes.data();
+  const FormatData host = f.convert_codes(coded, p, t);
+  HostCsr<I, V> based = a;
+  for (I& r : based.row_ptr) r += I(base);
+  for (I& c : based.col_idx) c += I(base);
+  uint64_t errors = 0;
+  test::EmulatedDevice dev(based.ref(), base);
+  dev.set_codes(DeviceConverter::Codes{table.data(), int64_t(table.size()), &errors});
+  {
+    INFO("codes with the whole table");
+    check_same(f.convert_device(dev, p, t), host);
+    CHECK(errors == 0);
+  }
+  // Without 0.25 (the entries k % 13 == 7).
+  const int64_t lacking = int64_t(a.val.size() / 13) + (a.val.size() % 13 > 7);
+  std::vector<Bits> fewer = table;
+  fewer.erase(std::remove(fewer.begin(), fewer.end(), bits(V(0.25))), fewer.end());
+  dev.set_codes(DeviceConverter::Codes{fewer.data(), int64_t(fewer.size()), &errors});
+  f.convert_device(dev, p, t);
+  INFO("codes with a table that lacks 0.25");
+  CHECK(int64_t(errors) == lacking);
+}
+
 template <class I, class V>
 void device_builds_match_host(int warp = 32) {
   if (!test::require_cpu_backend()) return;
@@ -127,6 +172,7 @@ void device_builds_match_host(int warp = 32) {
           }
           test::EmulatedDevice dev(based.ref(), base);
           check_same(f->convert_device(dev, p, t), host);
+          if (f->builds_device_codes()) check_device_codes(*f, a, base, p, t);
           ++built;
         }
       }

@@ -167,7 +167,11 @@ static __device__ __forceinline__ int __clzll(long long v) {
 // runs one thread per row, so neighbouring threads read neighbouring rows and write neighbouring
 // slots of the column-major slice: the remainder widths (an atomic max per slice), then after the
 // scans the diagonals and the remainder. Grid-stride with no cooperation inside a block: any grid
-// works, and the emulation prelude runs the threads one after another.
+// works, and the emulation prelude runs the threads one after another. On a device whose lanes
+// cooperate, the warp that counts a slice also marks it full when its rows are all alike (a
+// stencil's or a band's interior): the later passes skip it and a warp per full slice transposes
+// its contiguous entries through shared memory instead (spmvjit_build_diagonals_full). The value
+// arrays receive CODE8 codes instead of values where the plan passes a table (contract/sell_diag.h).
 #line 1 "contract/device_plan.h"
 // Device planning contract: the statistics block templates/gpu/device_plan.cu fills and
 // engine/device_plan.cpp reads, and the argument conventions every device build kernel
@@ -252,7 +256,7 @@ enum { DP_SRC, DP_DST };           // a[]
 enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (zeros after)
 
 #endif  // SPMVJIT_CONTRACT_DEVICE_PLAN_H
-#line 10 "gpu/sell_diag_build.cu"
+#line 14 "gpu/sell_diag_build.cu"
 #line 1 "contract/sell_diag.h"
 // Sliced-ELL-with-diagonals kernel contract (engine/formats/sell_diag.cpp fills it,
 // templates/*/sell_diag.* read it; templates/gpu/sell_diag_build.cu builds it on a device).
@@ -285,6 +289,33 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
 #line 6 "contract/sell_diag.h"
+#line 1 "contract/value_gather.h"
+// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
+// map's kernel that computes the slots of rows whose placement follows from the layout and the
+// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
+// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
+#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
+#define SPMVJIT_CONTRACT_VALUE_GATHER_H
+
+// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
+// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
+// table lacks, computed positions that differ from the map).
+// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
+// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
+enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
+// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
+// n[VG_N_PARAM0 + k]: the sizes the format names.
+enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
+enum {
+  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
+  VG_CODES,   // out[slot] = its CODE8 code (a byte)
+  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
+};
+
+#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
+#line 7 "contract/sell_diag.h"
 
 // diag_ptr: first kept diagonal of each slice (n[SELL_DIAG_N_SLICES] + 1)
 // diag_offset: column - row of each kept diagonal
@@ -327,7 +358,22 @@ enum {
   SELL_DIAG_BUILD_REM_COL = 6,  // spmvjit_build_remainder
   SELL_DIAG_BUILD_REM_VALUES = 7
 };
-enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT };
+enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT, SELL_DIAG_BUILD_N_TABLE };
+// Beyond a[]: SpmvArgs::y holds a byte per slice, set by spmvjit_build_count_warp where the slice is
+// full (every row holds the slice's kept diagonals, in order, and nothing else: its entries are C *
+// diagonals contiguous values), so the later passes skip it and spmvjit_build_diagonals_full
+// places it; null where the count runs a thread per slice (no slice is full then). values_table,
+// when set, is the sorted CODE8 table (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the
+// value arrays then receive codes, one byte per slot, and SpmvArgs::scratch (an unsigned 64-bit
+// count) the number of values the table lacks.
+// The update gather (Format::device_gather, templates/contract/value_gather.h): its layout arrays and
+// sizes.
+enum { SELL_DIAG_UPD_DIAG_PTR = 5, SELL_DIAG_UPD_REM_PTR = 6 };  // a[VG_LAYOUT0 + k]
+enum { SELL_DIAG_UPD_N_C = 2, SELL_DIAG_UPD_N_SLICES = 3 };      // n[VG_N_PARAM0 + k]
+enum {
+  SELL_DIAG_FULL_TILE = 1056,  // values a warp's tile holds: C * (diagonals | 1) at most
+  SELL_DIAG_FULL_WARPS = 4     // warps per block of spmvjit_build_diagonals_full
+};
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__
@@ -380,7 +426,7 @@ SPMVJIT_SELL_DIAG_FN long long sell_diag_table(Each&& each, long long min_count,
 }
 
 #endif  // SPMVJIT_CONTRACT_SELL_DIAG_H
-#line 11 "gpu/sell_diag_build.cu"
+#line 15 "gpu/sell_diag_build.cu"
 #line 1 "gpu/heap_sort.cuh"
 // GPU library piece shared by device builds that sort one row or slice per thread (bsr_build,
 // sell_diag_build): an in-place heap sort, no memory beyond the array, any order `less` gives.
@@ -864,8 +910,86 @@ SPMVJIT_DEVICE void build_heap_sort(T* v, i64 n, const Less& less) {
 }
 
 #endif  // SPMVJIT_HEAP_SORT_INCLUDED
-#line 12 "gpu/sell_diag_build.cu"
-#line 13 "gpu/sell_diag_build.cu"
+#line 16 "gpu/sell_diag_build.cu"
+#line 17 "gpu/sell_diag_build.cu"
+#line 1 "gpu/value_gather.cuh"
+// What a format's update gather (templates/contract/value_gather.h) does with each slot: the
+// unsigned integer as wide as V that stands for a value's bits, the CODE8 table's search, and the
+// sink that writes a slot's value, its code, or compares its computed position with the map.
+#ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
+#define SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 7 "gpu/value_gather.cuh"
+
+namespace vg {
+
+template <int Bytes>
+struct CodeOf {
+  typedef unsigned long long type;
+};
+template <>
+struct CodeOf<4> {
+  typedef unsigned type;
+};
+typedef CodeOf<sizeof(V)>::type Code;
+
+// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
+SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (spmvjit_ldg(table + mid) < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+struct Sink {
+  const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
+  const Code* table;
+  int mode, n;
+  long long bad;
+
+  SPMVJIT_METHOD explicit Sink(const SpmvArgs& a)
+      : values((const Code*)a.x),
+        table((const Code*)a.values_table),
+        mode(int(a.n[VG_N_MODE])),
+        n(int(a.n[VG_N_TABLE])),
+        bad(0) {}
+  // The slot's value into out[slot] (VG_GATHER), or its code (VG_CODES).
+  SPMVJIT_METHOD void put(void* out, i64 slot, Code v) {
+    if (mode == VG_GATHER) {
+      ((Code*)out)[slot] = v;
+      return;
+    }
+    const int c = table_position(table, n, v);
+    bad += c == n || spmvjit_ldg(table + c) != v;
+    ((unsigned char*)out)[slot] = (unsigned char)c;
+  }
+  // A slot at computed position p (-1: padding).
+  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
+    if (mode == VG_CHECK) {
+      bad += i64(spmvjit_ldg(map + slot)) != p;
+      return;
+    }
+    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p));
+  }
+  // A slot the map places (nothing to compare in VG_CHECK).
+  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
+    if (mode == VG_CHECK) return;
+    const I m = spmvjit_ld_stream(map + slot);
+    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m));
+  }
+  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
+    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
+  }
+};
+
+}  // namespace vg
+
+#endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 18 "gpu/sell_diag_build.cu"
 
 namespace sd {
 
@@ -937,6 +1061,34 @@ struct Slice {
     return kept;
   }
 };
+
+// Writes a value slot: the value's bits (as wide as V), or its CODE8 code where the build writes
+// codes (SpmvArgs::values_table), counting the values the table lacks into SpmvArgs::scratch.
+struct Put {
+  const vg::Code* table;
+  int n;
+  long long bad;
+
+  SPMVJIT_METHOD explicit Put(const SpmvArgs& a)
+      : table((const vg::Code*)a.values_table), n(int(a.n[SELL_DIAG_BUILD_N_TABLE])), bad(0) {}
+  SPMVJIT_METHOD void operator()(void* out, i64 slot, vg::Code v) {
+    if (!table) {
+      ((vg::Code*)out)[slot] = v;
+      return;
+    }
+    const int c = vg::table_position(table, n, v);
+    bad += c == n || spmvjit_ldg(table + c) != v;
+    ((unsigned char*)out)[slot] = (unsigned char)c;
+  }
+  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
+    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
+  }
+};
+
+// Whether slice s is full (SpmvArgs::y, see contract/sell_diag.h): the per-row passes skip it.
+SPMVJIT_DEVICE bool full_slice(const SpmvArgs& a, i64 s) {
+  return a.y && spmvjit_ldg((const unsigned char*)a.y + s) != 0;
+}
 
 SPMVJIT_DEVICE Slice slice_of(const SpmvArgs& a, i64 s, i64 c) {
   const i64 r0 = s * c;
@@ -1121,6 +1273,10 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_count_w
                             &distinct);
     }
     if (lane == 0) {
+      // Full: every row of the slice (none past the matrix) on the kept diagonals, in order.
+      if (a.y)
+        ((unsigned char*)a.y)[s] =
+            uniform && n == c && nk == len0 && nk > 0 && c * (nk | 1) <= SELL_DIAG_FULL_TILE ? 1 : 0;
       if (nk >= 0) {
         ((i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR])[s] = nk;
         ((i64*)a.a[SELL_DIAG_BUILD_REM_PTR])[s] = 0;
@@ -1142,6 +1298,7 @@ extern "C" __global__ void spmvjit_build_width(const SpmvArgs a) {
   const i64 c = a.n[SELL_DIAG_BUILD_N_C];
   for (i64 r = i64(blockIdx.x) * blockDim.x + threadIdx.x; r < a.rows; r += i64(gridDim.x) * blockDim.x) {
     const i64 s = r / c;
+    if (sd::full_slice(a, s)) continue;  // no remainder
     const sd::Slice sl = sd::slice_of(a, s, c);
     const I* kept = scratch + sl.begin(sl.r0);
     const i64 nk = spmvjit_ldg(dcount + s);
@@ -1152,47 +1309,101 @@ extern "C" __global__ void spmvjit_build_width(const SpmvArgs a) {
   }
 }
 
-// Pass 3, one thread per row position of every slice (the last slice's rows past the matrix
-// included): the slice's kept offsets (from scratch, every C-th by each row) and the row's slots
-// of its diagonals at the scanned diag_ptr, zero where the row has no entry.
+// Pass 3, one thread per row position of every slice but the full ones (the last slice's rows
+// past the matrix included): the slice's kept offsets (from scratch, every C-th by each row) and
+// the row's slots of its diagonals at the scanned diag_ptr, zero where the row has no entry.
 extern "C" __global__ void spmvjit_build_diagonals(const SpmvArgs a) {
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[SELL_DIAG_BUILD_VALUES_IN];
+  const vg::Code* SPMVJIT_RESTRICT va = (const vg::Code*)a.a[SELL_DIAG_BUILD_VALUES_IN];
   const i64* dptr = (const i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
   const I* scratch = (const I*)a.a[SELL_DIAG_BUILD_SCRATCH];
   I* doff = (I*)a.a[SELL_DIAG_BUILD_DIAG_OFFSET];
-  V* dval = (V*)a.a[SELL_DIAG_BUILD_DIAG_VALUES];
+  void* dval = (void*)a.a[SELL_DIAG_BUILD_DIAG_VALUES];
   const i64 c = a.n[SELL_DIAG_BUILD_N_C], positions = a.n[SELL_DIAG_BUILD_N_SLICES] * c;
+  sd::Put put(a);
   for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
     const i64 s = p / c, i = p - s * c;
+    if (sd::full_slice(a, s)) continue;  // spmvjit_build_diagonals_full's
     const sd::Slice sl = sd::slice_of(a, s, c);
     const I* kept = scratch + sl.begin(sl.r0);
     const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
     for (i64 j = i; j < nd; j += c) doff[dp + j] = spmvjit_ldg(kept + j);
-    V* row = dval + dp * c + i;
+    const i64 row = dp * c + i;                             // the row's slot on the slice's first diagonal
     if (p < a.rows && sd::matches_kept(sl, p, kept, nd)) {  // entry k on diagonal k, every slot filled
-      for (i64 j = 0, b = sl.begin(p); j < nd; ++j) row[j * c] = spmvjit_ldg(va + b + j);
+      for (i64 j = 0, b = sl.begin(p); j < nd; ++j) put(dval, row + j * c, spmvjit_ldg(va + b + j));
       continue;
     }
-    for (i64 j = 0; j < nd; ++j) row[j * c] = V(0);
+    for (i64 j = 0; j < nd; ++j) put(dval, row + j * c, vg::Code(0));
     if (p < a.rows)
       sd::place_row(sl, p, kept, nd, [&](i64 k, i64 j) {
-        if (j >= 0) row[j * c] = spmvjit_ldg(va + k);
+        if (j >= 0) put(dval, row + j * c, spmvjit_ldg(va + k));
       });
   }
+  put.finish(a);
 }
+
+#ifndef SPMVJIT_EMULATED  // a block's warps share memory and barriers
+// Pass 3 for the full slices, a warp per slice (blocks of SELL_DIAG_FULL_WARPS warps, one slice
+// each per round): its C * nd entries, contiguous and row-major, are read coalesced into the
+// warp's tile (rows of nd | 1 values: an odd stride reads the columns without bank conflicts),
+// then written coalesced as its column-major diagonals; and the slice's kept offsets.
+extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP* SELL_DIAG_FULL_WARPS)
+    spmvjit_build_diagonals_full(const SpmvArgs a) {
+  const vg::Code* SPMVJIT_RESTRICT va = (const vg::Code*)a.a[SELL_DIAG_BUILD_VALUES_IN];
+  const I* rp = (const I*)a.a[SELL_DIAG_BUILD_ROW_PTR];
+  const i64* dptr = (const i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
+  const I* scratch = (const I*)a.a[SELL_DIAG_BUILD_SCRATCH];
+  I* doff = (I*)a.a[SELL_DIAG_BUILD_DIAG_OFFSET];
+  void* dval = (void*)a.a[SELL_DIAG_BUILD_DIAG_VALUES];
+  const i64 c = a.n[SELL_DIAG_BUILD_N_C], slices = a.n[SELL_DIAG_BUILD_N_SLICES], base = a.n[DP_N_BASE];
+  SPMVJIT_SHARED vg::Code tiles[SELL_DIAG_FULL_WARPS][SELL_DIAG_FULL_TILE];
+  const int w = int(threadIdx.x) / SPMVJIT_WARP, lane = spmvjit_lane();
+  vg::Code* tile = tiles[w];
+  sd::Put put(a);
+  const unsigned uc = unsigned(c);
+  // Every warp of a block runs the same rounds (the barriers), a slice each or none.
+  for (i64 s0 = i64(blockIdx.x) * SELL_DIAG_FULL_WARPS; s0 < slices;
+       s0 += i64(gridDim.x) * SELL_DIAG_FULL_WARPS) {
+    const i64 s = s0 + w;
+    const bool mine = s < slices && sd::full_slice(a, s);
+    i64 b0 = 0, dp = 0;
+    unsigned nd = 0, st = 1, n = 0;
+    if (mine) {
+      b0 = i64(spmvjit_ldg(rp + s * c)) - base;
+      dp = spmvjit_ldg(dptr + s);
+      nd = unsigned(spmvjit_ldg(dptr + s + 1) - dp);
+      st = nd | 1u;
+      n = uc * nd;  // <= SELL_DIAG_FULL_TILE, as the count marked it
+      for (unsigned e = unsigned(lane); e < n; e += SPMVJIT_WARP) {
+        const unsigned i = e / nd, j = e - i * nd;
+        tile[i * st + j] = spmvjit_ld_stream(va + b0 + e);
+      }
+      const I* kept = scratch + b0;
+      for (unsigned j = unsigned(lane); j < nd; j += SPMVJIT_WARP) doff[dp + j] = spmvjit_ldg(kept + j);
+    }
+    spmvjit_sync_block();
+    for (unsigned o = unsigned(lane); o < n; o += SPMVJIT_WARP) {
+      const unsigned j = o / uc, i = o - j * uc;
+      put(dval, dp * c + o, tile[i * st + j]);
+    }
+    spmvjit_sync_block();  // the tile is the next round's
+  }
+  put.finish(a);
+}
+#endif
 
 // Pass 4, one thread per row position: the row's remainder (entries off the kept diagonals, pass
 // 3's diag_offset) in its order, then its padding to the slice's width: its last remainder column
 // (or its own row) and zeros. A slice of width 0 (none of its rows has a remainder) is skipped.
 extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
-  const V* SPMVJIT_RESTRICT va = (const V*)a.a[SELL_DIAG_BUILD_VALUES_IN];
+  const vg::Code* SPMVJIT_RESTRICT vbits = (const vg::Code*)a.a[SELL_DIAG_BUILD_VALUES_IN];
   const i64* dptr = (const i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
   const i64* rptr = (const i64*)a.a[SELL_DIAG_BUILD_REM_PTR];
   const I* doff = (const I*)a.a[SELL_DIAG_BUILD_DIAG_OFFSET];
   I* rcol = (I*)a.a[SELL_DIAG_BUILD_REM_COL];
-  V* rval = (V*)a.a[SELL_DIAG_BUILD_REM_VALUES];
+  void* rval = (void*)a.a[SELL_DIAG_BUILD_REM_VALUES];
   const i64 c = a.n[SELL_DIAG_BUILD_N_C], positions = a.n[SELL_DIAG_BUILD_N_SLICES] * c;
   const i64 last_col = a.cols > 0 ? a.cols - 1 : 0;
+  sd::Put put(a);
   for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < positions; p += i64(gridDim.x) * blockDim.x) {
     const i64 s = p / c, i = p - s * c;
     const i64 q0 = spmvjit_ldg(rptr + s), width = (spmvjit_ldg(rptr + s + 1) - q0) / c;
@@ -1200,7 +1411,7 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
     const sd::Slice sl = sd::slice_of(a, s, c);
     const i64 dp = spmvjit_ldg(dptr + s);
     I* col = rcol + q0 + i;
-    V* val = rval + q0 + i;
+    const i64 val = q0 + i;  // the row's first remainder slot
     I pad = I(p < last_col ? p : last_col);
     i64 q = 0;  // the row's remainder slots filled
     if (p < a.rows)
@@ -1208,11 +1419,76 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
         if (j >= 0) return;
         pad = I(spmvjit_ldg(sl.ci + k) - I(sl.base));
         col[q * c] = pad;
-        val[q++ * c] = spmvjit_ldg(va + k);
+        put(rval, val + q++ * c, spmvjit_ldg(vbits + k));
       });
     for (; q < width; ++q) {
       col[q * c] = pad;
-      val[q * c] = V(0);
+      put(rval, val + q * c, vg::Code(0));
     }
   }
+  put.finish(a);
 }
+
+#ifndef SPMVJIT_EMULATED  // a block's warps share memory and barriers
+// The update gather (Format::device_gather; templates/contract/value_gather.h), a warp per slice in
+// blocks of at most SELL_DIAG_FULL_WARPS warps. A slice whose rows past none of the matrix's end
+// each hold nd entries with no remainder holds them on its nd diagonals in order: its values are
+// contiguous and go through the warp's tile as in spmvjit_build_diagonals_full (read and written
+// coalesced, no map). The other slices' diagonal and remainder slots read the map.
+extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP* SELL_DIAG_FULL_WARPS)
+    spmvjit_update_gather(const SpmvArgs a) {
+  const I* rp = (const I*)a.a[VG_ROW_PTR];
+  const I* dmap = (const I*)a.a[VG_MAP0];
+  const I* rmap = (const I*)a.a[VG_MAP1];
+  void* dout = (void*)a.a[VG_OUT0];
+  void* rout = (void*)a.a[VG_OUT1];
+  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
+  const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
+  const i64 c = a.n[SELL_DIAG_UPD_N_C], slices = a.n[SELL_DIAG_UPD_N_SLICES];
+  const vg::Code* SPMVJIT_RESTRICT values = (const vg::Code*)a.x;
+  SPMVJIT_SHARED vg::Code tiles[SELL_DIAG_FULL_WARPS][SELL_DIAG_FULL_TILE];
+  const int warps = int(blockDim.x) / SPMVJIT_WARP, w = int(threadIdx.x) / SPMVJIT_WARP,
+            lane = spmvjit_lane();
+  vg::Code* tile = tiles[w];
+  vg::Sink sink(a);
+  const unsigned uc = unsigned(c);
+  for (i64 s0 = i64(blockIdx.x) * warps; s0 < slices; s0 += i64(gridDim.x) * warps) {
+    const i64 s = s0 + w;
+    bool full = false;
+    i64 dp = 0, b0 = 0, nd = 0;
+    if (s < slices) {
+      dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
+      const i64 r0 = s * c;
+      full = r0 + c <= a.rows && spmvjit_ldg(rptr + s + 1) == spmvjit_ldg(rptr + s) && nd > 0 &&
+             c * (nd | 1) <= SELL_DIAG_FULL_TILE;
+      if (full) b0 = spmvjit_ldg(rp + r0);
+      for (i64 i0 = 0; full && i0 < c; i0 += SPMVJIT_WARP) {
+        const i64 i = i0 + lane;
+        const bool bad = i < c && i64(spmvjit_ldg(rp + r0 + i + 1)) - i64(spmvjit_ldg(rp + r0 + i)) != nd;
+        if (spmvjit_ballot(bad)) full = false;
+      }
+      if (!full) {
+        const i64 q0 = spmvjit_ldg(rptr + s), nq = spmvjit_ldg(rptr + s + 1) - q0;
+        for (i64 t = lane; t < nd * c; t += SPMVJIT_WARP) sink.mapped(dout, dp * c + t, dmap);
+        for (i64 t = lane; t < nq; t += SPMVJIT_WARP) sink.mapped(rout, q0 + t, rmap);
+      }
+    }
+    const unsigned und = unsigned(nd), st = und | 1u, n = full ? uc * und : 0u;
+    if (sink.mode != VG_CHECK)
+      for (unsigned e = unsigned(lane); e < n; e += SPMVJIT_WARP) {
+        const unsigned i = e / und, j = e - i * und;
+        tile[i * st + j] = spmvjit_ld_stream(values + b0 + e);
+      }
+    spmvjit_sync_block();
+    for (unsigned o = unsigned(lane); o < n; o += SPMVJIT_WARP) {
+      const unsigned j = o / uc, i = o - j * uc;
+      if (sink.mode == VG_CHECK)
+        sink.at(dout, dp * c + o, b0 + i64(i) * nd + j, dmap);
+      else
+        sink.put(dout, dp * c + o, tile[i * st + j]);
+    }
+    spmvjit_sync_block();  // the tile is the next round's
+  }
+  sink.finish(a);
+}
+#endif
