@@ -379,20 +379,19 @@ class SellDiagFormat final : public Format {
   // does) into scratch, one entry per nonzero (a slice's kept offsets fit in its own entries),
   // and marks the slice full when all its rows hold those diagonals in order. The rest is one
   // thread per row of the other slices, coalesced: remainder widths (an atomic max per slice),
-  // the scans into diag_ptr and rem_ptr, then the diagonals and the remainders; a warp per full
-  // slice transposes its contiguous entries. A row holding exactly its slice's diagonals is
+  // the scans into diag_ptr and rem_ptr, then the diagonals and the remainders; a block per full
+  // slice places its contiguous entries slot by slot. A row holding exactly its slice's diagonals is
   // placed without a search. With a table (dc.codes()) the value arrays receive CODE8 codes.
   bool builds_device_codes() const override { return true; }
-  // A slice whose rows each hold its diagonals' count of entries, with no remainder, needs no map
-  // (templates/gpu/sell_diag_build.cu, spmvjit_update_gather): a stencil's or a band's interior.
+  // A row of a slice without remainder holding as many entries as the slice has diagonals needs no
+  // map (templates/gpu/sell_diag_build.cu, spmvjit_update_gather): a stencil's or a band's interior.
   bool device_gather(const FormatData& d, DeviceGather& out) const override {
     out.module = "sell_diag_build";
     out.entry = "spmvjit_update_gather";
     out.layout = {SELL_DIAG_DIAG_PTR, SELL_DIAG_REM_PTR};
     out.params = {d.params.at("C"), d.ints[SELL_DIAG_N_SLICES]};
-    // A warp per slice in blocks of SELL_DIAG_FULL_WARPS warps of 32 (or fewer, wider ones).
-    out.block = SELL_DIAG_FULL_WARPS * 32;
-    out.items = d.ints[SELL_DIAG_N_SLICES] * 32;
+    out.block = SELL_DIAG_SLICE_BLOCK;  // a block per slice
+    out.items = d.ints[SELL_DIAG_N_SLICES] * SELL_DIAG_SLICE_BLOCK;
     static_assert(
         int(SELL_DIAG_UPD_DIAG_PTR) == int(VG_LAYOUT0) && int(SELL_DIAG_UPD_REM_PTR) == VG_LAYOUT0 + 1 &&
         int(SELL_DIAG_UPD_N_C) == int(VG_N_PARAM0) && int(SELL_DIAG_UPD_N_SLICES) == VG_N_PARAM0 + 1);
@@ -408,8 +407,7 @@ class SellDiagFormat final : public Format {
     d.declare(name(), p, contract_arrays(), a.index, a.value);
     HostArray dptr = dc.alloc(slices + 1, sizeof(int64_t)), rptr = dc.alloc(slices + 1, sizeof(int64_t));
     HostArray scratch = dc.alloc(slices ? a.nnz : 0, size_t(is));
-    const bool warps = dc.cooperative() && slices;
-    HostArray full = warps ? dc.alloc(slices, 1) : HostArray{};  // written by the count
+    HostArray full = dc.alloc(slices, 1);  // written by the count
     const DeviceConverter::Codes* codes = dc.codes();
     const size_t value_elem = codes ? 1 : size_t(vs);
     SpmvArgs g = dc.args();
@@ -430,7 +428,7 @@ class SellDiagFormat final : public Format {
     g.n[SELL_DIAG_BUILD_N_MIN_COUNT] = min_diag_count(c, is, vs);
     if (slices) {
       // A thread per slice: 0.50-0.57 ms on poisson2d:2000 and stencil27:100 (H200).
-      if (warps)
+      if (dc.cooperative())
         dc.launch("sell_diag_build", "spmvjit_build_count_warp", slices * t.warp_size, g, t.warp_size);
       else
         dc.launch("sell_diag_build", "spmvjit_build_count", slices, g, 64);
@@ -447,9 +445,9 @@ class SellDiagFormat final : public Format {
     d.put(SELL_DIAG_REM_VALUES, dc.alloc(nrem, value_elem));
     g.a[SELL_DIAG_BUILD_DIAG_OFFSET] = d.arrays[SELL_DIAG_DIAG_OFFSET].device.get();
     g.a[SELL_DIAG_BUILD_DIAG_VALUES] = d.arrays[SELL_DIAG_DIAG_VALUES].device.get();
-    if (warps)
-      dc.launch("sell_diag_build", "spmvjit_build_diagonals_full", slices * t.warp_size, g,
-                SELL_DIAG_FULL_WARPS * t.warp_size);
+    if (slices)
+      dc.launch("sell_diag_build", "spmvjit_build_diagonals_full", slices * SELL_DIAG_SLICE_BLOCK, g,
+                SELL_DIAG_SLICE_BLOCK);
     if (slices) dc.launch("sell_diag_build", "spmvjit_build_diagonals", slices * c, g);
     g.a[SELL_DIAG_BUILD_REM_COL] = d.arrays[SELL_DIAG_REM_COL].device.get();
     g.a[SELL_DIAG_BUILD_REM_VALUES] = d.arrays[SELL_DIAG_REM_VALUES].device.get();

@@ -47,10 +47,10 @@ enum {
   SELL_DIAG_BUILD_REM_VALUES = 7
 };
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT, SELL_DIAG_BUILD_N_TABLE };
-// Beyond a[]: SpmvArgs::y holds a byte per slice, set by spmvjit_build_count_warp where the slice is
-// full (every row holds the slice's kept diagonals, in order, and nothing else: its entries are C *
-// diagonals contiguous values), so the later passes skip it and spmvjit_build_diagonals_full
-// places it; null where the count runs a thread per slice (no slice is full then). values_table,
+// Beyond a[]: SpmvArgs::y holds a byte per slice, set by the count where the slice is full (none of
+// its rows past the matrix, every one holding the slice's kept diagonals, in order, and nothing
+// else: its entries are C * diagonals contiguous values), so the later passes skip it and
+// spmvjit_build_diagonals_full places it. values_table,
 // when set, is the sorted CODE8 table (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the
 // value arrays then receive codes, one byte per slot, and SpmvArgs::scratch (an unsigned 64-bit
 // count) the number of values the table lacks.
@@ -58,10 +58,7 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // sizes.
 enum { SELL_DIAG_UPD_DIAG_PTR = 5, SELL_DIAG_UPD_REM_PTR = 6 };  // a[VG_LAYOUT0 + k]
 enum { SELL_DIAG_UPD_N_C = 2, SELL_DIAG_UPD_N_SLICES = 3 };      // n[VG_N_PARAM0 + k]
-enum {
-  SELL_DIAG_FULL_TILE = 1056,  // values a warp's tile holds: C * (diagonals | 1) at most
-  SELL_DIAG_FULL_WARPS = 4     // warps per block of spmvjit_build_diagonals_full
-};
+enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of the kernels that take a slice a block
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__

@@ -10,10 +10,10 @@
 // runs one thread per row, so neighbouring threads read neighbouring rows and write neighbouring
 // slots of the column-major slice: the remainder widths (an atomic max per slice), then after the
 // scans the diagonals and the remainder. Grid-stride with no cooperation inside a block: any grid
-// works, and the emulation prelude runs the threads one after another. On a device whose lanes
-// cooperate, the warp that counts a slice also marks it full when its rows are all alike (a
-// stencil's or a band's interior): the later passes skip it and a warp per full slice transposes
-// its contiguous entries through shared memory instead (spmvjit_build_diagonals_full). The value
+// works, and the emulation prelude runs the threads one after another. The count also marks a
+// slice full when all its rows hold its diagonals in order and nothing else (a stencil's or a
+// band's interior): the later passes skip it and a block per full slice places its contiguous
+// entries slot by slot instead (spmvjit_build_diagonals_full). The value
 // arrays receive CODE8 codes instead of values where the plan passes a table (contract/sell_diag.h).
 #line 1 "contract/device_plan.h"
 // Device planning contract: the statistics block templates/gpu/device_plan.cu fills and
@@ -202,10 +202,10 @@ enum {
   SELL_DIAG_BUILD_REM_VALUES = 7
 };
 enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUNT, SELL_DIAG_BUILD_N_TABLE };
-// Beyond a[]: SpmvArgs::y holds a byte per slice, set by spmvjit_build_count_warp where the slice is
-// full (every row holds the slice's kept diagonals, in order, and nothing else: its entries are C *
-// diagonals contiguous values), so the later passes skip it and spmvjit_build_diagonals_full
-// places it; null where the count runs a thread per slice (no slice is full then). values_table,
+// Beyond a[]: SpmvArgs::y holds a byte per slice, set by the count where the slice is full (none of
+// its rows past the matrix, every one holding the slice's kept diagonals, in order, and nothing
+// else: its entries are C * diagonals contiguous values), so the later passes skip it and
+// spmvjit_build_diagonals_full places it. values_table,
 // when set, is the sorted CODE8 table (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the
 // value arrays then receive codes, one byte per slot, and SpmvArgs::scratch (an unsigned 64-bit
 // count) the number of values the table lacks.
@@ -213,10 +213,7 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // sizes.
 enum { SELL_DIAG_UPD_DIAG_PTR = 5, SELL_DIAG_UPD_REM_PTR = 6 };  // a[VG_LAYOUT0 + k]
 enum { SELL_DIAG_UPD_N_C = 2, SELL_DIAG_UPD_N_SLICES = 3 };      // n[VG_N_PARAM0 + k]
-enum {
-  SELL_DIAG_FULL_TILE = 1056,  // values a warp's tile holds: C * (diagonals | 1) at most
-  SELL_DIAG_FULL_WARPS = 4     // warps per block of spmvjit_build_diagonals_full
-};
+enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of the kernels that take a slice a block
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__
@@ -949,6 +946,11 @@ SPMVJIT_DEVICE void count_slice(const SpmvArgs& a, i64 s) {
     nk = sl.sorted_kept(kept, min_count);
   ((i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR])[s] = nk;
   ((i64*)a.a[SELL_DIAG_BUILD_REM_PTR])[s] = 0;
+  if (a.y) {  // full: every row of the slice (none past the matrix) on the kept diagonals, in order
+    bool full = nk > 0 && sl.r1 - sl.r0 == a.n[SELL_DIAG_BUILD_N_C];
+    for (i64 r = sl.r0; full && r < sl.r1; ++r) full = matches_kept(sl, r, kept, nk);
+    ((unsigned char*)a.y)[s] = full ? 1 : 0;
+  }
 }
 
 }  // namespace sd
@@ -1080,11 +1082,9 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_count_w
                             &distinct);
     }
     if (lane == 0) {
-      // Full: every row of the slice (none past the matrix) on the kept diagonals, in order.
-      if (a.y)
-        ((unsigned char*)a.y)[s] =
-            uniform && n == c && nk == len0 && nk > 0 && c * (nk | 1) <= SELL_DIAG_FULL_TILE ? 1 : 0;
       if (nk >= 0) {
+        // Full (as count_slice finds it): alike rows holding their kept offsets, none past the matrix.
+        if (a.y) ((unsigned char*)a.y)[s] = uniform && n == c && nk == len0 && nk > 0 ? 1 : 0;
         ((i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR])[s] = nk;
         ((i64*)a.a[SELL_DIAG_BUILD_REM_PTR])[s] = 0;
       } else {
@@ -1148,13 +1148,12 @@ extern "C" __global__ void spmvjit_build_diagonals(const SpmvArgs a) {
   put.finish(a);
 }
 
-#ifndef SPMVJIT_EMULATED  // a block's warps share memory and barriers
-// Pass 3 for the full slices, a warp per slice (blocks of SELL_DIAG_FULL_WARPS warps, one slice
-// each per round): its C * nd entries, contiguous and row-major, are read coalesced into the
-// warp's tile (rows of nd | 1 values: an odd stride reads the columns without bank conflicts),
-// then written coalesced as its column-major diagonals; and the slice's kept offsets.
-extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP* SELL_DIAG_FULL_WARPS)
-    spmvjit_build_diagonals_full(const SpmvArgs a) {
+// Pass 3 for the full slices, a block per slice (grid-stride) whose threads take its C * nd slots
+// in their column-major order: slot o (diagonal j = o / C, row i = o % C) holds entry i * nd + j of
+// the slice's contiguous entries. Neighbouring threads write neighbouring slots, every thread has
+// one load in flight, and the block's reads of the slice's few kilobytes hit the cache after the
+// first. No cooperation: any block size works, emulated too.
+extern "C" __global__ void spmvjit_build_diagonals_full(const SpmvArgs a) {
   const vg::Code* SPMVJIT_RESTRICT va = (const vg::Code*)a.a[SELL_DIAG_BUILD_VALUES_IN];
   const I* rp = (const I*)a.a[SELL_DIAG_BUILD_ROW_PTR];
   const i64* dptr = (const i64*)a.a[SELL_DIAG_BUILD_DIAG_PTR];
@@ -1162,41 +1161,29 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP* SELL_DIAG_FULL_WARPS)
   I* doff = (I*)a.a[SELL_DIAG_BUILD_DIAG_OFFSET];
   void* dval = (void*)a.a[SELL_DIAG_BUILD_DIAG_VALUES];
   const i64 c = a.n[SELL_DIAG_BUILD_N_C], slices = a.n[SELL_DIAG_BUILD_N_SLICES], base = a.n[DP_N_BASE];
-  SPMVJIT_SHARED vg::Code tiles[SELL_DIAG_FULL_WARPS][SELL_DIAG_FULL_TILE];
-  const int w = int(threadIdx.x) / SPMVJIT_WARP, lane = spmvjit_lane();
-  vg::Code* tile = tiles[w];
   sd::Put put(a);
-  const unsigned uc = unsigned(c);
-  // Every warp of a block runs the same rounds (the barriers), a slice each or none.
-  for (i64 s0 = i64(blockIdx.x) * SELL_DIAG_FULL_WARPS; s0 < slices;
-       s0 += i64(gridDim.x) * SELL_DIAG_FULL_WARPS) {
-    const i64 s = s0 + w;
-    const bool mine = s < slices && sd::full_slice(a, s);
-    i64 b0 = 0, dp = 0;
-    unsigned nd = 0, st = 1, n = 0;
-    if (mine) {
-      b0 = i64(spmvjit_ldg(rp + s * c)) - base;
-      dp = spmvjit_ldg(dptr + s);
-      nd = unsigned(spmvjit_ldg(dptr + s + 1) - dp);
-      st = nd | 1u;
-      n = uc * nd;  // <= SELL_DIAG_FULL_TILE, as the count marked it
-      for (unsigned e = unsigned(lane); e < n; e += SPMVJIT_WARP) {
-        const unsigned i = e / nd, j = e - i * nd;
-        tile[i * st + j] = spmvjit_ld_stream(va + b0 + e);
+  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
+    if (!sd::full_slice(a, s)) continue;
+    const i64 b0 = i64(spmvjit_ldg(rp + s * c)) - base, dp = spmvjit_ldg(dptr + s);
+    const i64 nd = spmvjit_ldg(dptr + s + 1) - dp, n = c * nd;
+    const I* kept = scratch + b0;
+    for (i64 j = threadIdx.x; j < nd; j += blockDim.x) doff[dp + j] = spmvjit_ldg(kept + j);
+    // 32-bit divisions where the slice allows: a 64-bit one is a long instruction sequence.
+    if (n < 0x7fffffffLL) {
+      const unsigned uc = unsigned(c);
+      for (unsigned o = threadIdx.x; o < unsigned(n); o += blockDim.x) {
+        const unsigned j = o / uc, i = o - j * uc;
+        put(dval, dp * c + o, spmvjit_ldg(va + b0 + i64(i) * nd + j));
       }
-      const I* kept = scratch + b0;
-      for (unsigned j = unsigned(lane); j < nd; j += SPMVJIT_WARP) doff[dp + j] = spmvjit_ldg(kept + j);
+    } else {
+      for (i64 o = threadIdx.x; o < n; o += blockDim.x) {
+        const i64 j = o / c, i = o - j * c;
+        put(dval, dp * c + o, spmvjit_ldg(va + b0 + i * nd + j));
+      }
     }
-    spmvjit_sync_block();
-    for (unsigned o = unsigned(lane); o < n; o += SPMVJIT_WARP) {
-      const unsigned j = o / uc, i = o - j * uc;
-      put(dval, dp * c + o, tile[i * st + j]);
-    }
-    spmvjit_sync_block();  // the tile is the next round's
   }
   put.finish(a);
 }
-#endif
 
 // Pass 4, one thread per row position: the row's remainder (entries off the kept diagonals, pass
 // 3's diag_offset) in its order, then its padding to the slice's width: its last remainder column
@@ -1236,14 +1223,11 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
   put.finish(a);
 }
 
-#ifndef SPMVJIT_EMULATED  // a block's warps share memory and barriers
-// The update gather (Format::device_gather; templates/contract/value_gather.h), a warp per slice in
-// blocks of at most SELL_DIAG_FULL_WARPS warps. A slice whose rows past none of the matrix's end
-// each hold nd entries with no remainder holds them on its nd diagonals in order: its values are
-// contiguous and go through the warp's tile as in spmvjit_build_diagonals_full (read and written
-// coalesced, no map). The other slices' diagonal and remainder slots read the map.
-extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP* SELL_DIAG_FULL_WARPS)
-    spmvjit_update_gather(const SpmvArgs a) {
+// The update gather (Format::device_gather; templates/contract/value_gather.h), a block per slice
+// (grid-stride) whose threads take its diagonal slots in order, then its remainder slots. A row
+// of a slice without remainder that holds as many entries as the slice has diagonals holds one on
+// each, in order: its slot on diagonal j is its entry j (no map). The other slots read the map.
+extern "C" __global__ void spmvjit_update_gather(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* dmap = (const I*)a.a[VG_MAP0];
   const I* rmap = (const I*)a.a[VG_MAP1];
@@ -1252,50 +1236,22 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP* SELL_DIAG_FULL_WARPS)
   const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
   const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
   const i64 c = a.n[SELL_DIAG_UPD_N_C], slices = a.n[SELL_DIAG_UPD_N_SLICES];
-  const vg::Code* SPMVJIT_RESTRICT values = (const vg::Code*)a.x;
-  SPMVJIT_SHARED vg::Code tiles[SELL_DIAG_FULL_WARPS][SELL_DIAG_FULL_TILE];
-  const int warps = int(blockDim.x) / SPMVJIT_WARP, w = int(threadIdx.x) / SPMVJIT_WARP,
-            lane = spmvjit_lane();
-  vg::Code* tile = tiles[w];
   vg::Sink sink(a);
-  const unsigned uc = unsigned(c);
-  for (i64 s0 = i64(blockIdx.x) * warps; s0 < slices; s0 += i64(gridDim.x) * warps) {
-    const i64 s = s0 + w;
-    bool full = false;
-    i64 dp = 0, b0 = 0, nd = 0;
-    if (s < slices) {
-      dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
-      const i64 r0 = s * c;
-      full = r0 + c <= a.rows && spmvjit_ldg(rptr + s + 1) == spmvjit_ldg(rptr + s) && nd > 0 &&
-             c * (nd | 1) <= SELL_DIAG_FULL_TILE;
-      if (full) b0 = spmvjit_ldg(rp + r0);
-      for (i64 i0 = 0; full && i0 < c; i0 += SPMVJIT_WARP) {
-        const i64 i = i0 + lane;
-        const bool bad = i < c && i64(spmvjit_ldg(rp + r0 + i + 1)) - i64(spmvjit_ldg(rp + r0 + i)) != nd;
-        if (spmvjit_ballot(bad)) full = false;
+  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
+    const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
+    const i64 q0 = spmvjit_ldg(rptr + s), nq = spmvjit_ldg(rptr + s + 1) - q0, r0 = s * c;
+    for (i64 o = threadIdx.x; o < nd * c; o += blockDim.x) {
+      const i64 j = o / c, r = r0 + (o - j * c), slot = dp * c + o;
+      if (!nq && r < a.rows) {
+        const i64 b = spmvjit_ldg(rp + r);
+        if (i64(spmvjit_ldg(rp + r + 1)) - b == nd) {
+          sink.at(dout, slot, b + j, dmap);
+          continue;
+        }
       }
-      if (!full) {
-        const i64 q0 = spmvjit_ldg(rptr + s), nq = spmvjit_ldg(rptr + s + 1) - q0;
-        for (i64 t = lane; t < nd * c; t += SPMVJIT_WARP) sink.mapped(dout, dp * c + t, dmap);
-        for (i64 t = lane; t < nq; t += SPMVJIT_WARP) sink.mapped(rout, q0 + t, rmap);
-      }
+      sink.mapped(dout, slot, dmap);
     }
-    const unsigned und = unsigned(nd), st = und | 1u, n = full ? uc * und : 0u;
-    if (sink.mode != VG_CHECK)
-      for (unsigned e = unsigned(lane); e < n; e += SPMVJIT_WARP) {
-        const unsigned i = e / und, j = e - i * und;
-        tile[i * st + j] = spmvjit_ld_stream(values + b0 + e);
-      }
-    spmvjit_sync_block();
-    for (unsigned o = unsigned(lane); o < n; o += SPMVJIT_WARP) {
-      const unsigned j = o / uc, i = o - j * uc;
-      if (sink.mode == VG_CHECK)
-        sink.at(dout, dp * c + o, b0 + i64(i) * nd + j, dmap);
-      else
-        sink.put(dout, dp * c + o, tile[i * st + j]);
-    }
-    spmvjit_sync_block();  // the tile is the next round's
+    for (i64 t = threadIdx.x; t < nq; t += blockDim.x) sink.mapped(rout, q0 + t, rmap);
   }
   sink.finish(a);
 }
-#endif
