@@ -383,20 +383,6 @@ class SellDiagFormat final : public Format {
   // slice places its contiguous entries slot by slot. A row holding exactly its slice's diagonals is
   // placed without a search. With a table (dc.codes()) the value arrays receive CODE8 codes.
   bool builds_device_codes() const override { return true; }
-  // A row of a slice without remainder holding as many entries as the slice has diagonals needs no
-  // map (templates/gpu/sell_diag_build.cu, spmvjit_update_gather): a stencil's or a band's interior.
-  bool device_gather(const FormatData& d, DeviceGather& out) const override {
-    out.module = "sell_diag_build";
-    out.entry = "spmvjit_update_gather";
-    out.layout = {SELL_DIAG_DIAG_PTR, SELL_DIAG_REM_PTR};
-    out.params = {d.params.at("C"), d.ints[SELL_DIAG_N_SLICES]};
-    out.block = SELL_DIAG_SLICE_BLOCK;  // a block per slice
-    out.items = d.ints[SELL_DIAG_N_SLICES] * SELL_DIAG_SLICE_BLOCK;
-    static_assert(
-        int(SELL_DIAG_UPD_DIAG_PTR) == int(VG_LAYOUT0) && int(SELL_DIAG_UPD_REM_PTR) == VG_LAYOUT0 + 1 &&
-        int(SELL_DIAG_UPD_N_C) == int(VG_N_PARAM0) && int(SELL_DIAG_UPD_N_SLICES) == VG_N_PARAM0 + 1);
-    return true;
-  }
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     if (!device_convertible(p) || !t.gpu())
       fail(SPMV_STATUS_UNSUPPORTED, "sell_diag: no device conversion for these parameters");

@@ -3,7 +3,6 @@
 #ifndef SPMVJIT_CONTRACT_SELL_DIAG_H
 #define SPMVJIT_CONTRACT_SELL_DIAG_H
 #include "arrays.h"
-#include "value_gather.h"
 
 // diag_ptr: first kept diagonal of each slice (n[SELL_DIAG_N_SLICES] + 1)
 // diag_offset: column - row of each kept diagonal
@@ -54,11 +53,7 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // when set, is the sorted CODE8 table (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the
 // value arrays then receive codes, one byte per slot, and SpmvArgs::scratch (an unsigned 64-bit
 // count) the number of values the table lacks.
-// The update gather (Format::device_gather, templates/contract/value_gather.h): its layout arrays and
-// sizes.
-enum { SELL_DIAG_UPD_DIAG_PTR = 5, SELL_DIAG_UPD_REM_PTR = 6 };  // a[VG_LAYOUT0 + k]
-enum { SELL_DIAG_UPD_N_C = 2, SELL_DIAG_UPD_N_SLICES = 3 };      // n[VG_N_PARAM0 + k]
-enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of the kernels that take a slice a block
+enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of spmvjit_build_diagonals_full (a slice each)
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__

@@ -443,36 +443,3 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
   }
   put.finish(a);
 }
-
-// The update gather (Format::device_gather; templates/contract/value_gather.h), a block per slice
-// (grid-stride) whose threads take its diagonal slots in order, then its remainder slots. A row
-// of a slice without remainder that holds as many entries as the slice has diagonals holds one on
-// each, in order: its slot on diagonal j is its entry j (no map). The other slots read the map.
-extern "C" __global__ void spmvjit_update_gather(const SpmvArgs a) {
-  const I* rp = (const I*)a.a[VG_ROW_PTR];
-  const I* dmap = (const I*)a.a[VG_MAP0];
-  const I* rmap = (const I*)a.a[VG_MAP1];
-  void* dout = (void*)a.a[VG_OUT0];
-  void* rout = (void*)a.a[VG_OUT1];
-  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
-  const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
-  const i64 c = a.n[SELL_DIAG_UPD_N_C], slices = a.n[SELL_DIAG_UPD_N_SLICES];
-  vg::Sink sink(a);
-  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
-    const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
-    const i64 q0 = spmvjit_ldg(rptr + s), nq = spmvjit_ldg(rptr + s + 1) - q0, r0 = s * c;
-    for (i64 o = threadIdx.x; o < nd * c; o += blockDim.x) {
-      const i64 j = o / c, r = r0 + (o - j * c), slot = dp * c + o;
-      if (!nq && r < a.rows) {
-        const i64 b = spmvjit_ldg(rp + r);
-        if (i64(spmvjit_ldg(rp + r + 1)) - b == nd) {
-          sink.at(dout, slot, b + j, dmap);
-          continue;
-        }
-      }
-      sink.mapped(dout, slot, dmap);
-    }
-    for (i64 t = threadIdx.x; t < nq; t += blockDim.x) sink.mapped(rout, q0 + t, rmap);
-  }
-  sink.finish(a);
-}

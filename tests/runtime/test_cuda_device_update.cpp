@@ -154,11 +154,9 @@ TEST_CASE("cuda device planning: updates through device value maps and the forma
       REQUIRE(spmv_plan_update_values(p, nv.get(), SPMV_MEMORY_DEVICE) == SPMV_STATUS_SUCCESS);
       CHECK(check_plan(p, a2, seed + 1) == "");
     };
-    // bsr and sell_diag have a gather of their own (Format::device_gather); the others gather
-    // through the map.
-    const bool own = std::string(name) == "bsr" || std::string(name) == "sell_diag";
-    const std::string how =
-        own ? "gather through a value map and the format's kernel" : "gather through a value map";
+    // bsr has a gather of its own (Format::device_gather); the others gather through the map.
+    const std::string how = std::string(name) == "bsr" ? "gather through a value map and the format's kernel"
+                                                       : "gather through a value map";
     update(31, true);  // reconverts and finds the map
     CHECK(plan_impl(p).values_update() == how);
     update(33, true);   // codes (or plain values) through the gather

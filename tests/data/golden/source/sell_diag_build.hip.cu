@@ -289,33 +289,6 @@ enum { DP_N_COUNT, DP_N_PADDED };  // n[]: entries to copy, entries to write (ze
 
 #endif  // SPMVJIT_CONTRACT_ARRAYS_H
 #line 6 "contract/sell_diag.h"
-#line 1 "contract/value_gather.h"
-// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
-// map's kernel that computes the slots of rows whose placement follows from the layout and the
-// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
-// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
-#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
-#define SPMVJIT_CONTRACT_VALUE_GATHER_H
-
-// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
-// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
-// table lacks, computed positions that differ from the map).
-// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
-// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
-enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
-// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
-// n[VG_N_PARAM0 + k]: the sizes the format names.
-enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
-enum {
-  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
-  VG_CODES,   // out[slot] = its CODE8 code (a byte)
-  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
-};
-
-#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
-#line 7 "contract/sell_diag.h"
 
 // diag_ptr: first kept diagonal of each slice (n[SELL_DIAG_N_SLICES] + 1)
 // diag_offset: column - row of each kept diagonal
@@ -366,11 +339,7 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // when set, is the sorted CODE8 table (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the
 // value arrays then receive codes, one byte per slot, and SpmvArgs::scratch (an unsigned 64-bit
 // count) the number of values the table lacks.
-// The update gather (Format::device_gather, templates/contract/value_gather.h): its layout arrays and
-// sizes.
-enum { SELL_DIAG_UPD_DIAG_PTR = 5, SELL_DIAG_UPD_REM_PTR = 6 };  // a[VG_LAYOUT0 + k]
-enum { SELL_DIAG_UPD_N_C = 2, SELL_DIAG_UPD_N_SLICES = 3 };      // n[VG_N_PARAM0 + k]
-enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of the kernels that take a slice a block
+enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of spmvjit_build_diagonals_full (a slice each)
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__
@@ -915,6 +884,32 @@ SPMVJIT_DEVICE void build_heap_sort(T* v, i64 n, const Less& less) {
 // sink that writes a slot's value, its code, or compares its computed position with the map.
 #ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
 #define SPMVJIT_GPU_VALUE_GATHER_CUH
+#line 1 "contract/value_gather.h"
+// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
+// map's kernel that computes the slots of rows whose placement follows from the layout and the
+// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
+// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
+#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
+#define SPMVJIT_CONTRACT_VALUE_GATHER_H
+
+// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
+// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
+// table lacks, computed positions that differ from the map).
+// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
+// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
+// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
+enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
+enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
+// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
+// n[VG_N_PARAM0 + k]: the sizes the format names.
+enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
+enum {
+  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
+  VG_CODES,   // out[slot] = its CODE8 code (a byte)
+  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
+};
+
+#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
 #line 7 "gpu/value_gather.cuh"
 
 namespace vg {
@@ -1414,37 +1409,4 @@ extern "C" __global__ void spmvjit_build_remainder(const SpmvArgs a) {
     }
   }
   put.finish(a);
-}
-
-// The update gather (Format::device_gather; templates/contract/value_gather.h), a block per slice
-// (grid-stride) whose threads take its diagonal slots in order, then its remainder slots. A row
-// of a slice without remainder that holds as many entries as the slice has diagonals holds one on
-// each, in order: its slot on diagonal j is its entry j (no map). The other slots read the map.
-extern "C" __global__ void spmvjit_update_gather(const SpmvArgs a) {
-  const I* rp = (const I*)a.a[VG_ROW_PTR];
-  const I* dmap = (const I*)a.a[VG_MAP0];
-  const I* rmap = (const I*)a.a[VG_MAP1];
-  void* dout = (void*)a.a[VG_OUT0];
-  void* rout = (void*)a.a[VG_OUT1];
-  const i64* dptr = (const i64*)a.a[SELL_DIAG_UPD_DIAG_PTR];
-  const i64* rptr = (const i64*)a.a[SELL_DIAG_UPD_REM_PTR];
-  const i64 c = a.n[SELL_DIAG_UPD_N_C], slices = a.n[SELL_DIAG_UPD_N_SLICES];
-  vg::Sink sink(a);
-  for (i64 s = blockIdx.x; s < slices; s += gridDim.x) {
-    const i64 dp = spmvjit_ldg(dptr + s), nd = spmvjit_ldg(dptr + s + 1) - dp;
-    const i64 q0 = spmvjit_ldg(rptr + s), nq = spmvjit_ldg(rptr + s + 1) - q0, r0 = s * c;
-    for (i64 o = threadIdx.x; o < nd * c; o += blockDim.x) {
-      const i64 j = o / c, r = r0 + (o - j * c), slot = dp * c + o;
-      if (!nq && r < a.rows) {
-        const i64 b = spmvjit_ldg(rp + r);
-        if (i64(spmvjit_ldg(rp + r + 1)) - b == nd) {
-          sink.at(dout, slot, b + j, dmap);
-          continue;
-        }
-      }
-      sink.mapped(dout, slot, dmap);
-    }
-    for (i64 t = threadIdx.x; t < nq; t += blockDim.x) sink.mapped(rout, q0 + t, rmap);
-  }
-  sink.finish(a);
 }
