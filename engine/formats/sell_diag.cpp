@@ -380,8 +380,8 @@ class SellDiagFormat final : public Format {
   // and marks the slice full when all its rows hold those diagonals in order. The rest is one
   // thread per row of the other slices, coalesced: remainder widths (an atomic max per slice),
   // the scans into diag_ptr and rem_ptr, then the diagonals and the remainders; a block per full
-  // slice places its contiguous entries slot by slot. A row holding exactly its slice's diagonals is
-  // placed without a search. With a table (dc.codes()) the value arrays receive CODE8 codes.
+  // slice places its contiguous entries slot by slot. A row holding exactly its slice's diagonals
+  // is placed without a search. With a table (dc.codes()) the value arrays receive CODE8 codes.
   bool builds_device_codes() const override { return true; }
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     if (!device_convertible(p) || !t.gpu())

@@ -8,8 +8,8 @@
 // works, and the emulation prelude runs the threads one after another. The count also marks a
 // slice full when all its rows hold its diagonals in order and nothing else (a stencil's or a
 // band's interior): the later passes skip it and a block per full slice places its contiguous
-// entries slot by slot instead (spmvjit_build_diagonals_full). The value
-// arrays receive CODE8 codes instead of values where the plan passes a table (contract/sell_diag.h).
+// entries slot by slot instead (spmvjit_build_diagonals_full). The value arrays receive CODE8
+// codes instead of values where the plan passes a table (contract/sell_diag.h).
 #include "../contract/device_plan.h"
 #include "../contract/sell_diag.h"
 #include "heap_sort.cuh"

@@ -362,10 +362,10 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // Beyond a[]: SpmvArgs::y holds a byte per slice, set by the count where the slice is full (none of
 // its rows past the matrix, every one holding the slice's kept diagonals, in order, and nothing
 // else: its entries are C * diagonals contiguous values), so the later passes skip it and
-// spmvjit_build_diagonals_full places it. values_table,
-// when set, is the sorted CODE8 table (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the
-// value arrays then receive codes, one byte per slot, and SpmvArgs::scratch (an unsigned 64-bit
-// count) the number of values the table lacks.
+// spmvjit_build_diagonals_full places it. values_table, when set, is the sorted CODE8 table
+// (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the value arrays then receive codes, one
+// byte per slot, and SpmvArgs::scratch (an unsigned 64-bit count) the number of values the table
+// lacks.
 enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of spmvjit_build_diagonals_full (a slice each)
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)

@@ -170,8 +170,8 @@ static __device__ __forceinline__ int __clzll(long long v) {
 // works, and the emulation prelude runs the threads one after another. The count also marks a
 // slice full when all its rows hold its diagonals in order and nothing else (a stencil's or a
 // band's interior): the later passes skip it and a block per full slice places its contiguous
-// entries slot by slot instead (spmvjit_build_diagonals_full). The value
-// arrays receive CODE8 codes instead of values where the plan passes a table (contract/sell_diag.h).
+// entries slot by slot instead (spmvjit_build_diagonals_full). The value arrays receive CODE8
+// codes instead of values where the plan passes a table (contract/sell_diag.h).
 #line 1 "contract/device_plan.h"
 // Device planning contract: the statistics block templates/gpu/device_plan.cu fills and
 // engine/device_plan.cpp reads, and the argument conventions every device build kernel
@@ -335,10 +335,10 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // Beyond a[]: SpmvArgs::y holds a byte per slice, set by the count where the slice is full (none of
 // its rows past the matrix, every one holding the slice's kept diagonals, in order, and nothing
 // else: its entries are C * diagonals contiguous values), so the later passes skip it and
-// spmvjit_build_diagonals_full places it. values_table,
-// when set, is the sorted CODE8 table (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the
-// value arrays then receive codes, one byte per slot, and SpmvArgs::scratch (an unsigned 64-bit
-// count) the number of values the table lacks.
+// spmvjit_build_diagonals_full places it. values_table, when set, is the sorted CODE8 table
+// (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the value arrays then receive codes, one
+// byte per slot, and SpmvArgs::scratch (an unsigned 64-bit count) the number of values the table
+// lacks.
 enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of spmvjit_build_diagonals_full (a slice each)
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
