@@ -62,9 +62,6 @@ class DevicePlanner final : public DeviceConverter {
               int block = 256) override;
   void exclusive_scan(void* v, int64_t n) override;
   int64_t read_i64(const void* p) override;
-  const Codes* codes() const override { return codes_ ? &*codes_ : nullptr; }
-  // The table the next conversions write codes with (nullopt: plain values).
-  void set_codes(std::optional<Codes> c) { codes_ = c; }
 
  private:
   LoadedModule& module(const std::string& name);
@@ -80,7 +77,6 @@ class DevicePlanner final : public DeviceConverter {
   double compile_s_ = 0, load_s_ = 0;
   DeviceBuffer stats_;                                  // the statistics block (u64 slots)
   std::optional<HostArray> pre_row_ptr_, pre_col_idx_;  // prefetch_pattern's copies, until taken
-  std::optional<Codes> codes_;
   TraceSteps trace_{"device plan"};
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "engine/formats/format.hpp"
@@ -45,7 +46,11 @@ class DeviceConverter {
     int64_t patterns;
     void* errors;
   };
-  virtual const Codes* codes() const { return nullptr; }
+  const Codes* codes() const { return codes_ ? &*codes_ : nullptr; }
+  void set_codes(std::optional<Codes> c) { codes_ = c; }
+
+ private:
+  std::optional<Codes> codes_;
 };
 
 }  // namespace spmvjit

@@ -97,13 +97,10 @@ struct Put {
   SPMVJIT_METHOD explicit Put(const SpmvArgs& a)
       : table((const vg::Code*)a.values_table), n(int(a.n[SELL_DIAG_BUILD_N_TABLE])), bad(0) {}
   SPMVJIT_METHOD void operator()(void* out, i64 slot, vg::Code v) {
-    if (!table) {
+    if (!table)
       ((vg::Code*)out)[slot] = v;
-      return;
-    }
-    const int c = vg::table_position(table, n, v);
-    bad += c == n || spmvjit_ldg(table + c) != v;
-    ((unsigned char*)out)[slot] = (unsigned char)c;
+    else
+      vg::put_code(out, slot, v, table, n, bad);
   }
   SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
     if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "engine/formats/device_converter.hpp"
@@ -108,8 +107,6 @@ class EmulatedDevice final : public DeviceConverter {
   }
   int64_t read_i64(const void* p) override { return *static_cast<const int64_t*>(p); }
   bool cooperative() const override { return false; }
-  const Codes* codes() const override { return codes_ ? &*codes_ : nullptr; }
-  void set_codes(std::optional<Codes> c) { codes_ = c; }
   int launches() const { return launches_; }
 
  private:
@@ -131,7 +128,6 @@ class EmulatedDevice final : public DeviceConverter {
   CsrRef in_;
   int base_;
   int launches_ = 0;
-  std::optional<Codes> codes_;
 };
 
 }  // namespace spmvjit::test

@@ -610,6 +610,15 @@ SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Cod
   return lo;
 }
 
+// v's CODE8 code (its place among the n sorted table patterns) as a byte at out[slot]; a value the
+// table lacks adds one to bad.
+SPMVJIT_DEVICE void put_code(void* out, i64 slot, Code v, const Code* SPMVJIT_RESTRICT table, int n,
+                             long long& bad) {
+  const int c = table_position(table, n, v);
+  bad += c == n || spmvjit_ldg(table + c) != v;
+  ((unsigned char*)out)[slot] = (unsigned char)c;
+}
+
 struct Sink {
   const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
   const Code* table;
@@ -624,13 +633,10 @@ struct Sink {
         bad(0) {}
   // The slot's value into out[slot] (VG_GATHER), or its code (VG_CODES).
   SPMVJIT_METHOD void put(void* out, i64 slot, Code v) {
-    if (mode == VG_GATHER) {
+    if (mode == VG_GATHER)
       ((Code*)out)[slot] = v;
-      return;
-    }
-    const int c = table_position(table, n, v);
-    bad += c == n || spmvjit_ldg(table + c) != v;
-    ((unsigned char*)out)[slot] = (unsigned char)c;
+    else
+      put_code(out, slot, v, table, n, bad);
   }
   // A slot at computed position p (-1: padding).
   SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
