@@ -74,6 +74,7 @@ std::vector<KernelSpec> all_kernel_specs(const TargetInfo& t) {
             if (build_modules.insert(m).second) out.push_back(device_module_spec(t, m, i, v));
       }
       if (t.gpu() && !complex) out.push_back(device_module_spec(t, "device_plan", i, v));
+      if (t.gpu() && !complex) out.push_back(device_module_spec(t, "value_map", i, v));        // updates
       if (t.gpu() && !complex) out.push_back(device_module_spec(t, "transpose_build", i, v));  // plans of A^T
     }
   return out;

@@ -224,8 +224,8 @@ bool encode_values_device(Backend& b, const std::string& cache_dir, const Target
                           ValueCodec c, const ValueTable& t) {
   if (c == ValueCodec::plain) return true;
   const auto module =
-      get_kernel(b, device_module_spec(target, "device_plan", d.index, d.value), cache_dir, nullptr);
-  void* entry = module->entry("spmvjit_dp_value_encode");
+      get_kernel(b, device_module_spec(target, "value_map", d.index, d.value), cache_dir, nullptr);
+  void* entry = module->entry("spmvjit_vm_encode");
   const auto exec = b.make_executor(1);
   const AlignedBuffer host_table = t.table_values();
   DeviceBuffer table(b, host_table.bytes());

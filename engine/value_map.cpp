@@ -127,16 +127,16 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
   m->backend_ = &b;
   m->target_ = t;
   m->module_ =
-      get_kernel(b, device_module_spec(t, "device_plan", pattern.index, pattern.value), cache_dir, nullptr);
-  m->gather_ = m->module_->entry("spmvjit_dp_value_gather");
-  m->gather_codes_ = m->module_->entry("spmvjit_dp_value_gather_codes");
+      get_kernel(b, device_module_spec(t, "value_map", pattern.index, pattern.value), cache_dir, nullptr);
+  m->gather_ = m->module_->entry("spmvjit_vm_gather");
+  m->gather_codes_ = m->module_->entry("spmvjit_vm_gather_codes");
   m->exec_ = b.make_executor(1);
   // The codes stand in for the pattern's values.
   DeviceBuffer codes(b, m->value_bytes_ * size_t(std::max<int64_t>(pattern.nnz, 1)));
   SpmvArgs a{};
   a.a[DP_VM_OUT] = codes.get();
   a.n[DP_VM_N_NNZ] = pattern.nnz;
-  if (pattern.nnz) m->launch(m->module_->entry("spmvjit_dp_value_codes"), pattern.nnz, a);
+  if (pattern.nnz) m->launch(m->module_->entry("spmvjit_vm_codes"), pattern.nnz, a);
   pattern.val = codes.get();
   DevicePlanner dp(b, pattern, 0, cache_dir);
   dp.analyze();
@@ -144,7 +144,7 @@ std::unique_ptr<ValueMap> ValueMap::build_device(Backend& b, const std::string& 
   DeviceBuffer errors(b, sizeof(uint64_t));
   const uint64_t zero = 0;
   b.upload(errors.get(), &zero, sizeof zero);
-  void* to_map = m->module_->entry("spmvjit_dp_value_map");
+  void* to_map = m->module_->entry("spmvjit_vm_map");
   for (size_t i = 0; i < coded.arrays.size(); ++i) {
     const HostArray& arr = coded.arrays[i];
     if (!arr.is_values()) continue;
@@ -237,7 +237,7 @@ void ValueMap::gather(const void* values, FormatData& data, const FormatData* la
     a.a[DP_VM_MAP] = s.device.get();
     a.a[DP_VM_OUT] = out.device.get();
     a.n[DP_VM_N_COUNT] = s.count;
-    launch(gather_, s.count, a);
+    launch(gather_, (s.count + DP_VM_SLOTS - 1) / DP_VM_SLOTS, a);
   }
 }
 
@@ -325,7 +325,7 @@ bool ValueMap::gather_codes_device(const void* values, const ValueTable& t, Form
     a.a[DP_VM_TABLE] = table_.get();
     a.n[DP_VM_N_COUNT] = s.count;
     a.n[DP_VM_N_TABLE] = int64_t(t.bits.size());
-    launch(gather_codes_, s.count, a);
+    launch(gather_codes_, (s.count + DP_VM_SLOTS - 1) / DP_VM_SLOTS, a);
   }
   trace.step("allocate and launch");
   uint64_t count = 0;
@@ -376,7 +376,7 @@ bool ValueMap::reproduces(const void* values, const FormatData& expected) const 
     a.a[DP_VM_ERRORS] = errors.get();
     a.n[DP_VM_N_COUNT] = s.count;
     a.n[DP_VM_N_CHECK] = 1;
-    launch(gather_, s.count, a);
+    launch(gather_, (s.count + DP_VM_SLOTS - 1) / DP_VM_SLOTS, a);
   }
   uint64_t bad = 0;
   backend_->download(&bad, errors.get(), sizeof bad);  // waits for the checks

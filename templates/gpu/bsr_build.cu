@@ -412,6 +412,8 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_write_w
 // threads per block row striding over its slots, so writes are coalesced. A block row whose
 // blocks hold as many entries as slots (no fill: every row of it has nb * C entries, entry k in
 // block k / C at column k % C) reads its values at computed positions; the others read the map.
+// A thread loads BSR_UPD_BATCH slots' values before it writes any: one load at a time left every
+// thread waiting on DRAM between its slots.
 extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* map = (const I*)a.a[VG_MAP0];
@@ -428,14 +430,47 @@ extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gathe
     // 32-bit divisions where the block row allows: a 64-bit one is a long instruction sequence.
     const bool full = r0 + r <= a.rows && i64(spmvjit_ldg(rp + r0 + r)) - p0 == slots && slots < 0x7fffffffLL;
     if (!full) {
-      for (i64 t = lane; t < slots; t += BSR_UPD_LANES) sink.mapped(out, base + t, map);
+      if (sink.mode == VG_CHECK) continue;  // nothing computed to compare
+      for (i64 t0 = lane; t0 < slots; t0 += BSR_UPD_BATCH * BSR_UPD_LANES) {
+        I m[BSR_UPD_BATCH];
+        vg::Code v[BSR_UPD_BATCH];
+#pragma unroll
+        for (int u = 0; u < BSR_UPD_BATCH; ++u) {
+          const i64 t = t0 + i64(u) * BSR_UPD_LANES;
+          m[u] = t < slots ? spmvjit_ld_stream(map + base + t) : I(-1);
+        }
+#pragma unroll
+        for (int u = 0; u < BSR_UPD_BATCH; ++u) v[u] = sink.load(i64(m[u]));
+#pragma unroll
+        for (int u = 0; u < BSR_UPD_BATCH; ++u) {
+          const i64 t = t0 + i64(u) * BSR_UPD_LANES;
+          if (t < slots) sink.put(out, base + t, v[u]);
+        }
+      }
       continue;
     }
     const unsigned urc = unsigned(rc), uc = unsigned(c);
     const i64 row_len = nb * c;
-    for (i64 t = lane; t < slots; t += BSR_UPD_LANES) {
+    auto position = [&](i64 t) {
       const unsigned blk = unsigned(t) / urc, w = unsigned(t) - blk * urc, i = w / uc, j = w - i * uc;
-      sink.at(out, base + t, p0 + i64(i) * row_len + i64(blk) * c + j, map);
+      return p0 + i64(i) * row_len + i64(blk) * c + j;
+    };
+    if (sink.mode == VG_CHECK) {
+      for (i64 t = lane; t < slots; t += BSR_UPD_LANES) sink.at(out, base + t, position(t), map);
+      continue;
+    }
+    for (i64 t0 = lane; t0 < slots; t0 += BSR_UPD_BATCH * BSR_UPD_LANES) {
+      vg::Code v[BSR_UPD_BATCH];
+#pragma unroll
+      for (int u = 0; u < BSR_UPD_BATCH; ++u) {
+        const i64 t = t0 + i64(u) * BSR_UPD_LANES;
+        v[u] = t < slots ? sink.load(position(t)) : vg::Code(0);
+      }
+#pragma unroll
+      for (int u = 0; u < BSR_UPD_BATCH; ++u) {
+        const i64 t = t0 + i64(u) * BSR_UPD_LANES;
+        if (t < slots) sink.put(out, base + t, v[u]);
+      }
     }
   }
   sink.finish(a);

@@ -9,7 +9,6 @@
 #include "../contract/device_plan.h"
 #include "block_scan.cuh"
 #include "prelude.h"
-#include "value_gather.cuh"
 
 namespace dp {
 
@@ -340,89 +339,4 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(
       vals[o + k] = spmvjit_ldg(va + b + k);
     }
   }
-}
-
-namespace dp {
-typedef vg::Code Code;  // the unsigned integer as wide as V: value codes and bitwise comparisons
-}  // namespace dp
-
-// Value map, pass 0: a[DP_VM_OUT][k] = k + 1 for k < n[DP_VM_N_NNZ], as a V-wide code.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_codes(const SpmvArgs a) {
-  dp::Code* out = (dp::Code*)a.a[DP_VM_OUT];
-  for (i64 k = i64(blockIdx.x) * blockDim.x + threadIdx.x; k < a.n[DP_VM_N_NNZ];
-       k += i64(gridDim.x) * blockDim.x)
-    out[k] = dp::Code(k + 1);
-}
-
-// Value map, pass 1: positions from the codes a conversion stored.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_map(const SpmvArgs a) {
-  const dp::Code* SPMVJIT_RESTRICT code = (const dp::Code*)a.a[DP_VM_VALUES];
-  I* SPMVJIT_RESTRICT map = (I*)a.a[DP_VM_MAP];
-  const dp::Code nnz = dp::Code(a.n[DP_VM_N_NNZ]);
-  i64 bad = 0;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
-       j += i64(gridDim.x) * blockDim.x) {
-    const dp::Code c = code[j];
-    bad += c > nnz;
-    map[j] = c == 0 || c > nnz ? I(-1) : I(c - 1);
-  }
-  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
-}
-
-// Value map, pass 2: the gather (or, with n[DP_VM_N_CHECK], its comparison with out).
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(const SpmvArgs a) {
-  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VM_VALUES];
-  const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
-  dp::Code* SPMVJIT_RESTRICT out = (dp::Code*)a.a[DP_VM_OUT];
-  const bool check = a.n[DP_VM_N_CHECK] != 0;
-  i64 bad = 0;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
-       j += i64(gridDim.x) * blockDim.x) {
-    const I m = spmvjit_ld_stream(map + j);
-    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
-    if (check)
-      bad += out[j] != v;
-    else
-      out[j] = v;
-  }
-  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
-}
-
-// Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
-// reads the map and the values once and writes one byte per slot, where a gather and an encode
-// wrote and read the plain values once more.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather_codes(const SpmvArgs a) {
-  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VM_VALUES];
-  const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
-  unsigned char* SPMVJIT_RESTRICT out = (unsigned char*)a.a[DP_VM_OUT];
-  const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VM_TABLE];
-  const int n = int(a.n[DP_VM_N_TABLE]);
-  i64 bad = 0;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
-       j += i64(gridDim.x) * blockDim.x) {
-    const I m = spmvjit_ld_stream(map + j);
-    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
-    const int c = vg::table_position(table, n, v);
-    bad += c == n || spmvjit_ldg(table + c) != v;
-    out[j] = (unsigned char)c;
-  }
-  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
-}
-
-// Value compression: binary search of each value's bits in the sorted table (at most 256
-// patterns, read through the read-only cache); one atomic per thread that found a stranger.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(const SpmvArgs a) {
-  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VC_VALUES];
-  unsigned char* SPMVJIT_RESTRICT codes = (unsigned char*)a.a[DP_VC_CODES];
-  const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VC_TABLE];
-  const int n = int(a.n[DP_VC_N_TABLE]);
-  i64 bad = 0;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VC_N_COUNT];
-       j += i64(gridDim.x) * blockDim.x) {
-    const dp::Code v = spmvjit_ld_stream(values + j);
-    const int lo = vg::table_position(table, n, v);
-    bad += lo == n || spmvjit_ldg(table + lo) != v;
-    if (codes) codes[j] = (unsigned char)lo;
-  }
-  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VC_ERRORS], dp::u64(bad));
 }

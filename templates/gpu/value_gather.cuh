@@ -58,6 +58,8 @@ struct Sink {
     else
       put_code(out, slot, v, table, n, bad);
   }
+  // The value at position p (-1: padding): a batch's loads go out together, its puts after them.
+  SPMVJIT_METHOD Code load(i64 p) const { return p < 0 ? Code(0) : spmvjit_ldg(values + p); }
   // A slot at computed position p (-1: padding).
   SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
     if (mode == VG_CHECK) {

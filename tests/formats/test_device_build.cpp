@@ -12,6 +12,10 @@
 #include "tests/test_matrices.hpp"
 #include "tests/test_support.hpp"
 
+namespace spmvjit {
+#include "templates/contract/value_gather.h"
+}  // namespace spmvjit
+
 namespace {
 
 using namespace spmvjit;
@@ -179,7 +183,203 @@ void device_builds_match_host(int warp = 32) {
   CHECK(built > 0);
 }
 
+// The value maps' gathers (templates/gpu/value_map.cu, several slots a thread per step) on maps
+// of every length up to a few steps past the emulated grid: padding slots (-1) give 0, the check
+// mode counts each differing slot, the CODE8 gather writes each value's place in the table and
+// counts the values the table lacks, and nothing past the map's end is written.
+template <class I, class V>
+void value_map_gathers() {
+  if (!test::require_cpu_backend()) return;
+  using Bits = std::conditional_t<sizeof(V) == 8, uint64_t, uint32_t>;
+  const HostCsr<I, V> shape = generate_matrix("poisson2d:3", 1).template cast<I, V>();
+  test::EmulatedDevice dev(shape.ref(), 0);
+  const int64_t nnz = 29;
+  std::vector<Bits> values(static_cast<size_t>(nnz));
+  for (int64_t k = 0; k < nnz; ++k) {
+    const V v = V(int(k % 7) - 3) * V(0.5);  // 0 among them
+    std::memcpy(&values[size_t(k)], &v, sizeof v);
+  }
+  std::vector<Bits> table(values);
+  std::sort(table.begin(), table.end());
+  table.erase(std::unique(table.begin(), table.end()), table.end());
+  const Bits stranger = values[1];  // -1.0: absent from the shorter table
+  std::vector<Bits> fewer(table);
+  fewer.erase(std::find(fewer.begin(), fewer.end(), stranger));
+  const int64_t tail = 8;  // bytes past the map's end that must keep their poison
+  for (int64_t count : {1, 3, 4, 5, 11, 16, 47, 50, 53, 130}) {
+    INFO("map of " << count << " slots");
+    std::vector<I> map(static_cast<size_t>(count));
+    for (int64_t j = 0; j < count; ++j) map[size_t(j)] = j % 5 == 2 ? I(-1) : I((j * 11 + 3) % nnz);
+    auto want = [&](int64_t j) { return map[size_t(j)] < 0 ? Bits(0) : values[size_t(map[size_t(j)])]; };
+    uint64_t errors = 0;
+    SpmvArgs a{};
+    a.a[DP_VM_VALUES] = values.data();
+    a.a[DP_VM_MAP] = map.data();
+    a.a[DP_VM_ERRORS] = &errors;
+    a.n[DP_VM_N_COUNT] = count;
+    a.n[DP_VM_N_NNZ] = nnz;
+    const int64_t items = (count + DP_VM_SLOTS - 1) / DP_VM_SLOTS;
+    HostArray out = dev.alloc(count + tail, sizeof(Bits));
+    a.a[DP_VM_OUT] = out.device.get();
+    dev.launch("value_map", "spmvjit_vm_gather", items, a, DP_BLOCK);
+    const Bits* got = static_cast<const Bits*>(out.device.get());
+    for (int64_t j = 0; j < count; ++j) REQUIRE(got[j] == want(j));
+    CHECK(got[count] == got[count + tail - 1]);  // the poison, untouched
+    CHECK(errors == 0);
+    static_cast<Bits*>(out.device.get())[count / 2] ^= 1;
+    static_cast<Bits*>(out.device.get())[count - 1] ^= 2;
+    a.n[DP_VM_N_CHECK] = 1;
+    dev.launch("value_map", "spmvjit_vm_gather", items, a, DP_BLOCK);
+    CHECK(errors == (count / 2 == count - 1 ? 1 : 2));
+    a.n[DP_VM_N_CHECK] = 0;
+    for (const std::vector<Bits>* t : {&table, &fewer}) {
+      errors = 0;
+      HostArray codes = dev.alloc(count + tail, 1);
+      a.a[DP_VM_OUT] = codes.device.get();
+      a.a[DP_VM_TABLE] = const_cast<Bits*>(t->data());
+      a.n[DP_VM_N_TABLE] = int64_t(t->size());
+      dev.launch("value_map", "spmvjit_vm_gather_codes", items, a, DP_BLOCK);
+      const uint8_t* c = static_cast<const uint8_t*>(codes.device.get());
+      int64_t lacking = 0;
+      for (int64_t j = 0; j < count; ++j) {
+        const auto at = std::lower_bound(t->begin(), t->end(), want(j));
+        lacking += at == t->end() || *at != want(j);
+        if (at != t->end() && *at == want(j)) REQUIRE(c[j] == uint8_t(at - t->begin()));
+      }
+      for (int64_t j = count; j < count + tail; ++j) CHECK(c[j] == 0xa5);
+      CHECK(int64_t(errors) == lacking);
+      if (t == &fewer && count >= 47) CHECK(lacking > 0);
+    }
+  }
+}
+
+// The formats' own update gathers (Format::device_gather, run here through the emulation) against
+// the map they stand for: the layout converted from position codes (entry k's value the bits of
+// k + 1) is the map; every mode of the gather must agree with it: VG_CHECK counts no difference
+// (and one per slot of a corrupted map entry in a row it computes), VG_GATHER writes each slot's
+// value, VG_CODES each slot's place in the table.
+template <class I, class V>
+void format_gathers_match_maps() {
+  if (!test::require_cpu_backend()) return;
+  using Bits = std::conditional_t<sizeof(V) == 8, uint64_t, uint32_t>;
+  const TargetInfo t = gpu_target(32);
+  int gathers = 0;
+  for (const char* spec :
+       {"blockfem:6:3", "blocks:301:4:4", "random:400:1:40", "poisson2d:19", "diag:500:9"}) {
+    const HostCsr<I, V> a = generate_matrix(spec, 7).template cast<I, V>();
+    const MatrixStats s = compute_stats(a.ref());
+    std::vector<V> codes(a.val.size()), values(a.val.size());
+    std::vector<Bits> table{0};
+    for (size_t k = 0; k < codes.size(); ++k) {
+      const Bits c = Bits(k + 1);
+      std::memcpy(&codes[k], &c, sizeof c);
+      values[k] = V(int(k % 9) - 4) * V(0.5);
+      Bits b;
+      std::memcpy(&b, &values[k], sizeof b);
+      table.push_back(b);
+    }
+    std::sort(table.begin(), table.end());
+    table.erase(std::unique(table.begin(), table.end()), table.end());
+    CsrRef coded_in = a.ref();
+    coded_in.val = codes.data();
+    for (const Format* f : all_formats()) {
+      if (!f->supports(t.backend)) continue;
+      for (const FormatParams& p : f->candidates(a.ref(), s, t)) {
+        FormatData coded;
+        try {
+          coded = f->convert(coded_in, p, t);
+        } catch (const Error&) {
+          continue;
+        }
+        DeviceGather g;
+        if (!f->device_gather(coded, g)) continue;
+        INFO(f->name() << " " << params_json(p).dump() << " on " << spec);
+        // The map of each value array, from the codes the conversion placed.
+        std::vector<std::vector<I>> maps;
+        std::vector<size_t> arrays;
+        for (size_t i = 0; i < coded.arrays.size(); ++i) {
+          if (!coded.arrays[i].is_values()) continue;
+          arrays.push_back(i);
+          const Bits* c = coded.arrays[i].buf.template as<Bits>();
+          std::vector<I> m(size_t(coded.arrays[i].count));
+          for (size_t j = 0; j < m.size(); ++j) m[j] = c[j] == 0 ? I(-1) : I(c[j] - 1);
+          maps.push_back(std::move(m));
+        }
+        REQUIRE(arrays.size() <= size_t(VG_MAX_VALUE_ARRAYS));
+        test::EmulatedDevice dev(a.ref(), 0);
+        uint64_t errors = 0;
+        std::vector<HostArray> outs;
+        auto run = [&](int mode, size_t elem) {
+          errors = 0;
+          SpmvArgs x{};
+          x.rows = a.rows;
+          x.x = values.data();
+          x.values_table = table.data();
+          x.scratch = &errors;
+          x.a[VG_ROW_PTR] = a.row_ptr.data();
+          outs.clear();
+          for (size_t i = 0; i < arrays.size(); ++i) {
+            outs.push_back(dev.alloc(int64_t(maps[i].size()), elem));
+            x.a[VG_MAP0 + i] = maps[i].data();
+            x.a[VG_OUT0 + i] = mode == VG_CHECK ? nullptr : outs.back().device.get();
+          }
+          for (size_t k = 0; k < g.layout.size(); ++k)
+            x.a[VG_LAYOUT0 + k] = coded.arrays[g.layout[k]].buf.data();
+          x.n[VG_N_MODE] = mode;
+          x.n[VG_N_TABLE] = int64_t(table.size());
+          for (size_t k = 0; k < g.params.size(); ++k) x.n[VG_N_PARAM0 + k] = g.params[k];
+          if (g.items) dev.launch(g.module, g.entry, g.items, x, g.block);
+        };
+        auto want = [&](size_t i, size_t j) {
+          const I m = maps[i][j];
+          Bits b = 0;
+          if (m >= 0) std::memcpy(&b, &values[size_t(m)], sizeof b);
+          return b;
+        };
+        run(VG_CHECK, 1);
+        CHECK(errors == 0);
+        run(VG_GATHER, sizeof(V));
+        for (size_t i = 0; i < arrays.size(); ++i)
+          for (size_t j = 0; j < maps[i].size(); ++j)
+            REQUIRE(outs[i].device.template as<Bits>()[j] == want(i, j));
+        run(VG_CODES, 1);
+        CHECK(errors == 0);
+        for (size_t i = 0; i < arrays.size(); ++i)
+          for (size_t j = 0; j < maps[i].size(); ++j) {
+            const auto at = std::lower_bound(table.begin(), table.end(), want(i, j));
+            REQUIRE(static_cast<const uint8_t*>(outs[i].device.get())[j] == uint8_t(at - table.begin()));
+          }
+        // A map entry the gather computes, moved: the check sees it (when some row is computed).
+        int64_t moved = 0;
+        for (size_t j = 0; j < maps[0].size() && !moved; ++j)
+          if (maps[0][j] >= 0) maps[0][j] = I(maps[0][j] ^ 1), moved = 1;
+        run(VG_CHECK, 1);
+        CHECK(errors <= uint64_t(moved));
+        gathers += errors == 1;
+      }
+    }
+  }
+  CHECK(gathers > 0);  // some gather computed positions and was checked against the map
+}
+
 }  // namespace
+
+TEST_CASE("formats' own update gathers (emulated on the CPU) match their value maps: int32 double",
+          "[formats][device]") {
+  format_gathers_match_maps<int32_t, double>();
+}
+TEST_CASE("formats' own update gathers (emulated on the CPU) match their value maps: int64 float",
+          "[formats][device]") {
+  format_gathers_match_maps<int64_t, float>();
+}
+TEST_CASE("value map gathers (emulated on the CPU): padding, tails, checks, codes: int32 double",
+          "[formats][device]") {
+  value_map_gathers<int32_t, double>();
+}
+TEST_CASE("value map gathers (emulated on the CPU): padding, tails, checks, codes: int64 float",
+          "[formats][device]") {
+  value_map_gathers<int64_t, float>();
+}
 
 TEST_CASE("device builds (emulated on the CPU) match the host: int32 double", "[formats][device]") {
   device_builds_match_host<int32_t, double>();

@@ -255,6 +255,7 @@ void check_compile_everything(Backend& b, ValueType value, unsigned share, size_
         !f->kernel_variants(b.target(), value).empty())
       CHECK(per_format.count(f->name()) == 1);
   CHECK(per_format.count("device_plan") == (is_complex(value) ? 0u : 1u));
+  CHECK(per_format.count("value_map") == (is_complex(value) ? 0u : 1u));
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.path()))
     files += e.path().extension() == ".bin";

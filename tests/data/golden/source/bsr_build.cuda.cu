@@ -103,7 +103,7 @@ enum {
 // BSR_UPD_BLOCK threads.
 enum { BSR_UPD_BLOCK_PTR = VG_LAYOUT0 };
 enum { BSR_UPD_N_R = VG_N_PARAM0, BSR_UPD_N_C, BSR_UPD_N_BLOCK_ROWS };
-enum { BSR_UPD_LANES = 32, BSR_UPD_BLOCK = 256 };
+enum { BSR_UPD_LANES = 32, BSR_UPD_BLOCK = 256, BSR_UPD_BATCH = 4 };  // BATCH: slots a thread loads at once
 
 // Device build (templates/gpu/bsr_build.cu) argument slots: the input arrays (index base
 // n[DP_N_BASE]), blocks per block row (i64, scanned in place; [block_rows] first counts the block
@@ -192,19 +192,20 @@ enum {
 };
 enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 
-// Value maps (engine/value_map.hpp): position codes (the bits of k + 1 in entry k, an unsigned
-// integer as wide as V), a map from converted codes (I positions, -1 for padding, codes past nnz
-// counted in errors[0]), and the gather out[j] = map[j] < 0 ? 0 : values[map[j]], which with
+// Value maps (engine/value_map.hpp, kernels in templates/gpu/value_map.cu): position codes (the bits of k + 1
+// in entry k, an unsigned integer as wide as V), a map from converted codes (I positions, -1 for padding,
+// codes past nnz counted in errors[0]), and the gather out[j] = map[j] < 0 ? 0 : values[map[j]], which with
 // n[DP_VM_N_CHECK] compares with out instead and counts differences in errors[0];
-// spmvjit_dp_value_gather_codes writes each gathered value's CODE8 code instead (a byte: its
+// spmvjit_vm_gather_codes writes each gathered value's CODE8 code instead (a byte: its
 // position in the sorted table a[DP_VM_TABLE] of n[DP_VM_N_TABLE] patterns, values missing from
 // it counted in errors[0]).
 enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS, DP_VM_TABLE };  // a[]
 enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK, DP_VM_N_TABLE };       // n[]
+enum { DP_VM_SLOTS = 4 };  // slots a thread of the two gathers takes per step (the code words' bytes)
 
-// Value compression (engine/value_codec.hpp): codes[j] = the position of values[j]'s bits in the
-// sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in errors[0]; with no
-// codes array (a uniform table of one value) only the count.
+// Value compression (engine/value_codec.hpp, templates/gpu/value_map.cu): codes[j] = the position of
+// values[j]'s bits in the sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in
+// errors[0]; with no codes array (a uniform table of one value) only the count.
 enum { DP_VC_VALUES, DP_VC_CODES, DP_VC_TABLE, DP_VC_ERRORS };  // a[]
 enum { DP_VC_N_COUNT, DP_VC_N_TABLE };                          // n[]
 
@@ -724,6 +725,8 @@ struct Sink {
     else
       put_code(out, slot, v, table, n, bad);
   }
+  // The value at position p (-1: padding): a batch's loads go out together, its puts after them.
+  SPMVJIT_METHOD Code load(i64 p) const { return p < 0 ? Code(0) : spmvjit_ldg(values + p); }
   // A slot at computed position p (-1: padding).
   SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
     if (mode == VG_CHECK) {
@@ -1146,6 +1149,8 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_write_w
 // threads per block row striding over its slots, so writes are coalesced. A block row whose
 // blocks hold as many entries as slots (no fill: every row of it has nb * C entries, entry k in
 // block k / C at column k % C) reads its values at computed positions; the others read the map.
+// A thread loads BSR_UPD_BATCH slots' values before it writes any: one load at a time left every
+// thread waiting on DRAM between its slots.
 extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* map = (const I*)a.a[VG_MAP0];
@@ -1162,14 +1167,47 @@ extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gathe
     // 32-bit divisions where the block row allows: a 64-bit one is a long instruction sequence.
     const bool full = r0 + r <= a.rows && i64(spmvjit_ldg(rp + r0 + r)) - p0 == slots && slots < 0x7fffffffLL;
     if (!full) {
-      for (i64 t = lane; t < slots; t += BSR_UPD_LANES) sink.mapped(out, base + t, map);
+      if (sink.mode == VG_CHECK) continue;  // nothing computed to compare
+      for (i64 t0 = lane; t0 < slots; t0 += BSR_UPD_BATCH * BSR_UPD_LANES) {
+        I m[BSR_UPD_BATCH];
+        vg::Code v[BSR_UPD_BATCH];
+#pragma unroll
+        for (int u = 0; u < BSR_UPD_BATCH; ++u) {
+          const i64 t = t0 + i64(u) * BSR_UPD_LANES;
+          m[u] = t < slots ? spmvjit_ld_stream(map + base + t) : I(-1);
+        }
+#pragma unroll
+        for (int u = 0; u < BSR_UPD_BATCH; ++u) v[u] = sink.load(i64(m[u]));
+#pragma unroll
+        for (int u = 0; u < BSR_UPD_BATCH; ++u) {
+          const i64 t = t0 + i64(u) * BSR_UPD_LANES;
+          if (t < slots) sink.put(out, base + t, v[u]);
+        }
+      }
       continue;
     }
     const unsigned urc = unsigned(rc), uc = unsigned(c);
     const i64 row_len = nb * c;
-    for (i64 t = lane; t < slots; t += BSR_UPD_LANES) {
+    auto position = [&](i64 t) {
       const unsigned blk = unsigned(t) / urc, w = unsigned(t) - blk * urc, i = w / uc, j = w - i * uc;
-      sink.at(out, base + t, p0 + i64(i) * row_len + i64(blk) * c + j, map);
+      return p0 + i64(i) * row_len + i64(blk) * c + j;
+    };
+    if (sink.mode == VG_CHECK) {
+      for (i64 t = lane; t < slots; t += BSR_UPD_LANES) sink.at(out, base + t, position(t), map);
+      continue;
+    }
+    for (i64 t0 = lane; t0 < slots; t0 += BSR_UPD_BATCH * BSR_UPD_LANES) {
+      vg::Code v[BSR_UPD_BATCH];
+#pragma unroll
+      for (int u = 0; u < BSR_UPD_BATCH; ++u) {
+        const i64 t = t0 + i64(u) * BSR_UPD_LANES;
+        v[u] = t < slots ? sink.load(position(t)) : vg::Code(0);
+      }
+#pragma unroll
+      for (int u = 0; u < BSR_UPD_BATCH; ++u) {
+        const i64 t = t0 + i64(u) * BSR_UPD_LANES;
+        if (t < slots) sink.put(out, base + t, v[u]);
+      }
     }
   }
   sink.finish(a);

@@ -231,19 +231,20 @@ enum {
 };
 enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 
-// Value maps (engine/value_map.hpp): position codes (the bits of k + 1 in entry k, an unsigned
-// integer as wide as V), a map from converted codes (I positions, -1 for padding, codes past nnz
-// counted in errors[0]), and the gather out[j] = map[j] < 0 ? 0 : values[map[j]], which with
+// Value maps (engine/value_map.hpp, kernels in templates/gpu/value_map.cu): position codes (the bits of k + 1
+// in entry k, an unsigned integer as wide as V), a map from converted codes (I positions, -1 for padding,
+// codes past nnz counted in errors[0]), and the gather out[j] = map[j] < 0 ? 0 : values[map[j]], which with
 // n[DP_VM_N_CHECK] compares with out instead and counts differences in errors[0];
-// spmvjit_dp_value_gather_codes writes each gathered value's CODE8 code instead (a byte: its
+// spmvjit_vm_gather_codes writes each gathered value's CODE8 code instead (a byte: its
 // position in the sorted table a[DP_VM_TABLE] of n[DP_VM_N_TABLE] patterns, values missing from
 // it counted in errors[0]).
 enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS, DP_VM_TABLE };  // a[]
 enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK, DP_VM_N_TABLE };       // n[]
+enum { DP_VM_SLOTS = 4 };  // slots a thread of the two gathers takes per step (the code words' bytes)
 
-// Value compression (engine/value_codec.hpp): codes[j] = the position of values[j]'s bits in the
-// sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in errors[0]; with no
-// codes array (a uniform table of one value) only the count.
+// Value compression (engine/value_codec.hpp, templates/gpu/value_map.cu): codes[j] = the position of
+// values[j]'s bits in the sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in
+// errors[0]; with no codes array (a uniform table of one value) only the count.
 enum { DP_VC_VALUES, DP_VC_CODES, DP_VC_TABLE, DP_VC_ERRORS };  // a[]
 enum { DP_VC_N_COUNT, DP_VC_N_TABLE };                          // n[]
 
@@ -744,116 +745,6 @@ SPMVJIT_DEVICE T spmvjit_block_exclusive(T x, T* warps, T* total) {
 #endif
 #line 11 "gpu/device_plan.cu"
 #line 12 "gpu/device_plan.cu"
-#line 1 "gpu/value_gather.cuh"
-// What a format's update gather (templates/contract/value_gather.h) does with each slot: the
-// unsigned integer as wide as V that stands for a value's bits, the CODE8 table's search, and the
-// sink that writes a slot's value, its code, or compares its computed position with the map.
-#ifndef SPMVJIT_GPU_VALUE_GATHER_CUH
-#define SPMVJIT_GPU_VALUE_GATHER_CUH
-#line 1 "contract/value_gather.h"
-// Update gathers of a format's own (Format::device_gather, engine/value_map.cpp): a device value
-// map's kernel that computes the slots of rows whose placement follows from the layout and the
-// pattern (a stencil's interior row, a full block row) and reads the map only for the others.
-// The arguments, the same for every format; the layout's arrays and sizes are the format's own.
-#ifndef SPMVJIT_CONTRACT_VALUE_GATHER_H
-#define SPMVJIT_CONTRACT_VALUE_GATHER_H
-
-// SpmvArgs::x: the new values (nnz, in the pattern's CSR order); values_table: the sorted CODE8
-// table (VG_CODES); scratch: an unsigned 64-bit count the kernel adds its errors to (values the
-// table lacks, computed positions that differ from the map).
-// a[VG_ROW_PTR]: the pattern's zero-based row_ptr; a[VG_MAP0 + i]: the map of the layout's value
-// array i (in array order; index type, -1 for padding); a[VG_OUT0 + i]: what the gather writes
-// for it; a[VG_LAYOUT0 + k]: the layout arrays the format names.
-enum { VG_ROW_PTR, VG_MAP0, VG_MAP1, VG_OUT0, VG_OUT1, VG_LAYOUT0 };  // a[]
-enum { VG_MAX_VALUE_ARRAYS = 2, VG_MAX_LAYOUT = 3 };
-// n[VG_N_MODE]: what the kernel does with each slot; n[VG_N_TABLE]: the table's patterns;
-// n[VG_N_PARAM0 + k]: the sizes the format names.
-enum { VG_N_MODE, VG_N_TABLE, VG_N_PARAM0 };
-enum {
-  VG_GATHER,  // out[slot] = the slot's new value (0 for padding), as wide as V
-  VG_CODES,   // out[slot] = its CODE8 code (a byte)
-  VG_CHECK    // nothing written: each computed position compared with the map, differences counted
-};
-
-#endif  // SPMVJIT_CONTRACT_VALUE_GATHER_H
-#line 7 "gpu/value_gather.cuh"
-
-namespace vg {
-
-template <int Bytes>
-struct CodeOf {
-  typedef unsigned long long type;
-};
-template <>
-struct CodeOf<4> {
-  typedef unsigned type;
-};
-typedef CodeOf<sizeof(V)>::type Code;
-
-// The first of the n sorted table patterns >= v (n when none): v's code when table[it] == v.
-SPMVJIT_DEVICE int table_position(const Code* SPMVJIT_RESTRICT table, int n, Code v) {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (spmvjit_ldg(table + mid) < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
-// v's CODE8 code (its place among the n sorted table patterns) as a byte at out[slot]; a value the
-// table lacks adds one to bad.
-SPMVJIT_DEVICE void put_code(void* out, i64 slot, Code v, const Code* SPMVJIT_RESTRICT table, int n,
-                             long long& bad) {
-  const int c = table_position(table, n, v);
-  bad += c == n || spmvjit_ldg(table + c) != v;
-  ((unsigned char*)out)[slot] = (unsigned char)c;
-}
-
-struct Sink {
-  const Code* SPMVJIT_RESTRICT values;  // the new values, CSR order
-  const Code* table;
-  int mode, n;
-  long long bad;
-
-  SPMVJIT_METHOD explicit Sink(const SpmvArgs& a)
-      : values((const Code*)a.x),
-        table((const Code*)a.values_table),
-        mode(int(a.n[VG_N_MODE])),
-        n(int(a.n[VG_N_TABLE])),
-        bad(0) {}
-  // The slot's value into out[slot] (VG_GATHER), or its code (VG_CODES).
-  SPMVJIT_METHOD void put(void* out, i64 slot, Code v) {
-    if (mode == VG_GATHER)
-      ((Code*)out)[slot] = v;
-    else
-      put_code(out, slot, v, table, n, bad);
-  }
-  // A slot at computed position p (-1: padding).
-  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
-    if (mode == VG_CHECK) {
-      bad += i64(spmvjit_ldg(map + slot)) != p;
-      return;
-    }
-    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p));
-  }
-  // A slot the map places (nothing to compare in VG_CHECK).
-  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
-    if (mode == VG_CHECK) return;
-    const I m = spmvjit_ld_stream(map + slot);
-    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m));
-  }
-  SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
-    if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
-  }
-};
-
-}  // namespace vg
-
-#endif  // SPMVJIT_GPU_VALUE_GATHER_CUH
-#line 13 "gpu/device_plan.cu"
 
 namespace dp {
 
@@ -1184,89 +1075,4 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_sample_gather(
       vals[o + k] = spmvjit_ldg(va + b + k);
     }
   }
-}
-
-namespace dp {
-typedef vg::Code Code;  // the unsigned integer as wide as V: value codes and bitwise comparisons
-}  // namespace dp
-
-// Value map, pass 0: a[DP_VM_OUT][k] = k + 1 for k < n[DP_VM_N_NNZ], as a V-wide code.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_codes(const SpmvArgs a) {
-  dp::Code* out = (dp::Code*)a.a[DP_VM_OUT];
-  for (i64 k = i64(blockIdx.x) * blockDim.x + threadIdx.x; k < a.n[DP_VM_N_NNZ];
-       k += i64(gridDim.x) * blockDim.x)
-    out[k] = dp::Code(k + 1);
-}
-
-// Value map, pass 1: positions from the codes a conversion stored.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_map(const SpmvArgs a) {
-  const dp::Code* SPMVJIT_RESTRICT code = (const dp::Code*)a.a[DP_VM_VALUES];
-  I* SPMVJIT_RESTRICT map = (I*)a.a[DP_VM_MAP];
-  const dp::Code nnz = dp::Code(a.n[DP_VM_N_NNZ]);
-  i64 bad = 0;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
-       j += i64(gridDim.x) * blockDim.x) {
-    const dp::Code c = code[j];
-    bad += c > nnz;
-    map[j] = c == 0 || c > nnz ? I(-1) : I(c - 1);
-  }
-  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
-}
-
-// Value map, pass 2: the gather (or, with n[DP_VM_N_CHECK], its comparison with out).
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather(const SpmvArgs a) {
-  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VM_VALUES];
-  const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
-  dp::Code* SPMVJIT_RESTRICT out = (dp::Code*)a.a[DP_VM_OUT];
-  const bool check = a.n[DP_VM_N_CHECK] != 0;
-  i64 bad = 0;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
-       j += i64(gridDim.x) * blockDim.x) {
-    const I m = spmvjit_ld_stream(map + j);
-    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
-    if (check)
-      bad += out[j] != v;
-    else
-      out[j] = v;
-  }
-  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
-}
-
-// Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
-// reads the map and the values once and writes one byte per slot, where a gather and an encode
-// wrote and read the plain values once more.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_gather_codes(const SpmvArgs a) {
-  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VM_VALUES];
-  const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
-  unsigned char* SPMVJIT_RESTRICT out = (unsigned char*)a.a[DP_VM_OUT];
-  const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VM_TABLE];
-  const int n = int(a.n[DP_VM_N_TABLE]);
-  i64 bad = 0;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VM_N_COUNT];
-       j += i64(gridDim.x) * blockDim.x) {
-    const I m = spmvjit_ld_stream(map + j);
-    const dp::Code v = m < 0 ? dp::Code(0) : spmvjit_ldg(values + m);
-    const int c = vg::table_position(table, n, v);
-    bad += c == n || spmvjit_ldg(table + c) != v;
-    out[j] = (unsigned char)c;
-  }
-  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VM_ERRORS], dp::u64(bad));
-}
-
-// Value compression: binary search of each value's bits in the sorted table (at most 256
-// patterns, read through the read-only cache); one atomic per thread that found a stranger.
-extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_dp_value_encode(const SpmvArgs a) {
-  const dp::Code* SPMVJIT_RESTRICT values = (const dp::Code*)a.a[DP_VC_VALUES];
-  unsigned char* SPMVJIT_RESTRICT codes = (unsigned char*)a.a[DP_VC_CODES];
-  const dp::Code* SPMVJIT_RESTRICT table = (const dp::Code*)a.a[DP_VC_TABLE];
-  const int n = int(a.n[DP_VC_N_TABLE]);
-  i64 bad = 0;
-  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < a.n[DP_VC_N_COUNT];
-       j += i64(gridDim.x) * blockDim.x) {
-    const dp::Code v = spmvjit_ld_stream(values + j);
-    const int lo = vg::table_position(table, n, v);
-    bad += lo == n || spmvjit_ldg(table + lo) != v;
-    if (codes) codes[j] = (unsigned char)lo;
-  }
-  if (bad) spmvjit_atomic_add_u64((dp::u64*)a.a[DP_VC_ERRORS], dp::u64(bad));
 }
