@@ -396,7 +396,7 @@ enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 // it counted in errors[0]).
 enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS, DP_VM_TABLE };  // a[]
 enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK, DP_VM_N_TABLE };       // n[]
-enum { DP_VM_SLOTS = 4 };  // slots a thread of the two gathers takes per step (the code words' bytes)
+enum { DP_VM_SLOTS = 4 };  // slots a thread of the two gathers takes per step
 
 // Value compression (engine/value_codec.hpp, templates/gpu/value_map.cu): codes[j] = the position of
 // values[j]'s bits in the sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in

@@ -238,7 +238,7 @@ enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 // it counted in errors[0]).
 enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS, DP_VM_TABLE };  // a[]
 enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK, DP_VM_N_TABLE };       // n[]
-enum { DP_VM_SLOTS = 4 };  // slots a thread of the two gathers takes per step (the code words' bytes)
+enum { DP_VM_SLOTS = 4 };  // slots a thread of the two gathers takes per step
 
 // Value compression (engine/value_codec.hpp, templates/gpu/value_map.cu): codes[j] = the position of
 // values[j]'s bits in the sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in
@@ -845,26 +845,29 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_vm_map(const Spmv
   if (bad) spmvjit_atomic_add_u64((vm::u64*)a.a[DP_VM_ERRORS], vm::u64(bad));
 }
 
-// The map's gathers, DP_VM_SLOTS consecutive slots a thread per step: their map entries first,
-// then their values, so that each thread keeps that many independent value reads in flight. One
-// slot a step left every thread waiting on a dependent pair of DRAM reads (map, then value), and
-// the gathers ran at about a third of the device's bandwidth. visit(j, v, k) gets each slot j of
-// the step (k of them, DP_VM_SLOTS but at the end) with its value, 0 for padding.
+// The map's gathers, DP_VM_SLOTS slots a thread per step: their map entries first, then their
+// values, so that each thread keeps that many independent value reads in flight. One slot a step
+// left every thread waiting on a dependent pair of DRAM reads (map, then value): on an H200 the
+// CODE8 gather of stencil27-1M's sell_diag plan took 0.140 ms. A step of T threads covers
+// DP_VM_SLOTS * T consecutive slots, thread i taking slots i, i + T, ...: every load and store of a
+// warp stays coalesced (a thread's slots side by side made its 8-byte stores strided, and the plain
+// gather slower than one slot a step). visit(j, T, v, k) gets the thread's slots j, j + T, ... (k of
+// them: DP_VM_SLOTS but at the end) with their values, 0 for padding.
 template <class Visit>
 SPMVJIT_DEVICE void vm_gather_steps(const SpmvArgs& a, Visit visit) {
   const vm::Code* SPMVJIT_RESTRICT values = (const vm::Code*)a.a[DP_VM_VALUES];
   const I* SPMVJIT_RESTRICT map = (const I*)a.a[DP_VM_MAP];
-  const i64 count = a.n[DP_VM_N_COUNT];
-  for (i64 j = (i64(blockIdx.x) * blockDim.x + threadIdx.x) * DP_VM_SLOTS; j < count;
-       j += i64(gridDim.x) * blockDim.x * DP_VM_SLOTS) {
-    const int k = count - j < DP_VM_SLOTS ? int(count - j) : DP_VM_SLOTS;
+  const i64 count = a.n[DP_VM_N_COUNT], threads = i64(gridDim.x) * blockDim.x;
+  for (i64 j = i64(blockIdx.x) * blockDim.x + threadIdx.x; j < count; j += threads * DP_VM_SLOTS) {
+    const i64 left = (count - j + threads - 1) / threads;  // slots of this thread still to go
+    const int k = left < DP_VM_SLOTS ? int(left) : DP_VM_SLOTS;
     I m[DP_VM_SLOTS];
     vm::Code v[DP_VM_SLOTS];
 #pragma unroll
-    for (int t = 0; t < DP_VM_SLOTS; ++t) m[t] = t < k ? spmvjit_ld_stream(map + j + t) : I(-1);
+    for (int t = 0; t < DP_VM_SLOTS; ++t) m[t] = t < k ? spmvjit_ld_stream(map + j + t * threads) : I(-1);
 #pragma unroll
     for (int t = 0; t < DP_VM_SLOTS; ++t) v[t] = m[t] < 0 ? vm::Code(0) : spmvjit_ldg(values + m[t]);
-    visit(j, v, k);
+    visit(j, threads, v, k);
   }
 }
 
@@ -873,14 +876,14 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_vm_gather(const S
   vm::Code* SPMVJIT_RESTRICT out = (vm::Code*)a.a[DP_VM_OUT];
   const bool check = a.n[DP_VM_N_CHECK] != 0;
   i64 bad = 0;
-  vm_gather_steps(a, [&](i64 j, const vm::Code* v, int k) {
+  vm_gather_steps(a, [&](i64 j, i64 step, const vm::Code* v, int k) {
 #pragma unroll
     for (int t = 0; t < DP_VM_SLOTS; ++t) {
       if (t >= k) break;
       if (check)
-        bad += out[j + t] != v[t];
+        bad += out[j + t * step] != v[t];
       else
-        out[j + t] = v[t];
+        out[j + t * step] = v[t];
     }
   });
   if (bad) spmvjit_atomic_add_u64((vm::u64*)a.a[DP_VM_ERRORS], vm::u64(bad));
@@ -888,25 +891,20 @@ extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_vm_gather(const S
 
 // Value map and compression in one pass (a CODE8 plan's update whose table holds the values):
 // reads the map and the values once and writes one byte per slot, where a gather and an encode
-// wrote and read the plain values once more. A full step's codes go out as one 4-byte word (j is
-// a multiple of DP_VM_SLOTS, the array's start aligned).
+// wrote and read the plain values once more.
 extern "C" __global__ void __launch_bounds__(DP_BLOCK) spmvjit_vm_gather_codes(const SpmvArgs a) {
   unsigned char* SPMVJIT_RESTRICT out = (unsigned char*)a.a[DP_VM_OUT];
   const vm::Code* SPMVJIT_RESTRICT table = (const vm::Code*)a.a[DP_VM_TABLE];
   const int n = int(a.n[DP_VM_N_TABLE]);
   i64 bad = 0;
-  vm_gather_steps(a, [&](i64 j, const vm::Code* v, int k) {
-    unsigned word = 0;
+  vm_gather_steps(a, [&](i64 j, i64 step, const vm::Code* v, int k) {
 #pragma unroll
     for (int t = 0; t < DP_VM_SLOTS; ++t) {
-      const int c = t < k ? vg::table_position(table, n, v[t]) : 0;
-      bad += t < k && (c == n || spmvjit_ldg(table + c) != v[t]);
-      word |= unsigned(c & 0xff) << (8 * t);
+      if (t >= k) break;
+      const int c = vg::table_position(table, n, v[t]);
+      bad += c == n || spmvjit_ldg(table + c) != v[t];
+      out[j + t * step] = (unsigned char)c;
     }
-    if (k == DP_VM_SLOTS)
-      *(unsigned*)(out + j) = word;
-    else
-      for (int t = 0; t < k; ++t) out[j + t] = (unsigned char)(word >> (8 * t));
   });
   if (bad) spmvjit_atomic_add_u64((vm::u64*)a.a[DP_VM_ERRORS], vm::u64(bad));
 }
