@@ -173,6 +173,10 @@ MatrixStats DevicePlanner::analyze() {
          std::min<int64_t>(in_.rows, int64_t(std::max(b_.target().sm_count, 1)) * 4 * DP_BLOCK), a, DP_BLOCK);
   a.a[DP_SRC] = in_.col_idx;
   if (in_.nnz) launch("device_plan", "spmvjit_dp_cols", in_.nnz, a);
+  // The sample's row lengths and their scan need the sizes alone: queued now, one wait covers
+  // them and the statistics (a round trip less). On a defective row_ptr they compute numbers
+  // nothing reads: the defect is reported first.
+  SampleStart sample = start_sample();
   b_.download(v.data(), stats_.get(), sizeof(uint64_t) * DP_SLOTS);  // waits for the kernels
   trace_.step("statistics download");
   if (v[DP_ERR_ENDS] || v[DP_ERR_ROW] != kNone || v[DP_ERR_COL] != kNone) report_invalid();
@@ -195,28 +199,46 @@ MatrixStats DevicePlanner::analyze() {
     s.lane_idle[size_t(k)] = int64_t(v[size_t(DP_IDLE + k)]);
     s.lane_rem[size_t(k)] = int64_t(v[size_t(DP_REM + k)]);
   }
-  s.sample = gather_sample();
+  s.sample = finish_sample(sample);
   sample_entry_facts(s);
   trace_.step("entry facts");
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }
 
-std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
-  // The rows engine/sample.hpp's sample_rows takes on the host, gathered here and copied back
-  // (at most RowSample::kMaxEntries or so entries): lengths, their scan, then the entries.
+// The rows engine/sample.hpp's sample_rows takes on the host, gathered here and copied back (at
+// most RowSample::kMaxEntries or so entries): lengths and their scan (start_sample), then the
+// entries (finish_sample).
+DevicePlanner::SampleStart DevicePlanner::start_sample() {
   static_assert(DP_SAMPLE_GROUP_ROWS == RowSample::kGroupRows, "sample groups differ");
-  auto smp = std::make_shared<RowSample>();
-  smp->cols = in_.cols;
-  smp->value = in_.value;
-  smp->matrix_groups = ceil_div(in_.rows, RowSample::kGroupRows);
-  smp->groups = sample_groups(in_.rows, in_.nnz);
+  SampleStart st;
+  st.smp = std::make_shared<RowSample>();
+  RowSample& smp = *st.smp;
+  smp.cols = in_.cols;
+  smp.value = in_.value;
+  smp.matrix_groups = ceil_div(in_.rows, RowSample::kGroupRows);
+  smp.groups = sample_groups(in_.rows, in_.nnz);
+  const int64_t n = smp.groups * RowSample::kGroupRows;
+  if (n == 0) return st;
+  st.offsets = alloc(n + 1, sizeof(int64_t));
+  SpmvArgs a = args();
+  a.a[DP_SAMPLE_ROW_PTR] = in_.row_ptr;
+  a.a[DP_SAMPLE_OFFSETS] = st.offsets.device.get();
+  a.n[DP_N_SAMPLE_GROUPS] = smp.groups;
+  a.n[DP_N_MATRIX_GROUPS] = smp.matrix_groups;
+  launch("device_plan", "spmvjit_dp_sample_lengths", n, a);
+  exclusive_scan(st.offsets.device.get(), n);
+  return st;
+}
+
+std::shared_ptr<const RowSample> DevicePlanner::finish_sample(SampleStart& st) {
+  std::shared_ptr<RowSample> smp = std::move(st.smp);
   const int64_t n = smp->groups * RowSample::kGroupRows;
   if (n == 0) {
     mark_ascending(*smp);  // vacuously, as on the host
     return smp;
   }
-  HostArray off = alloc(n + 1, sizeof(int64_t));
+  const HostArray& off = st.offsets;
   SpmvArgs a = args();
   a.a[DP_SAMPLE_ROW_PTR] = in_.row_ptr;
   a.a[DP_SAMPLE_COL_IDX] = in_.col_idx;
@@ -224,8 +246,6 @@ std::shared_ptr<const RowSample> DevicePlanner::gather_sample() {
   a.a[DP_SAMPLE_OFFSETS] = off.device.get();
   a.n[DP_N_SAMPLE_GROUPS] = smp->groups;
   a.n[DP_N_MATRIX_GROUPS] = smp->matrix_groups;
-  launch("device_plan", "spmvjit_dp_sample_lengths", n, a);
-  exclusive_scan(off.device.get(), n);
   std::vector<int64_t> offsets(size_t(n) + 1);
   b_.download(offsets.data(), off.device.get(), offsets.size() * sizeof(int64_t));
   trace_.step("sample offsets download");

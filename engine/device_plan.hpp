@@ -65,7 +65,12 @@ class DevicePlanner final : public DeviceConverter {
 
  private:
   LoadedModule& module(const std::string& name);
-  std::shared_ptr<const RowSample> gather_sample();
+  struct SampleStart {
+    std::shared_ptr<RowSample> smp;  // sizes and groups set
+    HostArray offsets;               // the sampled rows' scanned lengths, being computed
+  };
+  SampleStart start_sample();
+  std::shared_ptr<const RowSample> finish_sample(SampleStart& st);
   [[noreturn]] void report_invalid();
 
   Backend& b_;
