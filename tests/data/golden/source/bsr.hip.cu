@@ -712,7 +712,8 @@ enum {
 // BSR_UPD_BLOCK threads.
 enum { BSR_UPD_BLOCK_PTR = VG_LAYOUT0 };
 enum { BSR_UPD_N_R = VG_N_PARAM0, BSR_UPD_N_C, BSR_UPD_N_BLOCK_ROWS };
-enum { BSR_UPD_LANES = 32, BSR_UPD_BLOCK = 256, BSR_UPD_BATCH = 4 };  // BATCH: slots a thread loads at once
+// BSR_UPD_BATCH: the slots a thread loads before it writes any.
+enum { BSR_UPD_LANES = 32, BSR_UPD_BLOCK = 256, BSR_UPD_BATCH = 4 };
 
 // Device build (templates/gpu/bsr_build.cu) argument slots: the input arrays (index base
 // n[DP_N_BASE]), blocks per block row (i64, scanned in place; [block_rows] first counts the block

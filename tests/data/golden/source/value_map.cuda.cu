@@ -72,20 +72,21 @@ enum {
 };
 enum { DP_N_SAMPLE_GROUPS, DP_N_MATRIX_GROUPS };
 
-// Value maps (engine/value_map.hpp, kernels in templates/gpu/value_map.cu): position codes (the bits of k + 1
-// in entry k, an unsigned integer as wide as V), a map from converted codes (I positions, -1 for padding,
-// codes past nnz counted in errors[0]), and the gather out[j] = map[j] < 0 ? 0 : values[map[j]], which with
-// n[DP_VM_N_CHECK] compares with out instead and counts differences in errors[0];
-// spmvjit_vm_gather_codes writes each gathered value's CODE8 code instead (a byte: its
-// position in the sorted table a[DP_VM_TABLE] of n[DP_VM_N_TABLE] patterns, values missing from
-// it counted in errors[0]).
+// Value maps (engine/value_map.hpp; kernels in templates/gpu/value_map.cu): position codes (the
+// bits of k + 1 in entry k, an unsigned integer as wide as V), a map from converted codes (I
+// positions, -1 for padding, codes past nnz counted in errors[0]), and the gather out[j] = map[j]
+// < 0 ? 0 : values[map[j]], which with n[DP_VM_N_CHECK] compares with out instead and counts
+// differences in errors[0]; spmvjit_vm_gather_codes writes each gathered value's CODE8 code
+// instead (a byte: its position in the sorted table a[DP_VM_TABLE] of n[DP_VM_N_TABLE] patterns,
+// values missing from it counted in errors[0]).
 enum { DP_VM_VALUES, DP_VM_MAP, DP_VM_OUT, DP_VM_ERRORS, DP_VM_TABLE };  // a[]
 enum { DP_VM_N_COUNT, DP_VM_N_NNZ, DP_VM_N_CHECK, DP_VM_N_TABLE };       // n[]
 enum { DP_VM_SLOTS = 4 };  // slots a thread of the two gathers takes per step
 
-// Value compression (engine/value_codec.hpp, templates/gpu/value_map.cu): codes[j] = the position of
-// values[j]'s bits in the sorted table of n[DP_VC_N_TABLE] patterns, values missing from it counted in
-// errors[0]; with no codes array (a uniform table of one value) only the count.
+// Value compression (engine/value_codec.hpp; the kernel in templates/gpu/value_map.cu): codes[j] =
+// the position of values[j]'s bits in the sorted table of n[DP_VC_N_TABLE] patterns, values
+// missing from it counted in errors[0]; with no codes array (a uniform table of one value) only
+// the count.
 enum { DP_VC_VALUES, DP_VC_CODES, DP_VC_TABLE, DP_VC_ERRORS };  // a[]
 enum { DP_VC_N_COUNT, DP_VC_N_TABLE };                          // n[]
 
