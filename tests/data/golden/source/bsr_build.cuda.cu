@@ -727,22 +727,27 @@ struct Sink {
     else
       put_code(out, slot, v, table, n, bad);
   }
-  // The value at position p (-1: padding): a batch's loads go out together, its puts after them.
+  // The value at position p (-1: padding).
   SPMVJIT_METHOD Code load(i64 p) const { return p < 0 ? Code(0) : spmvjit_ldg(values + p); }
-  // A slot at computed position p (-1: padding).
-  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
-    if (mode == VG_CHECK) {
-      bad += i64(spmvjit_ldg(map + slot)) != p;
-      return;
+  // Slots base + t for t = first, first + step, ... below end, Batch of them at a time: their
+  // positions (position(t), -1 for padding), then their values, then their writes, so that each
+  // thread keeps Batch value loads in flight (one at a time left it waiting on DRAM every slot).
+  template <int Batch, class Position>
+  SPMVJIT_METHOD void gather(void* out, i64 base, i64 first, i64 end, i64 step, Position position) {
+    for (i64 t0 = first; t0 < end; t0 += Batch * step) {
+      i64 p[Batch];
+      Code v[Batch];
+#pragma unroll
+      for (int u = 0; u < Batch; ++u) p[u] = t0 + u * step < end ? i64(position(t0 + u * step)) : i64(-1);
+#pragma unroll
+      for (int u = 0; u < Batch; ++u) v[u] = load(p[u]);
+#pragma unroll
+      for (int u = 0; u < Batch; ++u)
+        if (t0 + u * step < end) put(out, base + t0 + u * step, v[u]);
     }
-    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p));
   }
-  // A slot the map places (nothing to compare in VG_CHECK).
-  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
-    if (mode == VG_CHECK) return;
-    const I m = spmvjit_ld_stream(map + slot);
-    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m));
-  }
+  // VG_CHECK: a slot's computed position p against the map's.
+  SPMVJIT_METHOD void check(i64 slot, i64 p, const I* map) { bad += i64(spmvjit_ldg(map + slot)) != p; }
   SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
     if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
   }
@@ -1001,7 +1006,8 @@ extern "C" __global__ void spmvjit_build_order(const SpmvArgs a) {
 // [block_rows]): values zeroed, then its entries and block columns written.
 extern "C" __global__ void spmvjit_build_write(const SpmvArgs a) {
   const i64 block_rows = a.n[BSR_BUILD_N_BLOCK_ROWS], id = i64(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (id == 0) ((I*)a.a[BSR_BUILD_BLOCK_PTR])[block_rows] = I(((const i64*)a.a[BSR_BUILD_COUNTS])[block_rows]);
+  if (id == 0)
+    ((I*)a.a[BSR_BUILD_BLOCK_PTR])[block_rows] = I(((const i64*)a.a[BSR_BUILD_COUNTS])[block_rows]);
   for (i64 b = id; b < block_rows; b += i64(gridDim.x) * blockDim.x)
     if (!bb::regular(a, b)) bb::write_walk(a, b);
 }
@@ -1061,7 +1067,7 @@ SPMVJIT_DEVICE int warp_block_columns(const SpmvArgs& a, i64 b, I* sh, const I**
       if (spmvjit_ballot(in && col <= prev)) return -1;
       const i64 bc = col / c;
       bool opens = in && (p == 0 || bc != prev / c);  // the row's first entry in block column bc
-      if (opens && nu > 0) {                            // and no row before opened it
+      if (opens && nu > 0) {                          // and no row before opened it
         const int at = lower_bound(u, nu, bc);
         opens = at == nu || i64(u[at]) != bc;
       }
@@ -1151,8 +1157,7 @@ extern "C" __global__ void __launch_bounds__(SPMVJIT_WARP) spmvjit_build_write_w
 // threads per block row striding over its slots, so writes are coalesced. A block row whose
 // blocks hold as many entries as slots (no fill: every row of it has nb * C entries, entry k in
 // block k / C at column k % C) reads its values at computed positions; the others read the map.
-// A thread loads BSR_UPD_BATCH slots' values before it writes any: one load at a time left every
-// thread waiting on DRAM between its slots.
+// A thread loads BSR_UPD_BATCH slots' values before it writes any (vg::Sink::gather).
 extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gather(const SpmvArgs a) {
   const I* rp = (const I*)a.a[VG_ROW_PTR];
   const I* map = (const I*)a.a[VG_MAP0];
@@ -1168,24 +1173,10 @@ extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gathe
     const i64 p0 = r0 < a.rows ? i64(spmvjit_ldg(rp + r0)) : 0;
     // 32-bit divisions where the block row allows: a 64-bit one is a long instruction sequence.
     const bool full = r0 + r <= a.rows && i64(spmvjit_ldg(rp + r0 + r)) - p0 == slots && slots < 0x7fffffffLL;
-    if (!full) {
-      if (sink.mode == VG_CHECK) continue;  // nothing computed to compare
-      for (i64 t0 = lane; t0 < slots; t0 += BSR_UPD_BATCH * BSR_UPD_LANES) {
-        I m[BSR_UPD_BATCH];
-        vg::Code v[BSR_UPD_BATCH];
-#pragma unroll
-        for (int u = 0; u < BSR_UPD_BATCH; ++u) {
-          const i64 t = t0 + i64(u) * BSR_UPD_LANES;
-          m[u] = t < slots ? spmvjit_ld_stream(map + base + t) : I(-1);
-        }
-#pragma unroll
-        for (int u = 0; u < BSR_UPD_BATCH; ++u) v[u] = sink.load(i64(m[u]));
-#pragma unroll
-        for (int u = 0; u < BSR_UPD_BATCH; ++u) {
-          const i64 t = t0 + i64(u) * BSR_UPD_LANES;
-          if (t < slots) sink.put(out, base + t, v[u]);
-        }
-      }
+    if (!full) {  // the map's positions (nothing computed to compare in VG_CHECK)
+      if (sink.mode != VG_CHECK)
+        sink.gather<BSR_UPD_BATCH>(out, base, lane, slots, BSR_UPD_LANES,
+                                   [&](i64 t) { return spmvjit_ld_stream(map + base + t); });
       continue;
     }
     const unsigned urc = unsigned(rc), uc = unsigned(c);
@@ -1194,23 +1185,10 @@ extern "C" __global__ void __launch_bounds__(BSR_UPD_BLOCK) spmvjit_update_gathe
       const unsigned blk = unsigned(t) / urc, w = unsigned(t) - blk * urc, i = w / uc, j = w - i * uc;
       return p0 + i64(i) * row_len + i64(blk) * c + j;
     };
-    if (sink.mode == VG_CHECK) {
-      for (i64 t = lane; t < slots; t += BSR_UPD_LANES) sink.at(out, base + t, position(t), map);
-      continue;
-    }
-    for (i64 t0 = lane; t0 < slots; t0 += BSR_UPD_BATCH * BSR_UPD_LANES) {
-      vg::Code v[BSR_UPD_BATCH];
-#pragma unroll
-      for (int u = 0; u < BSR_UPD_BATCH; ++u) {
-        const i64 t = t0 + i64(u) * BSR_UPD_LANES;
-        v[u] = t < slots ? sink.load(position(t)) : vg::Code(0);
-      }
-#pragma unroll
-      for (int u = 0; u < BSR_UPD_BATCH; ++u) {
-        const i64 t = t0 + i64(u) * BSR_UPD_LANES;
-        if (t < slots) sink.put(out, base + t, v[u]);
-      }
-    }
+    if (sink.mode == VG_CHECK)
+      for (i64 t = lane; t < slots; t += BSR_UPD_LANES) sink.check(base + t, position(t), map);
+    else
+      sink.gather<BSR_UPD_BATCH>(out, base, lane, slots, BSR_UPD_LANES, position);
   }
   sink.finish(a);
 }

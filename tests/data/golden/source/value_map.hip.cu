@@ -792,22 +792,27 @@ struct Sink {
     else
       put_code(out, slot, v, table, n, bad);
   }
-  // The value at position p (-1: padding): a batch's loads go out together, its puts after them.
+  // The value at position p (-1: padding).
   SPMVJIT_METHOD Code load(i64 p) const { return p < 0 ? Code(0) : spmvjit_ldg(values + p); }
-  // A slot at computed position p (-1: padding).
-  SPMVJIT_METHOD void at(void* out, i64 slot, i64 p, const I* map) {
-    if (mode == VG_CHECK) {
-      bad += i64(spmvjit_ldg(map + slot)) != p;
-      return;
+  // Slots base + t for t = first, first + step, ... below end, Batch of them at a time: their
+  // positions (position(t), -1 for padding), then their values, then their writes, so that each
+  // thread keeps Batch value loads in flight (one at a time left it waiting on DRAM every slot).
+  template <int Batch, class Position>
+  SPMVJIT_METHOD void gather(void* out, i64 base, i64 first, i64 end, i64 step, Position position) {
+    for (i64 t0 = first; t0 < end; t0 += Batch * step) {
+      i64 p[Batch];
+      Code v[Batch];
+#pragma unroll
+      for (int u = 0; u < Batch; ++u) p[u] = t0 + u * step < end ? i64(position(t0 + u * step)) : i64(-1);
+#pragma unroll
+      for (int u = 0; u < Batch; ++u) v[u] = load(p[u]);
+#pragma unroll
+      for (int u = 0; u < Batch; ++u)
+        if (t0 + u * step < end) put(out, base + t0 + u * step, v[u]);
     }
-    put(out, slot, p < 0 ? Code(0) : spmvjit_ldg(values + p));
   }
-  // A slot the map places (nothing to compare in VG_CHECK).
-  SPMVJIT_METHOD void mapped(void* out, i64 slot, const I* map) {
-    if (mode == VG_CHECK) return;
-    const I m = spmvjit_ld_stream(map + slot);
-    put(out, slot, m < 0 ? Code(0) : spmvjit_ldg(values + m));
-  }
+  // VG_CHECK: a slot's computed position p against the map's.
+  SPMVJIT_METHOD void check(i64 slot, i64 p, const I* map) { bad += i64(spmvjit_ldg(map + slot)) != p; }
   SPMVJIT_METHOD void finish(const SpmvArgs& a) const {
     if (bad) spmvjit_atomic_add_u64((unsigned long long*)a.scratch, (unsigned long long)bad);
   }
