@@ -205,7 +205,7 @@ void value_map_gathers() {
   const Bits stranger = values[1];  // -1.0: absent from the shorter table
   std::vector<Bits> fewer(table);
   fewer.erase(std::find(fewer.begin(), fewer.end(), stranger));
-  const int64_t tail = 8;  // bytes past the map's end that must keep their poison
+  const int64_t tail = 8;  // slots past the map's end that must keep their poison
   for (int64_t count : {1, 3, 4, 5, 11, 16, 47, 50, 53, 130}) {
     INFO("map of " << count << " slots");
     std::vector<I> map(static_cast<size_t>(count));
@@ -224,7 +224,9 @@ void value_map_gathers() {
     dev.launch("value_map", "spmvjit_vm_gather", items, a, DP_BLOCK);
     const Bits* got = static_cast<const Bits*>(out.device.get());
     for (int64_t j = 0; j < count; ++j) REQUIRE(got[j] == want(j));
-    CHECK(got[count] == got[count + tail - 1]);  // the poison, untouched
+    Bits poison;
+    std::memset(&poison, 0xa5, sizeof poison);  // what EmulatedDevice::alloc fills memory with
+    for (int64_t j = count; j < count + tail; ++j) CHECK(got[j] == poison);
     CHECK(errors == 0);
     static_cast<Bits*>(out.device.get())[count / 2] ^= 1;
     static_cast<Bits*>(out.device.get())[count - 1] ^= 2;
