@@ -377,11 +377,13 @@ class SellDiagFormat final : public Format {
   // Choosing a slice's diagonals needs the whole slice: a warp per slice (one thread where the
   // device's lanes do not cooperate, or the slice's rows differ) chooses them once (as the host
   // does) into scratch, one entry per nonzero (a slice's kept offsets fit in its own entries),
-  // and marks the slice full when all its rows hold those diagonals in order. The rest is one
-  // thread per row of the other slices, coalesced: remainder widths (an atomic max per slice),
-  // the scans into diag_ptr and rem_ptr, then the diagonals and the remainders; a block per full
-  // slice places its contiguous entries slot by slot. A row holding exactly its slice's diagonals
-  // is placed without a search. With a table (dc.codes()) the value arrays receive CODE8 codes.
+  // marks the slice full when all its rows hold those diagonals in order, and then, a lane per
+  // row, finds the slice's remainder width (without the warp: a pass of one thread per row, an
+  // atomic max per slice). The rest is one thread per row of the other slices, coalesced: the
+  // scans into diag_ptr and rem_ptr, then the diagonals and the remainders; a group of threads
+  // per full slice places its contiguous entries slot by slot. A row holding exactly its slice's
+  // diagonals is placed without a search. With a table (dc.codes()) the value arrays receive
+  // CODE8 codes.
   bool builds_device_codes() const override { return true; }
   FormatData convert_device(DeviceConverter& dc, const FormatParams& p, const TargetInfo& t) const override {
     if (!device_convertible(p) || !t.gpu())
@@ -413,12 +415,15 @@ class SellDiagFormat final : public Format {
     g.n[SELL_DIAG_BUILD_N_SLICES] = slices;
     g.n[SELL_DIAG_BUILD_N_MIN_COUNT] = min_diag_count(c, is, vs);
     if (slices) {
-      // A thread per slice: 0.50-0.57 ms on poisson2d:2000 and stencil27:100 (H200).
-      if (dc.cooperative())
+      // A thread per slice: 0.50-0.57 ms on poisson2d:2000 and stencil27:100 (H200). The warp
+      // kernel computes the remainder widths too; one thread per slice leaves them to a pass of
+      // its own.
+      if (dc.cooperative()) {
         dc.launch("sell_diag_build", "spmvjit_build_count_warp", slices * t.warp_size, g, t.warp_size);
-      else
+      } else {
         dc.launch("sell_diag_build", "spmvjit_build_count", slices, g, 64);
-      dc.launch("sell_diag_build", "spmvjit_build_width", a.rows, g);
+        dc.launch("sell_diag_build", "spmvjit_build_width", a.rows, g);
+      }
     }
     dc.exclusive_scan(dptr.device.get(), slices);
     dc.exclusive_scan(rptr.device.get(), slices);
@@ -431,13 +436,15 @@ class SellDiagFormat final : public Format {
     d.put(SELL_DIAG_REM_VALUES, dc.alloc(nrem, value_elem));
     g.a[SELL_DIAG_BUILD_DIAG_OFFSET] = d.arrays[SELL_DIAG_DIAG_OFFSET].device.get();
     g.a[SELL_DIAG_BUILD_DIAG_VALUES] = d.arrays[SELL_DIAG_DIAG_VALUES].device.get();
-    if (slices)
-      dc.launch("sell_diag_build", "spmvjit_build_diagonals_full", slices * SELL_DIAG_SLICE_BLOCK, g,
+    // Passes with nothing to place are left out (no diagonals, or no remainder: a stencil's).
+    if (ndiag) {
+      dc.launch("sell_diag_build", "spmvjit_build_diagonals_full", slices * SELL_DIAG_FULL_GROUP, g,
                 SELL_DIAG_SLICE_BLOCK);
-    if (slices) dc.launch("sell_diag_build", "spmvjit_build_diagonals", slices * c, g);
+      dc.launch("sell_diag_build", "spmvjit_build_diagonals", slices * c, g);
+    }
     g.a[SELL_DIAG_BUILD_REM_COL] = d.arrays[SELL_DIAG_REM_COL].device.get();
     g.a[SELL_DIAG_BUILD_REM_VALUES] = d.arrays[SELL_DIAG_REM_VALUES].device.get();
-    if (slices) dc.launch("sell_diag_build", "spmvjit_build_remainder", slices * c, g);
+    if (nrem) dc.launch("sell_diag_build", "spmvjit_build_remainder", slices * c, g);
     d.put(SELL_DIAG_DIAG_PTR, std::move(dptr));
     d.put(SELL_DIAG_REM_PTR, std::move(rptr));
     finish(d, a, c, slices, ndiag, nrem, t);

@@ -53,7 +53,8 @@ enum { SELL_DIAG_BUILD_N_C, SELL_DIAG_BUILD_N_SLICES, SELL_DIAG_BUILD_N_MIN_COUN
 // (n[SELL_DIAG_BUILD_N_TABLE] patterns, code 0 the zero): the value arrays then receive codes, one
 // byte per slot, and SpmvArgs::scratch (an unsigned 64-bit count) the number of values the table
 // lacks.
-enum { SELL_DIAG_SLICE_BLOCK = 128 };  // threads per block of spmvjit_build_diagonals_full (a slice each)
+// spmvjit_build_diagonals_full: threads per block, and per slice (a group of them takes a slice).
+enum { SELL_DIAG_SLICE_BLOCK = 128, SELL_DIAG_FULL_GROUP = 32 };
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__HIPCC__) || defined(__HIPCC_RTC__)
 #define SPMVJIT_SELL_DIAG_FN static __device__ __forceinline__

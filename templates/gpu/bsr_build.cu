@@ -138,23 +138,36 @@ extern "C" __global__ void spmvjit_build_regular_entries(const SpmvArgs a) {
   const i64 lanes = i64(1) << shift, items = a.rows << shift, base = a.n[DP_N_BASE];
   for (i64 p = i64(blockIdx.x) * blockDim.x + threadIdx.x; p < items; p += i64(gridDim.x) * blockDim.x) {
     const i64 row = p >> shift, lane = p & (lanes - 1), b = row / r, r0 = b * r;
-    if (!flags[b]) continue;
+    // The flag and the row's bounds loaded together (the flag first left three waits in a row).
+    const i64 flag = flags[b];
     const i64 beg = i64(spmvjit_ldg(rp + row)) - base, len = i64(spmvjit_ldg(rp + row + 1)) - base - beg;
     const i64 first = i64(spmvjit_ldg(rp + r0)) - base;  // the block row's first row
-    for (i64 q = lane; q < len; q += lanes) {
-      const i64 col = i64(spmvjit_ldg(ci + beg + q)) - base, j = q % c;
-      bool ok;
-      if (row != r0)
-        ok = col == i64(spmvjit_ldg(ci + first + q)) - base;
-      else if (j == 0)
-        ok = col % c == 0 && (q == 0 || col > i64(spmvjit_ldg(ci + beg + q - 1)) - base);
-      else
-        ok = col == i64(spmvjit_ldg(ci + beg + q - 1)) - base + 1;
-      if (!ok) {
-        flags[b] = 0;  // every writer writes the same
-        break;
+    if (!flag) continue;
+    // BSR_BUILD_BATCH entries a thread at a time: their loads first, then their checks.
+    bool ok = true;
+    for (i64 q0 = lane; ok && q0 < len; q0 += BSR_BUILD_BATCH * lanes) {
+      I col[BSR_BUILD_BATCH], ref[BSR_BUILD_BATCH];
+#pragma unroll
+      for (int u = 0; u < BSR_BUILD_BATCH; ++u) {
+        const i64 q = q0 + u * lanes < len ? q0 + u * lanes : len - 1;
+        col[u] = spmvjit_ldg(ci + beg + q);
+        // Another row: the first row's entry q; the first row: the entry before (q > 0).
+        ref[u] = row != r0 ? spmvjit_ldg(ci + first + q) : q > 0 ? spmvjit_ldg(ci + beg + q - 1) : I(0);
+      }
+#pragma unroll
+      for (int u = 0; u < BSR_BUILD_BATCH; ++u) {
+        const i64 q = q0 + u * lanes;
+        if (q >= len) continue;
+        const i64 col_u = i64(col[u]) - base, ref_u = i64(ref[u]) - base, j = q % c;
+        if (row != r0)
+          ok = ok && col_u == ref_u;
+        else if (j == 0)
+          ok = ok && col_u % c == 0 && (q == 0 || col_u > ref_u);
+        else
+          ok = ok && col_u == ref_u + 1;
       }
     }
+    if (!ok) flags[b] = 0;  // every writer writes the same
   }
 }
 
@@ -182,17 +195,29 @@ extern "C" __global__ void spmvjit_build_write_regular(const SpmvArgs a) {
       bcol[first + k] = I((i64(spmvjit_ldg(ci + p0 + k * c)) - base) / c);
     V* out = val + first * rc;
     const i64 slots = nb * rc;
-    if (slots < 0x7fffffffLL) {  // 32-bit divisions: a 64-bit one is a long instruction sequence
-      const unsigned urc = unsigned(rc), uc = unsigned(c);
-      for (i64 t = lane; t < slots; t += BSR_BUILD_LANES) {
-        const unsigned blk = unsigned(t) / urc, w = unsigned(t) - blk * urc, i = w / uc, j = w - i * uc;
-        out[t] = spmvjit_ldg(va + p0 + i64(i) * len + i64(blk) * c + j);
+    // BSR_BUILD_BATCH slots a thread at a time, their loads first. 32-bit divisions where the
+    // block row allows: a 64-bit one is a long instruction sequence.
+    const bool narrow = slots < 0x7fffffffLL;
+    const unsigned urc = unsigned(rc), uc = unsigned(c);
+    for (i64 t0 = lane; t0 < slots; t0 += BSR_BUILD_BATCH * BSR_BUILD_LANES) {
+      V v[BSR_BUILD_BATCH];
+#pragma unroll
+      for (int u = 0; u < BSR_BUILD_BATCH; ++u) {
+        const i64 t = t0 + u * BSR_BUILD_LANES < slots ? t0 + u * BSR_BUILD_LANES : slots - 1;
+        i64 blk, i, j;
+        if (narrow) {
+          const unsigned ub = unsigned(t) / urc, w = unsigned(t) - ub * urc, ui = w / uc;
+          blk = ub, i = ui, j = w - ui * uc;
+        } else {
+          blk = t / rc;
+          const i64 w = t - blk * rc;
+          i = w / c, j = w - i * c;
+        }
+        v[u] = spmvjit_ldg(va + p0 + i * len + blk * c + j);
       }
-    } else {
-      for (i64 t = lane; t < slots; t += BSR_BUILD_LANES) {
-        const i64 blk = t / rc, w = t - blk * rc, i = w / c, j = w - i * c;
-        out[t] = spmvjit_ldg(va + p0 + i * len + blk * c + j);
-      }
+#pragma unroll
+      for (int u = 0; u < BSR_BUILD_BATCH; ++u)
+        if (t0 + u * BSR_BUILD_LANES < slots) out[t0 + u * BSR_BUILD_LANES] = v[u];
     }
   }
 }

@@ -543,6 +543,9 @@ enum { BSR_BUILD_N_R, BSR_BUILD_N_C, BSR_BUILD_N_BLOCK_ROWS, BSR_BUILD_N_LANES_L
 // BSR_BUILD_N_LANES_LOG2: log2 of the threads per row that check the entries. Block rows of such
 // rows are written in slot order, BSR_BUILD_LANES threads each.
 enum { BSR_BUILD_LANES = 32 };
+// Entries (spmvjit_build_regular_entries) and slots (spmvjit_build_write_regular) a thread loads
+// before it checks or writes any.
+enum { BSR_BUILD_BATCH = 4 };
 
 #endif  // SPMVJIT_CONTRACT_BSR_H
 #line 10 "gpu/bsr.cu"
