@@ -303,8 +303,10 @@ class CudaBackend final : public CudaBackendBase {
   }
   // Downloads of up to kPinnedDownload bytes (a device plan's statistics and row sample) land in
   // one pinned buffer, allocated by the first, and are copied out: through the driver's pageable
-  // path 123 KB took 35 us on an H200. SPMVJIT_CUDA_STAGING=0 turns this off too.
-  static constexpr size_t kPinnedDownload = size_t(1) << 20;
+  // path 123 KB took 35 us on an H200. 4 MB: a sample of long rows copies back two arrays of
+  // 1 MB or so (dense:2000's), which a 1 MB buffer sent the pageable way. SPMVJIT_CUDA_STAGING=0
+  // turns this off too.
+  static constexpr size_t kPinnedDownload = size_t(4) << 20;
   bool pinned_download() {  // under pinned_mu_
     if (pinned_tried_) return pinned_ != nullptr;
     pinned_tried_ = true;
