@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include <time.h>
+
 #include "core/log.hpp"
 #include "core/parallel.hpp"
 #include "engine/value_codec.hpp"
@@ -61,6 +63,14 @@ constexpr int kEstimateThreads = 8, kEstimateMinThreads = 8;
 
 // SPMVJIT_ESTIMATE_THREADS=N: that many threads instead (a measuring knob; 0 or unset: the rule
 // above).
+// This thread's CPU time in seconds, for the trace's split of an estimate's wall time into work
+// and waiting (a syscall on some kernels: only taken when tracing).
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 int estimate_threads_env() {
   static const int n = [] {
     const char* e = std::getenv("SPMVJIT_ESTIMATE_THREADS");
@@ -138,13 +148,18 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     FormatParams params;
     std::string nondeterministic;
     std::vector<Candidate> found;  // its estimate, then the same with compressed values
-    double seconds = 0;
+    double seconds = 0, cpu = 0;
   };
   std::vector<std::vector<Listed>> listed(formats.size());
   std::vector<std::vector<Candidate>> refused(formats.size());  // formats without these values
-  std::vector<double> seconds(formats.size());
+  std::vector<double> seconds(formats.size()), cpu(formats.size());
+  // Traced plans also split each format's time into CPU time and the rest (waiting: for a lock,
+  // another thread's part, a core): on an H200's host the estimates took several times what they
+  // take on one thread of the 2-vCPU VM.
+  const bool timed = log_enabled(SPMV_LOG_TRACE);
   auto list_format = [&](size_t i) {
     const auto f0 = Clock::now();
+    const double c0 = timed ? thread_cpu_seconds() : 0;
     const Format* f = formats[i];
     if (!f->supports_value(a.value)) {  // listed, so describe says why it was not taken
       Candidate c{f, {}, Estimate{}, std::numeric_limits<double>::infinity()};
@@ -164,9 +179,11 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
       listed[i].push_back(Listed{std::move(p), std::move(nondeterministic), {}, 0});
     }
     seconds[i] = std::chrono::duration<double>(Clock::now() - f0).count();
+    if (timed) cpu[i] = thread_cpu_seconds() - c0;
   };
   auto estimate_one = [&](size_t i, Listed& l) {
     const auto f0 = Clock::now();
+    const double c0 = timed ? thread_cpu_seconds() : 0;
     const Format* f = formats[i];
     Candidate c{f, l.params, f->estimate(a, s, l.params, t), 0};
     if (!l.nondeterministic.empty()) {
@@ -189,6 +206,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
                                  : ValueCodec::plain;
     if (codec != ValueCodec::plain) add(compressed(c, codec, table, t));
     l.seconds = std::chrono::duration<double>(Clock::now() - f0).count();
+    if (timed) l.cpu = thread_cpu_seconds() - c0;
   };
   const int wanted = o.estimate_threads > 0                     ? o.estimate_threads
                      : estimate_threads_env() > 0               ? estimate_threads_env()
@@ -209,6 +227,7 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
   const size_t listings = parts.size() + formats.size();
   std::atomic<size_t> next_listing{0}, listed_count{0};
   std::mutex queue_mutex;
+  double parts_seconds = 0, parts_cpu = 0;        // traced: the parts' wall and CPU time (under queue_mutex)
   std::vector<std::pair<size_t, Listed*>> queue;  // estimates, in the order their formats were listed
   size_t queue_next = 0;
   auto take_estimate = [&]() -> std::pair<size_t, Listed*> {
@@ -224,7 +243,14 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
         ~Counted() { n.fetch_add(1, std::memory_order_release); }
       } counted{listed_count};
       if (k < parts.size()) {
+        const auto p0 = Clock::now();
+        const double c0 = timed ? thread_cpu_seconds() : 0;
         parts[k]();
+        if (timed) {
+          std::lock_guard<std::mutex> lk(queue_mutex);
+          parts_seconds += std::chrono::duration<double>(Clock::now() - p0).count();
+          parts_cpu += thread_cpu_seconds() - c0;
+        }
       } else {
         const size_t i = k - parts.size();
         list_format(i);
@@ -252,10 +278,20 @@ PlanChoice choose_format(const CsrRef& a, const MatrixStats& s, const TargetInfo
     for (const Listed& l : listed[i]) {
       choice.considered.insert(choice.considered.end(), l.found.begin(), l.found.end());
       seconds[i] += l.seconds;
+      cpu[i] += l.cpu;
     }
     if (log_enabled(SPMV_LOG_TRACE))
       log_message(SPMV_LOG_TRACE,
                   "estimate: " + formats[i]->name() + " " + std::to_string(seconds[i] * 1e3) + " ms");
+  }
+  if (timed) {
+    for (size_t i = 0; i < formats.size(); ++i)
+      log_message(SPMV_LOG_TRACE,
+                  "estimate cpu: " + formats[i]->name() + " " + std::to_string(cpu[i] * 1e3) + " ms");
+    if (!parts.empty()) {
+      log_message(SPMV_LOG_TRACE, "estimate: parts " + std::to_string(parts_seconds * 1e3) + " ms");
+      log_message(SPMV_LOG_TRACE, "estimate cpu: parts " + std::to_string(parts_cpu * 1e3) + " ms");
+    }
   }
   trace.step("formats (" + std::to_string(workers) + " threads)");
   std::stable_sort(choice.considered.begin(), choice.considered.end(),

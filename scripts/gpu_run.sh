@@ -21,7 +21,8 @@
 # time of one SpMM against K SpMVs), spmmbench (not in the default list: `bench --gen M --vectors K`
 # on $SPMM_GEN for K in $SPMM_K (default 8 32), both layouts, against cuSPARSE SpMM), symmetric (not
 # in the default list: symmetric storage against full storage and cuSPARSE, below), symab (not in
-# the default list: compile-option variants of the symmetric kernel, below). BASELINE_TREE=dir (a source tree of an older commit) is
+# the default list: compile-option variants of the symmetric kernel, below), choice (not in the
+# default list: the estimates' wall and CPU time under several thread counts, choice.txt). BASELINE_TREE=dir (a source tree of an older commit) is
 # built beside and runs the `auto` and `trace` stages too, for an A/B in the same session. AUTO_FLAGS:
 # more `bench` options for the auto stage (`--timing warm`: warm plans only, about half its time). Each stage has a time
 # limit (T_TESTS, T_BENCH, T_MEMCHECK seconds) so a run ends inside a 10-minute device call;
@@ -209,6 +210,25 @@ else
   done
 fi
 grep -v "^\[spmvjit trace\]" "$OUT/trace.txt" | tail -20
+fi
+
+if has choice; then
+# The choice's estimates on this host: warm device plans of CHOICE_GEN (default four suite
+# matrices) traced with SPMVJIT_ESTIMATE_THREADS of 1, 2, 4 and 8 and the plan pool's spinning on
+# and off (SPMVJIT_POOL_SPIN=0); each estimate's wall and CPU time ("estimate cpu:") go to
+# choice.txt, a header line per setting.
+step "choice: estimate threads and pool spinning on warm device plans"
+for g in ${CHOICE_GEN:-poisson2d:2000 stencil27:100 blockfem:40:3 dense:2000}; do
+  common=(bench --gen "$g" --backend cuda --formats auto --no-peers --timing warm --cache-dir /tmp/spmvjit-choice-cache)
+  timeout 60 "$CLI" "${common[@]}" --iters 3 > /dev/null 2>&1  # fills the kernel cache
+  for setting in "8 1" "8 0" "4 1" "2 1" "1 1"; do
+    read -r threads spin <<< "$setting"
+    echo "== $g estimate_threads=$threads pool_spin=$spin" >> "$OUT/choice.txt"
+    SPMVJIT_ESTIMATE_THREADS=$threads SPMVJIT_POOL_SPIN=$spin SPMVJIT_LOG_LEVEL=trace timeout "${T_CHOICE:-40}" "$CLI" \
+      "${common[@]}" --iters 5 2>&1 | grep -E "estimate|plan on device: (choice|statistics|convert)|auto:" \
+      >> "$OUT/choice.txt" || status=1
+  done
+done
 fi
 
 if has warm; then
