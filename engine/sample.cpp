@@ -69,13 +69,20 @@ int64_t RowSample::distinct_offsets(int64_t cap, int64_t first_rows) const {
 }
 
 void mark_ascending(RowSample& s) {
-  s.rows_ascending = true;
-  for (int64_t r = 0; r < s.rows && s.rows_ascending; ++r)
-    for (int64_t k = s.row_ptr[size_t(r)] + 1; k < s.row_ptr[size_t(r) + 1]; ++k)
-      if (s.col_idx[size_t(k)] < s.col_idx[size_t(k) - 1]) {
+  s.rows_ascending = s.rows_strict = true;
+  const int64_t* ci = s.col_idx.data();
+  for (int64_t r = 0; r < s.rows && s.rows_ascending; ++r) {
+    bool strict = true;
+    for (int64_t k = s.row_ptr[size_t(r)] + 1; k < s.row_ptr[size_t(r) + 1]; ++k) {
+      if (ci[k] < ci[k - 1]) {
         s.rows_ascending = false;
         break;
       }
+      strict &= ci[k] != ci[k - 1];
+    }
+    s.rows_strict &= strict;
+  }
+  s.rows_strict &= s.rows_ascending;
 }
 
 std::shared_ptr<const RowSample> sample_rows(const CsrRef& a) {

@@ -38,7 +38,9 @@ struct RowSample {
   int64_t rows = 0, cols = 0;
   ValueType value = ValueType::f64;
   // Every sampled row's columns ascend (strictly or not): estimates skip their own checks.
-  bool rows_ascending = false;
+  // rows_strict: strictly (no repeated column), so a row whose last column is its first plus
+  // its length less one holds a consecutive run.
+  bool rows_ascending = false, rows_strict = false;
 
   // The sample as a matrix (estimates run on it as on the whole one).
   CsrRef ref() const {
@@ -96,7 +98,8 @@ int64_t sample_kept_rows(int64_t groups, int64_t rows, Entries&& entries) {
   return std::min(rows, (lo + RowSample::kLongRows - 1) / RowSample::kLongRows * RowSample::kLongRows);
 }
 
-// Sets rows_ascending from the sampled columns (one pass; both ways of sampling call it).
+// Sets rows_ascending and rows_strict from the sampled columns (one pass; both ways of sampling
+// call it).
 void mark_ascending(RowSample& s);
 
 // The sample of a zero-based host CSR.

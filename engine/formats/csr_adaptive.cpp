@@ -106,14 +106,25 @@ bool sample_fits_col16(const MatrixStats& s, const TargetInfo& t) {
   if (r.rows == 0) return true;
   const int64_t limit = ADAPTIVE_C16_MAX_SPAN - kSpanMargin;
   if (limit <= 0) return false;
-  auto span_ok = [&](int64_t k0, int64_t k1) {
+  // Entries [k0, k1) of rows [i0, i1): with every sampled row in column order (the usual CSR)
+  // each row's span is its first and last entry, O(rows) instead of O(entries) (dense:2000's
+  // 128,000 sampled entries took 0.1 ms of the choice on the 2-vCPU VM).
+  const int64_t* ci = r.col_idx.data();
+  const int64_t* rp = r.row_ptr.data();
+  auto span_ok = [&](int64_t i0, int64_t i1, int64_t k0, int64_t k1) {
     if (k0 >= k1) return true;
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-    for (int64_t k = k0; k < k1; ++k)
-      lo = std::min(lo, r.col_idx[size_t(k)]), hi = std::max(hi, r.col_idx[size_t(k)]);
+    if (r.rows_ascending) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t b = std::max(rp[i], k0), e = std::min(rp[i + 1], k1);
+        if (b < e) lo = std::min(lo, ci[b]), hi = std::max(hi, ci[e - 1]);
+      }
+    } else {
+      for (int64_t k = k0; k < k1; ++k) lo = std::min(lo, ci[k]), hi = std::max(hi, ci[k]);
+    }
     return hi - lo <= limit;
   };
-  auto len = [&](int64_t i) { return r.row_ptr[size_t(i) + 1] - r.row_ptr[size_t(i)]; };
+  auto len = [&](int64_t i) { return rp[i + 1] - rp[i]; };
   bool ok = true;
   for (int64_t g0 = 0; g0 < r.rows && ok; g0 += RowSample::kGroupRows) {
     const int64_t g1 = std::min(r.rows, g0 + RowSample::kGroupRows);
@@ -121,13 +132,13 @@ bool sample_fits_col16(const MatrixStats& s, const TargetInfo& t) {
     adaptive_window(
         g0, g1, max_block_rows(t), len, [&](int64_t i) { starts.push_back(i); },
         [&](int64_t i, int64_t l) {
-          for (int64_t k = r.row_ptr[size_t(i)], e = k + l; k < e && ok; k += ADAPTIVE_S)
-            ok = span_ok(k, std::min(e, k + ADAPTIVE_S));
+          for (int64_t k = rp[i], e = k + l; k < e && ok; k += ADAPTIVE_S)
+            ok = span_ok(i, i + 1, k, std::min(e, k + ADAPTIVE_S));
         });
     starts.push_back(g1);
     for (size_t b = 0; b + 1 < starts.size() && ok; ++b) {
-      const int64_t k0 = r.row_ptr[size_t(starts[b])], k1 = r.row_ptr[size_t(starts[b + 1])];
-      if (k1 - k0 <= ADAPTIVE_S) ok = span_ok(k0, k1);
+      const int64_t k0 = rp[starts[b]], k1 = rp[starts[b + 1]];
+      if (k1 - k0 <= ADAPTIVE_S) ok = span_ok(starts[b], starts[b + 1], k0, k1);
     }
   }
   return ok;

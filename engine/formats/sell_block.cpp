@@ -56,8 +56,13 @@ struct RowView {
 };
 
 template <class I, class V>
-int64_t count_blocks(const CsrRef& a, int64_t r, int64_t b, bool ascending = false) {
+int64_t count_blocks(const CsrRef& a, int64_t r, int64_t b, bool ascending = false, bool strict = false) {
   RowView<I, V> row(a, r, ascending);
+  // A consecutive run (a dense row): blocks of b from its first column, the last one shorter, as
+  // sell_block_cut cuts it (dense:2000's estimates cut 128,000 sampled entries one by one, 0.09 ms
+  // of the choice on the 2-vCPU VM).
+  if (strict && row.len > 0 && int64_t(row.col[row.len - 1]) - int64_t(row.col[0]) == row.len - 1)
+    return ceil_div(row.len, b);
   return blocks_of_row(row.col, row.len, a.cols, b, [](int64_t, int64_t, int64_t) {});
 }
 
@@ -95,7 +100,7 @@ class SellBlockFormat final : public Format {
     const CsrRef smp = s.sample->ref();
     const int64_t rows =
         std::min(smp.rows, ceil_div(s.sample->prefix_rows(4 * RowSample::kMaxEntries), c) * c);
-    const bool ascending = s.sample->rows_ascending;
+    const bool ascending = s.sample->rows_ascending, strict = s.sample->rows_strict;
     double real = 0, stored = 0, sampled_width = 0;
     dispatch_types_complex(smp.index, smp.value, [&]<class I, class V>() {
       for (int64_t sl = 0; sl < ceil_div(rows, c); ++sl) {
@@ -103,7 +108,7 @@ class SellBlockFormat final : public Format {
         for (int64_t r = sl * c; r < std::min(rows, (sl + 1) * c); ++r) {
           const int64_t len = smp.row_len(r);
           // A row of at most one entry is that many blocks (short-row matrices are mostly such).
-          const int64_t nb = len <= 1 ? len : count_blocks<I, V>(smp, r, b, ascending);
+          const int64_t nb = len <= 1 ? len : count_blocks<I, V>(smp, r, b, ascending, strict);
           real += double(nb);
           w = std::max(w, nb);
           wl = std::max(wl, len);

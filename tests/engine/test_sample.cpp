@@ -96,3 +96,23 @@ TEST_CASE("the row sample knows whether its rows ascend", "[engine]") {
   CHECK(seen[0] > 0);  // both cases happened
   CHECK(seen[1] > 0);
 }
+
+TEST_CASE("the row sample knows whether its rows ascend strictly", "[engine]") {
+  auto a = generate_matrix("random:200000:2:9", 5);
+  CHECK(sample_rows(a.ref())->rows_strict);
+  // A sampled row repeating a column still ascends, not strictly; one out of order does neither.
+  const auto first = sample_rows(a.ref());
+  int64_t r = sample_group_start(3, first->groups, first->matrix_groups);
+  while (a.row_ptr[size_t(r) + 1] - a.row_ptr[size_t(r)] < 3) ++r;  // a sampled row of 3 or more
+  REQUIRE(r < sample_group_start(3, first->groups, first->matrix_groups) + RowSample::kGroupRows);
+  auto b = a;
+  const int64_t k = b.row_ptr[size_t(r)];
+  b.col_idx[size_t(k) + 1] = b.col_idx[size_t(k)];
+  const auto repeated = sample_rows(b.ref());
+  CHECK(repeated->rows_ascending);
+  CHECK_FALSE(repeated->rows_strict);
+  std::swap(b.col_idx[size_t(k)], b.col_idx[size_t(k) + 2]);
+  const auto unsorted = sample_rows(b.ref());
+  CHECK_FALSE(unsorted->rows_ascending);
+  CHECK_FALSE(unsorted->rows_strict);
+}

@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <memory>
 
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
+#include "engine/sample.hpp"
 #include "engine/stats.hpp"
 
 namespace {
@@ -180,4 +183,53 @@ TEST_CASE("hyb's width past the short-length counts is the threshold-th longest 
       else
         CHECK(std::abs(double(k - want)) <= 0.1 * double(want));
     }
+}
+
+// Shortcuts that strictly ascending sampled rows allow (a consecutive row's blocks counted at
+// once in sell_block, a row's column span from its ends in csr_adaptive's 16-bit check) give the
+// estimates and candidates the full walks give: the same sample with rows_strict and
+// rows_ascending cleared takes the walks.
+TEST_CASE("estimates from strictly ascending sample rows match the full walks", "[formats]") {
+  // Narrow short rows and, every 50th row, 5000 entries 40 columns apart: each long row's chunks
+  // span too many columns for 16-bit offsets, its row blocks do not.
+  HostCsr<int64_t, double> wide;
+  wide.rows = 100000, wide.cols = 200000;
+  for (int64_t r = 0; r < wide.rows; ++r) {
+    for (int64_t j = 0; j < (r % 50 ? 3 : 5000); ++j) wide.col_idx.push_back(r % 50 ? r + j : 40 * j);
+    wide.row_ptr.push_back(int64_t(wide.col_idx.size()));
+  }
+  wide.val.assign(wide.col_idx.size(), 1.0);
+  for (const char* spec : {"dense:300", "denserows:20000:5:8", "blockfem:10:3", "varband:20000",
+                           "poisson2d:200", "random:50000:1:30", "dense:1000", "wide"}) {
+    const auto a = std::string(spec) == "wide" ? wide : generate_matrix(spec, 3);
+    MatrixStats s = compute_stats(a.ref());
+    REQUIRE(s.sample->rows_strict);
+    MatrixStats walked = s;
+    auto copy = std::make_shared<RowSample>();
+    const RowSample& o = *s.sample;
+    copy->groups = o.groups, copy->matrix_groups = o.matrix_groups, copy->rows = o.rows, copy->cols = o.cols;
+    copy->row_ptr = o.row_ptr, copy->col_idx = o.col_idx, copy->value = o.value;
+    copy->values = AlignedBuffer(o.values.bytes());
+    if (o.values.bytes()) std::memcpy(copy->values.data(), o.values.data(), o.values.bytes());
+    copy->rows_ascending = copy->rows_strict = false;  // the walks, sorting each row's (sorted) copy
+    walked.sample = copy;
+    CsrRef shape = a.ref();
+    shape.row_ptr = shape.col_idx = shape.val = nullptr;
+    for (BackendKind b : {BackendKind::cpu, BackendKind::cuda}) {
+      const TargetInfo t = target(b);
+      for (const char* name : {"sell_block", "csr_adaptive"}) {
+        const Format* f = find_format(name);
+        REQUIRE(f);
+        const auto cands = f->candidates(shape, s, t);
+        REQUIRE(cands == f->candidates(shape, walked, t));
+        for (const FormatParams& p : cands) {
+          INFO(spec << " " << name << " " << (b == BackendKind::cpu ? "cpu" : "cuda"));
+          const Estimate x = f->estimate(shape, s, p, t), y = f->estimate(shape, walked, p, t);
+          CHECK(x.stored_entries == y.stored_entries);
+          CHECK(x.matrix_bytes == y.matrix_bytes);
+          CHECK(x.cost_bytes == y.cost_bytes);
+        }
+      }
+    }
+  }
 }
