@@ -221,6 +221,12 @@ step "choice: estimate threads and pool spinning on warm device plans"
 for g in ${CHOICE_GEN:-poisson2d:2000 stencil27:100 blockfem:40:3 dense:2000}; do
   common=(bench --gen "$g" --backend cuda --formats auto --no-peers --timing warm --cache-dir /tmp/spmvjit-choice-cache)
   timeout 60 "$CLI" "${common[@]}" --iters 3 > /dev/null 2>&1  # fills the kernel cache
+  # The choice alone on this host, without the device (fresh samples, as in a plan).
+  for threads in 1 8; do
+    echo "== $g inspect --time, estimate_threads=$threads" >> "$OUT/choice.txt"
+    SPMVJIT_ESTIMATE_THREADS=$threads timeout "${T_CHOICE:-40}" "$CLI" inspect --gen "$g" --backend cuda \
+      --target sm_90 --device-input --time 15 2>&1 | tail -1 >> "$OUT/choice.txt" || status=1
+  done
   for setting in "8 1" "8 0" "4 1" "2 1" "1 1"; do
     read -r threads spin <<< "$setting"
     echo "== $g estimate_threads=$threads pool_spin=$spin" >> "$OUT/choice.txt"

@@ -373,5 +373,28 @@ TEST_CASE("run and bench of a symmetric matrix: --symmetric, a symmetric file, -
   CHECK(out.find("WRONG") == std::string::npos);
 }
 
+TEST_CASE("inspect --time repeats the statistics and the choice and reports their times", "[cli]") {
+  std::string out;
+  // A GPU target needs no GPU: the choice runs on the host.
+  REQUIRE(test::run_command("(" + cli() +
+                                " inspect --gen poisson2d:60 --backend cuda --target sm_90 --device-input "
+                                "--time 3 --json 2>/dev/null)",
+                            &out) == 0);
+  REQUIRE(test::json_error(out) == "");
+  const Json j = Json::parse(out);
+  CHECK(j["timing"]["repeats"] == Json(3));
+  for (const char* step : {"stats", "choice"}) {
+    const double med = j["timing"][step]["median_seconds"].as_double();
+    const double fastest = j["timing"][step]["min_seconds"].as_double();
+    CHECK(fastest > 0);
+    CHECK(fastest <= med);
+  }
+  CHECK(test::run_command(cli() + " inspect --gen poisson2d:60 --backend cuda --target sm_90 --time 2",
+                          &out) == 0);
+  CHECK(out.find("timing (2 repeats): statistics ") != std::string::npos);
+  CHECK(test::run_command(cli() + " inspect --gen poisson2d:60 --backend cuda --target sm_90 --time -1",
+                          &out) == 2);
+}
+
 }  // namespace spmvjit
 #endif

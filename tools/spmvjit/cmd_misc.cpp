@@ -1,6 +1,8 @@
 // `spmvjit inspect`, `gen` and `warmup`: the small subcommands.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 #include "engine/formats/format.hpp"
 #include "engine/gen/generators.hpp"
@@ -18,7 +20,7 @@ namespace spmvjit::cli {
 
 int cmd_inspect(int argc, char** argv) {
   Args args(argc, argv, 2, {"help", "json", "device-input"},
-            {"gen", "seed", "backend", "target", "index", "duplicates"});
+            {"gen", "seed", "backend", "target", "index", "duplicates", "time"});
   if (args.has("help")) {
     std::fputs(
         "usage: spmvjit inspect FILE.mtx|--gen SPEC [--json] [--backend cpu|cuda|hip]\n"
@@ -29,7 +31,10 @@ int cmd_inspect(int argc, char** argv) {
         "  no device facts but the warp width); --index: the planner's index type (default int32,\n"
         "  int64 when the matrix needs it); --duplicates: a file's repeated entries summed with a\n"
         "  warning (default) or refused; --device-input: ranks as a plan of CSR already in device\n"
-        "  memory does (the statistics and row sample alone, the formats a device builds)\n",
+        "  memory does (the statistics and row sample alone, the formats a device builds);\n"
+        "  --time N: the statistics and the choice N more times, each from a fresh row sample as\n"
+        "  in a plan, their median and fastest times printed (JSON: \"timing\"; the estimate\n"
+        "  threads as a plan takes them, or $SPMVJIT_ESTIMATE_THREADS)\n",
         stdout);
     return 0;
   }
@@ -70,6 +75,27 @@ int cmd_inspect(int argc, char** argv) {
   ChoiceOptions options;
   options.device_input = device_input;
   const PlanChoice c = choose_format(shape, s, t, nullptr, options);
+  // --time N: statistics and choice again, each choice from the fresh sample its statistics made
+  // (the sample's memo, which estimates fill, starts empty as in a plan).
+  const int64_t repeats = args.get_int("time", 0, 0);
+  Json timing = nullptr;
+  if (repeats > 0) {
+    std::vector<double> stats_s, choice_s;
+    for (int64_t i = 0; i < repeats; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const MatrixStats fresh = compute_stats(ref);
+      const auto t1 = std::chrono::steady_clock::now();
+      (void)choose_format(shape, fresh, t, nullptr, options);
+      const auto t2 = std::chrono::steady_clock::now();
+      stats_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+      choice_s.push_back(std::chrono::duration<double>(t2 - t1).count());
+    }
+    auto summary = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return Json::object({{"median_seconds", v[v.size() / 2]}, {"min_seconds", v.front()}});
+    };
+    timing = Json::object({{"repeats", repeats}, {"stats", summary(stats_s)}, {"choice", summary(choice_s)}});
+  }
   if (json) {
     out["planner"] = Json::object({{"backend", to_string(kind)},
                                    {"target", t.target},
@@ -79,6 +105,7 @@ int cmd_inspect(int argc, char** argv) {
                                    {"params", params_json(c.params)},
                                    {"why", c.why},
                                    {"candidates", c.considered_json()}});
+    if (repeats > 0) out["timing"] = timing;
     std::printf("%s\n", out.dump().c_str());
     return 0;
   }
@@ -88,6 +115,14 @@ int cmd_inspect(int argc, char** argv) {
   for (const Candidate& k : c.considered)
     std::printf("  %-12s %-26s %12.4g  %s\n", k.format->name().c_str(), params_json(k.params).dump().c_str(),
                 k.score, k.estimate.reason.c_str());
+  if (repeats > 0)
+    std::printf(
+        "timing (%lld repeats): statistics %.3f ms median, %.3f fastest; choice %.3f ms median, %.3f "
+        "fastest\n",
+        (long long)repeats, timing["stats"]["median_seconds"].as_double() * 1e3,
+        timing["stats"]["min_seconds"].as_double() * 1e3,
+        timing["choice"]["median_seconds"].as_double() * 1e3,
+        timing["choice"]["min_seconds"].as_double() * 1e3);
   return 0;
 }
 
